@@ -1,0 +1,46 @@
+# tinylab: `make demo` trains the CNN on the CPU, `make test` runs every test, `make lab` opens
+# the tutorials. Each target sets up what it needs from a fresh clone.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lab bench fuzz system clean
+
+# Debian packages the stack uses (C compiler, graphviz, chromium, Fashion-MNIST), installed only
+# when running as root and only if missing.
+system:
+	@if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null; then \
+	  need=""; \
+	  command -v cc >/dev/null || need="$$need gcc libc6-dev"; \
+	  command -v dot >/dev/null || need="$$need graphviz"; \
+	  command -v chromium >/dev/null || need="$$need chromium"; \
+	  [ -d /usr/share/dataset-fashion-mnist ] || dpkg -s dataset-fashion-mnist >/dev/null 2>&1 || need="$$need dataset-fashion-mnist"; \
+	  if [ -n "$$need" ]; then echo "apt-get install$$need"; \
+	    (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null; fi; \
+	fi
+
+$(STAMP): pyproject.toml
+	@$(MAKE) --no-print-directory system
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[lab,opencl,test]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m tinylab.examples.beautiful_mnist
+
+test: $(STAMP)
+	$(PY) -m pytest -n 2 --dist loadgroup tests
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab notebooks/
+
+bench: $(STAMP)
+	$(PY) -m bench.run
+
+fuzz: $(STAMP)
+	FUZZ_EXAMPLES=2000 $(PY) -m pytest -q tests/test_fuzz.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,32 @@
+"""tinylab: a hackable deep-learning stack you can watch compile.
+
+    from tinylab import Tensor, nn
+    x = Tensor.eye(3, requires_grad=True)
+    y = Tensor([[2.0, 0, -2.0]], requires_grad=True)
+    y.matmul(x).sum().backward()
+
+The public API is listed here explicitly; everything else is reachable by module path.
+"""
+from .config import Context
+from .dtype import DType, dtypes
+from .engine.counters import GlobalCounters
+from .engine.device import Device
+from .engine.trace import trace
+from .frontend.tensor import Tensor
+from . import nn  # noqa: E402  (after Tensor: nn builds on it)
+
+__all__ = ["Context", "DType", "Device", "GlobalCounters", "Tensor", "dtypes", "nn", "trace",
+           "TinyJit"]
+__version__ = "0.1.0"
+
+
+def __getattr__(name):  # TinyJit loads on first use
+    if name == "TinyJit":
+        from .engine.jit import TinyJit
+        return TinyJit
+    raise AttributeError(f"module 'tinylab' has no attribute {name!r}")
+
+
+def load_ipython_extension(ipython):  # `%load_ext tinylab`
+    from tinylab_widgets.magics import load_ipython_extension as load
+    load(ipython)

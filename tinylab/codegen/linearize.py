@@ -1,0 +1,304 @@
+"""Linearize a KernelPlan into a flat program: the instruction list every renderer walks.
+
+Each instruction is SSA (`%n = OP srcs arg`) except accumulators. Loads and stores carry their
+index expressions (one per vector lane) and validity conditions, already simplified. Register
+tiles (UPCAST/UNROLL axes) are expanded into separate instructions; equal instructions are shared
+(CSE), and every instruction is placed in the outermost loop its inputs allow (loop-invariant
+code motion falls out of that). `LinearProgram.print()` is the printed pass.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..dtype import DType, dtypes
+from ..ir.node import Node
+from ..ir.ops import ALU, REDUCE, REDUCE_ALU, Op
+from .plan import AxisKind, KernelPlan, view_index
+
+
+@dataclass(frozen=True)
+class Instr:
+    op: str           # PARAM RANGE END CONST LOAD STORE COND ACC ACC_UPDATE VREDUCE or an ALU op
+    dtype: DType      # .count = vector lanes
+    src: tuple = ()   # instruction numbers
+    arg: Any = None
+
+
+@dataclass
+class Param:
+    index: int
+    dtype: DType
+    size: int          # elements
+    is_output: bool
+    is_input: bool
+
+
+@dataclass
+class LinearProgram:
+    name: str
+    instrs: list[Instr]
+    params: list[Param]
+    loops: list[tuple[str, int, str]]   # (var name, size, kind) outermost first
+    threads: int = 1
+    index_dtype: DType = dtypes.int32
+    opts: list = field(default_factory=list)
+
+    def print(self) -> str:
+        from .printer import print_linear
+        return print_linear(self)
+
+
+def _identity(op: Op, dtype: DType):
+    if op is Op.REDUCE_SUM:
+        return False if dtype.is_bool else 0
+    return dtype.min_value()
+
+
+class _Builder:
+    def __init__(self, plan: KernelPlan):
+        self.plan = plan
+        self.instrs: list[Instr] = []
+        self.depth: list[int] = []
+        self.post: list[bool] = []
+        self.cse: dict[Instr, int] = {}
+        self.vars = plan.loop_vars()
+        self.loop_axes = [i for i, a in enumerate(plan.axes) if a.kind.is_loop]
+        self.var_depth = {self.vars[a].as_atom(): d + 1 for d, a in enumerate(self.loop_axes)}
+        self.n_global = sum(1 for a in self.loop_axes if not plan.axes[a].reduce)
+        vector = [i for i, a in enumerate(plan.axes) if a.kind is AxisKind.VECTOR]
+        self.vector_axis = vector[0] if vector else None
+        self.lanes = plan.axes[vector[0]].size if vector else 1
+        self.vector_is_reduce = bool(vector) and plan.axes[vector[0]].reduce
+        self.upcast = [i for i, a in enumerate(plan.axes) if a.kind is AxisKind.UPCAST]
+        self.unroll = [i for i, a in enumerate(plan.axes) if a.kind is AxisKind.UNROLL]
+        self.memo: dict = {}
+        self.index_cache: dict = {}
+
+    # ---- emitting ----
+    def emit(self, op: str, dtype: DType, src=(), arg=None, depth=None, post=None,
+             unique=False) -> int:
+        instr = Instr(op, dtype, tuple(src), arg)
+        if not unique and instr in self.cse:
+            return self.cse[instr]
+        d = max([self.depth[s] for s in src] + [0])
+        if depth is not None:
+            d = max(d, depth)
+        p = any(self.post[s] for s in src) if post is None else post
+        self.instrs.append(instr)
+        self.depth.append(d)
+        self.post.append(p)
+        if not unique:
+            self.cse[instr] = len(self.instrs) - 1
+        return len(self.instrs) - 1
+
+    def expr_depth(self, exprs) -> int:
+        d = 0
+        for e in exprs:
+            for v in e.vars():
+                d = max(d, self.var_depth.get(v, 0))
+        return d
+
+    def cond_depth(self, conds) -> int:
+        return max((self.expr_depth([leaf.x]) for c in conds for leaf in c.leaves()), default=0)
+
+    # ---- indices ----
+    def lane_values(self, inst: dict, lane: int) -> dict:
+        values = {}
+        for i, axis in enumerate(self.plan.axes):
+            if axis.kind.is_loop:
+                values[i] = self.vars[i]
+            elif axis.kind is AxisKind.VECTOR:
+                values[i] = lane
+            else:
+                values[i] = inst.get(i, 0)
+        return values
+
+    def view_lanes(self, view, inst: dict, width: int):
+        key = (view, tuple(sorted(inst.items())), width)
+        if key not in self.index_cache:
+            indices, valids = [], []
+            for lane in range(width):
+                idxs = self.plan.index_exprs(self.lane_values(inst, lane))
+                index, valid = view_index(view, idxs)
+                indices.append(index)
+                valids.append(valid)
+            self.index_cache[key] = (tuple(indices), tuple(valids))
+        return self.index_cache[key]
+
+    # ---- values ----
+    def value(self, node: Node, inst: dict, width: int) -> int:
+        key = (node, tuple(sorted(inst.items())), width)
+        if key not in self.memo:
+            self.memo[key] = self._value(node, inst, width)
+        return self.memo[key]
+
+    def _value(self, node: Node, inst: dict, width: int) -> int:
+        dtype = node.dtype.vec(width)
+        if node.op is Op.CONST:
+            return self.emit("CONST", dtype, (), node.value)
+        if node.op is Op.LOAD:
+            indices, valids = self.view_lanes(node.view, inst, width)
+            if all(v.is_false for v in valids):
+                return self.emit("CONST", dtype, (), 0 if not node.dtype.is_bool else False)
+            d = max(self.expr_depth(indices), self.cond_depth(valids))
+            return self.emit("LOAD", dtype, (), (node.buffer_index, indices, valids), depth=d)
+        if node.op is Op.VALID:
+            _, valids = self.view_lanes(node.view, inst, width)
+            if all(v.is_true for v in valids):
+                return self.emit("CONST", dtype, (), True)
+            if all(v.is_false for v in valids):
+                return self.emit("CONST", dtype, (), False)
+            return self.emit("COND", dtype, (), valids, depth=self.cond_depth(valids))
+        if node.op in REDUCE:
+            return self.reduce_result(node, inst)
+        assert node.op in ALU, node
+        srcs = [self.value(s, inst, width) for s in node.src]
+        return self.emit(node.op.name, dtype, srcs)
+
+    def reduce_result(self, node: Node, inst: dict) -> int:
+        return self.acc_results[tuple(sorted(inst.items()))]
+
+    # ---- the whole kernel ----
+    def build(self) -> None:
+        plan = self.plan
+        self.params = self.make_params()
+        post_width = 1 if self.vector_is_reduce else self.lanes
+        post_insts = self.instances(self.upcast)
+        reduce_node = plan.reduce_node
+        self.acc_results = {}
+        if reduce_node is not None:
+            self.build_reduce(reduce_node, post_insts)
+        for store in plan.stores:
+            for inst in post_insts:
+                value = self.value(store.src[0], inst, post_width)
+                indices, valids = self.view_lanes(store.view, inst, post_width)
+                self.emit("STORE", store.dtype.vec(post_width), (value,),
+                          (store.buffer_index, indices, valids),
+                          depth=self.expr_depth(indices), unique=True)
+
+    def build_reduce(self, node: Node, post_insts) -> None:
+        width = self.lanes
+        acc_dtype = node.dtype.vec(width)
+        identity = _identity(node.op, node.dtype)
+        for inst in post_insts:
+            key = tuple(sorted(inst.items()))
+            acc = self.emit("ACC", acc_dtype, (), identity, depth=self.n_global, post=False,
+                            unique=True)
+            for unroll in self.instances(self.unroll):
+                full = {**inst, **unroll}
+                value = self.value(node.src[0], full, width)
+                self.emit("ACC_UPDATE", acc_dtype, (acc, value), REDUCE_ALU[node.op].name,
+                          depth=len(self.loop_axes), post=False, unique=True)
+            result = acc
+            if self.vector_is_reduce:
+                result = self.emit("VREDUCE", node.dtype, (acc,), REDUCE_ALU[node.op].name,
+                                   post=True, unique=True)
+            else:
+                result = self.emit("READ_ACC", acc_dtype, (acc,), None, post=True, unique=True)
+            self.acc_results[key] = result
+
+    def instances(self, axes: list[int]) -> list[dict]:
+        sizes = [range(self.plan.axes[a].size) for a in axes]
+        return [dict(zip(axes, combo)) for combo in itertools.product(*sizes)]
+
+    def make_params(self) -> list[Param]:
+        found: dict[int, Param] = {}
+        for node in self.plan.ast.toposort():
+            if node.op in (Op.LOAD, Op.STORE):
+                i = node.buffer_index
+                size = _buffer_extent(node.view)
+                p = found.get(i) or Param(i, node.dtype, 0, False, False)
+                p.size = max(p.size, size)
+                p.is_output |= node.op is Op.STORE
+                p.is_input |= node.op is Op.LOAD
+                found[i] = p
+        return [found[i] for i in sorted(found)]
+
+    # ---- ordering into loops ----
+    def ordered(self) -> list[Instr]:
+        n_loops = len(self.loop_axes)
+        blocks: dict[int, list[int]] = {d: [] for d in range(n_loops + 1)}
+        post: list[int] = []
+        for i, instr in enumerate(self.instrs):
+            if instr.op == "READ_ACC":
+                continue
+            if self.post[i]:
+                post.append(i)
+            else:
+                blocks[min(self.depth[i], n_loops)].append(i)
+        remap: dict[int, int] = {}
+        out: list[Instr] = []
+
+        def put(i: int):
+            instr = self.instrs[i]
+            src = tuple(remap[self.read_acc_source(s)] for s in instr.src)
+            out.append(Instr(instr.op, instr.dtype, src, instr.arg))
+            remap[i] = len(out) - 1
+
+        for p in self.params:
+            out.append(Instr("PARAM", p.dtype, (), (p.index, p.size, p.is_output, p.is_input)))
+        for i in blocks[0]:
+            put(i)
+        for d, axis in enumerate(self.loop_axes):
+            a = self.plan.axes[axis]
+            v = self.vars[axis].as_atom()
+            out.append(Instr("RANGE", self.index_dtype, (), (v.name, a.size, a.kind.value)))
+            for i in blocks[d + 1]:
+                put(i)
+        for _ in range(n_loops - self.n_global):
+            out.append(Instr("END", dtypes.void))
+        for i in post:
+            put(i)
+        for _ in range(self.n_global):
+            out.append(Instr("END", dtypes.void))
+        return out
+
+    def read_acc_source(self, i: int) -> int:
+        return self.instrs[i].src[0] if self.instrs[i].op == "READ_ACC" else i
+
+    @property
+    def index_dtype(self) -> DType:
+        limit = 2 ** 31 - 1
+        for instr in self.instrs:
+            if instr.op in ("LOAD", "STORE"):
+                for e in instr.arg[1]:
+                    if e.hi > limit or e.lo < -limit:
+                        return dtypes.int64
+        return dtypes.int32
+
+
+def _buffer_extent(view) -> int:
+    """Elements a view can touch: 1 + the largest valid index (for sizing checks)."""
+    bottom = view.views[0]
+    hi = bottom.offset + sum((s - 1) * st for s, st in zip(bottom.shape, bottom.strides) if st > 0)
+    return hi + 1
+
+
+def linearize(plan: KernelPlan, name: str | None = None) -> LinearProgram:
+    builder = _Builder(plan)
+    builder.build()
+    instrs = builder.ordered()
+    loops = [(builder.vars[a].as_atom().name, plan.axes[a].size, plan.axes[a].kind.value)
+             for a in builder.loop_axes]
+    return LinearProgram(name or plan.name, instrs, builder.params, loops, plan.threads,
+                         builder.index_dtype, list(plan.opts))
+
+
+
+def program_cost(program: LinearProgram) -> tuple[int, int]:
+    """(FLOPs, bytes moved) of one run: ALU ops times the loop trips around them; bytes as every
+    parameter buffer read or written once."""
+    flops, trips, stack = 0, 1, []
+    skip = {"PARAM", "CONST", "LOAD", "STORE", "COND", "ACC", "RANGE", "END", "CAST", "BITCAST"}
+    for instr in program.instrs:
+        if instr.op == "RANGE":
+            stack.append(instr.arg[1])
+            trips *= instr.arg[1]
+        elif instr.op == "END":
+            trips //= stack.pop()
+        elif instr.op not in skip:
+            flops += trips * instr.dtype.count
+    moved = sum(p.size * p.dtype.itemsize for p in program.params)
+    return flops, moved

@@ -1,0 +1,323 @@
+"""A kernel's loop plan: its axes, what kind of loop each becomes, and the actions applied.
+
+`KernelPlan(ast)` normalizes a scheduled kernel AST (reduce axes moved last, adjacent axes that
+every view can merge merged into one) and starts with one GLOBAL or REDUCE axis per dimension.
+Optimization actions (`Opt`) split axes into register tiles (UPCAST / UNROLL), a vector lane
+axis (VECTORIZE), parallel loops (THREAD), GPU work-group axes (LOCAL / GROUP), or reorder loops
+(SWAP). `index_exprs()` gives each original dimension's index in loop variables; the linearizer
+turns the plan into a flat program. `describe()` prints it as a loop nest (the "loop IR").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from ..errors import TinylabError
+from ..ir import node as ir
+from ..ir import symbolic as sym
+from ..ir.node import Node
+from ..ir.ops import REDUCE, Op
+from ..ir.view import ViewStack
+
+
+class AxisKind(Enum):
+    GLOBAL = "global"    # a loop over outputs (a grid dimension on GPUs)
+    THREAD = "thread"    # a global loop split across CPU threads
+    LOCAL = "local"      # a work-group dimension on GPUs
+    REDUCE = "reduce"    # a loop accumulating into registers
+    GROUP = "group"      # a reduce split across a work-group (GPUs, local memory)
+    UPCAST = "upcast"    # a global axis unrolled into a register tile
+    UNROLL = "unroll"    # a reduce axis unrolled
+    VECTOR = "vector"    # the lanes of vector registers (global or reduce)
+
+    @property
+    def is_loop(self) -> bool:
+        return self in (AxisKind.GLOBAL, AxisKind.THREAD, AxisKind.LOCAL, AxisKind.REDUCE,
+                        AxisKind.GROUP)
+
+    @property
+    def is_expanded(self) -> bool:
+        return self in (AxisKind.UPCAST, AxisKind.UNROLL, AxisKind.VECTOR)
+
+
+@dataclass(frozen=True)
+class Axis:
+    size: int
+    kind: AxisKind
+    origin: int       # which normalized dimension this axis is part of
+    mult: int         # its index contributes var * mult to that dimension's index
+    reduce: bool      # part of a reduced dimension
+
+
+@dataclass(frozen=True)
+class Opt:
+    """An optimization action: `action` on the plan's axis number `axis` with `amount`."""
+    action: str  # UPCAST UNROLL VECTORIZE THREAD LOCAL GROUP SWAP
+    axis: int
+    amount: int = 0
+
+    def __str__(self):
+        return f"{self.action}({self.axis}, {self.amount})"
+
+
+ACTIONS = ("UPCAST", "UNROLL", "VECTORIZE", "THREAD", "LOCAL", "GROUP", "SWAP")
+
+
+class OptError(TinylabError, ValueError):
+    """An action that does not apply to this plan (wrong axis kind, size not divisible...)."""
+
+
+# ---- normalizing the AST ----------------------------------------------------------------------
+def _views(ast: Node):
+    return [n for n in ast.toposort() if n.op in (Op.LOAD, Op.STORE, Op.VALID)]
+
+
+def _map_ast(ast: Node, view_fn, full: tuple, out: tuple, reduce_axes: tuple) -> Node:
+    """Rebuild the AST with every view transformed and shapes set to full / out."""
+    memo: dict[Node, Node] = {}
+    old_full = _old_full(ast)
+    for node in ast.toposort():
+        src = tuple(memo[s] for s in node.src)
+        if node.op is Op.LOAD:
+            view = view_fn(node.view)
+            new = Node(Op.LOAD, node.dtype, (), (node.buffer_index, view), view.shape)
+        elif node.op is Op.VALID:
+            view = view_fn(node.view)
+            new = Node(Op.VALID, node.dtype, (), view, view.shape)
+        elif node.op is Op.STORE:
+            view = view_fn(node.view)
+            new = Node(Op.STORE, node.dtype, src, (node.buffer_index, view), view.shape)
+        elif node.op is Op.CONST:
+            shape = full if node.shape == old_full and reduce_axes else out
+            new = ir.const(node.value, node.dtype, shape)
+        elif node.op in REDUCE:
+            new = Node(node.op, node.dtype, src, reduce_axes, out)
+        elif node.op is Op.SINK:
+            new = Node(Op.SINK, node.dtype, src, None, ())
+        elif node.op in (Op.CAST, Op.BITCAST):
+            new = ir.cast(src[0], node.dtype, bitcast=node.op is Op.BITCAST)
+        else:
+            new = ir.alu(node.op, *src)
+        memo[node] = new
+    return memo[ast]
+
+
+def _old_full(ast: Node) -> tuple:
+    reduces = [n for n in ast.toposort() if n.op in REDUCE]
+    return reduces[0].src[0].shape if reduces else ast.src[0].shape
+
+
+def _mergeable(views: list[ViewStack], shape: tuple, i: int) -> bool:
+    merged = shape[:i] + (shape[i] * shape[i + 1],) + shape[i + 2:]
+    for vs in views:
+        top = vs.top
+        target = merged if top.shape == shape else \
+            top.shape[:i] + (top.shape[i] * top.shape[i + 1],) + top.shape[i + 2:]
+        if top.reshape(target) is None:
+            return False
+    return True
+
+
+def normalize(ast: Node) -> tuple[Node, tuple, int]:
+    """(ast with reduce axes last and mergeable axes merged, full shape, number of reduce axes)."""
+    reduces = [n for n in ast.toposort() if n.op in REDUCE]
+    full = _old_full(ast)
+    reduce_axes = reduces[0].axes if reduces else ()
+    # drop size-1 dimensions (they index nothing), put reduce axes last
+    keep = [i for i, s in enumerate(full) if s != 1]
+    order = [i for i in keep if i not in reduce_axes] + [i for i in keep if i in reduce_axes]
+    n_reduce = sum(1 for i in order if i in reduce_axes)
+    shape = tuple(full[i] for i in order)
+
+    def squeeze_permute(vs: ViewStack) -> ViewStack:
+        squeezed = tuple(s for i, s in enumerate(vs.shape) if i in keep)
+        vs = vs.reshape(squeezed) if squeezed != vs.shape else vs
+        remap = {old: new for new, old in enumerate(keep)}
+        return vs.permute(tuple(remap[i] for i in order))
+
+    views = [squeeze_permute(n.view) for n in _views(ast)]
+    kinds = [i >= len(shape) - n_reduce for i in range(len(shape))]
+    i = 0
+    merges = []
+    while i < len(shape) - 1:
+        if kinds[i] == kinds[i + 1] and _mergeable(views, shape, i):
+            shape = shape[:i] + (shape[i] * shape[i + 1],) + shape[i + 2:]
+            kinds = kinds[:i] + kinds[i + 1:]
+            views = [_merge_top(vs, i) for vs in views]
+            merges.append(i)
+        else:
+            i += 1
+    n_reduce = sum(kinds)
+    out = tuple(1 if k else s for s, k in zip(shape, kinds))
+    new_reduce_axes = tuple(range(len(shape) - n_reduce, len(shape)))
+
+    def transform(vs: ViewStack) -> ViewStack:
+        vs = squeeze_permute(vs)
+        for m in merges:
+            vs = _merge_top(vs, m)
+        return vs
+
+    if not shape:  # a single element
+        shape, out = (1,), (1,)
+        return _map_ast(ast, lambda vs: vs.reshape((1,)), shape, out, ()), shape, 0
+    return _map_ast(ast, transform, shape, out, new_reduce_axes), shape, n_reduce
+
+
+def _merge_top(vs: ViewStack, i: int) -> ViewStack:
+    top = vs.top
+    target = top.shape[:i] + (top.shape[i] * top.shape[i + 1],) + top.shape[i + 2:]
+    return ViewStack(vs.views[:-1] + (top.reshape(target),))
+
+
+# ---- the plan ------------------------------------------------------------------------------------
+@dataclass
+class KernelPlan:
+    ast: Node                      # normalized kernel AST
+    shape: tuple                   # normalized full shape
+    n_reduce: int                  # the last n_reduce dimensions are reduced
+    axes: list[Axis] = field(default_factory=list)
+    opts: list[Opt] = field(default_factory=list)
+    threads: int = 1
+
+    @staticmethod
+    def from_ast(ast: Node) -> KernelPlan:
+        norm, shape, n_reduce = normalize(ast)
+        first_reduce = len(shape) - n_reduce
+        axes = [Axis(s, AxisKind.REDUCE if i >= first_reduce else AxisKind.GLOBAL, i, 1,
+                     i >= first_reduce) for i, s in enumerate(shape) if s > 1]
+        return KernelPlan(norm, shape, n_reduce, axes)
+
+    def copy(self) -> KernelPlan:
+        return KernelPlan(self.ast, self.shape, self.n_reduce, list(self.axes), list(self.opts),
+                          self.threads)
+
+    # ---- facts ----
+    @property
+    def has_reduce(self) -> bool:
+        return self.n_reduce > 0
+
+    @property
+    def reduce_node(self) -> Node | None:
+        found = [n for n in self.ast.toposort() if n.op in REDUCE]
+        return found[0] if found else None
+
+    @property
+    def loads(self) -> list[Node]:
+        return [n for n in self.ast.toposort() if n.op is Op.LOAD]
+
+    @property
+    def stores(self) -> list[Node]:
+        return list(self.ast.src)
+
+    def axes_of(self, *kinds: AxisKind) -> list[int]:
+        return [i for i, a in enumerate(self.axes) if a.kind in kinds]
+
+    @property
+    def vector_axis(self) -> Axis | None:
+        found = [a for a in self.axes if a.kind is AxisKind.VECTOR]
+        return found[0] if found else None
+
+    @property
+    def name(self) -> str:
+        prefix = "r" if self.has_reduce else "E"
+        return prefix + "_" + "_".join(str(a.size) for a in self.axes)
+
+    def colored_name(self) -> str:
+        colors = {AxisKind.GLOBAL: 34, AxisKind.THREAD: 36, AxisKind.LOCAL: 96, AxisKind.REDUCE: 31,
+                  AxisKind.GROUP: 32, AxisKind.UPCAST: 33, AxisKind.UNROLL: 35, AxisKind.VECTOR: 93}
+        prefix = "r" if self.has_reduce else "E"
+        parts = [f"\033[{colors[a.kind]}m{a.size}\033[0m" for a in self.axes]
+        return prefix + "_" + "_".join(parts)
+
+    # ---- actions ----
+    def apply(self, opt: Opt) -> KernelPlan:
+        """A new plan with `opt` applied (raises OptError if it does not fit)."""
+        plan = self.copy()
+        plan._apply(opt)
+        plan.opts.append(opt)
+        return plan
+
+    def apply_all(self, opts) -> KernelPlan:
+        plan = self
+        for opt in opts:
+            plan = plan.apply(opt)
+        return plan
+
+    def _apply(self, opt: Opt) -> None:
+        if opt.action not in ACTIONS:
+            raise OptError(f"unknown action {opt.action}; known: {ACTIONS}")
+        if not 0 <= opt.axis < len(self.axes):
+            raise OptError(f"{opt}: axis {opt.axis} out of range ({len(self.axes)} axes)")
+        axis = self.axes[opt.axis]
+        if opt.action == "SWAP":
+            other = self.axes[opt.amount] if 0 <= opt.amount < len(self.axes) else None
+            if other is None or not axis.kind.is_loop or other.kind.is_loop is False \
+                    or axis.reduce != other.reduce:
+                raise OptError(f"{opt}: can only swap two loops of the same group")
+            self.axes[opt.axis], self.axes[opt.amount] = other, axis
+            return
+        if opt.action == "THREAD":
+            if axis.kind is not AxisKind.GLOBAL or opt.axis != self.axes_of(
+                    AxisKind.GLOBAL, AxisKind.THREAD)[0]:
+                raise OptError(f"{opt}: only the outermost global loop can be threaded")
+            if opt.amount < 2:
+                raise OptError(f"{opt}: needs at least 2 threads")
+            self.axes[opt.axis] = Axis(axis.size, AxisKind.THREAD, axis.origin, axis.mult, False)
+            self.threads = opt.amount
+            return
+        wants_reduce = opt.action in ("UNROLL", "GROUP")
+        if opt.action == "VECTORIZE":
+            if self.vector_axis is not None:
+                raise OptError(f"{opt}: the plan already has a vector axis")
+            if axis.kind not in (AxisKind.GLOBAL, AxisKind.REDUCE):
+                raise OptError(f"{opt}: vectorize a global or reduce loop")
+        elif wants_reduce != (axis.kind is AxisKind.REDUCE) or not axis.kind.is_loop \
+                or axis.kind is AxisKind.THREAD:
+            need = "a reduce" if wants_reduce else "a global"
+            raise OptError(f"{opt}: {opt.action} needs {need} loop, axis {opt.axis} is "
+                           f"{axis.kind.value}")
+        amount = opt.amount or axis.size
+        if amount < 1 or axis.size % amount:
+            raise OptError(f"{opt}: {amount} does not divide axis size {axis.size}")
+        kind = {"UPCAST": AxisKind.UPCAST, "UNROLL": AxisKind.UNROLL, "VECTORIZE": AxisKind.VECTOR,
+                "LOCAL": AxisKind.LOCAL, "GROUP": AxisKind.GROUP}[opt.action]
+        inner = Axis(amount, kind, axis.origin, axis.mult, axis.reduce)
+        outer = Axis(axis.size // amount, axis.kind, axis.origin, axis.mult * amount, axis.reduce)
+        rest = self.axes[:opt.axis] + ([outer] if outer.size > 1 else []) + self.axes[opt.axis + 1:]
+        if kind in (AxisKind.LOCAL, AxisKind.GROUP):  # work-group axes sit after their loops
+            position = len([a for a in rest if a.kind.is_loop])
+            self.axes = rest[:position] + [inner] + rest[position:]
+        else:
+            self.axes = rest + [inner]
+
+    # ---- index expressions ----
+    def loop_vars(self) -> dict[int, sym.Lin]:
+        """A symbolic variable per loop axis (by axis number)."""
+        out, counters = {}, {}
+        prefix = {AxisKind.GLOBAL: "gidx", AxisKind.THREAD: "gidx", AxisKind.LOCAL: "lidx",
+                  AxisKind.REDUCE: "ridx", AxisKind.GROUP: "lidx"}
+        for i, axis in enumerate(self.axes):
+            if axis.kind.is_loop:
+                p = prefix[axis.kind]
+                n = counters.get(p, 0)
+                counters[p] = n + 1
+                out[i] = sym.var(f"{p}{n}", 0, axis.size - 1)
+        return out
+
+    def index_exprs(self, values: dict[int, sym.Lin | int]) -> list[sym.Lin]:
+        """Index of each normalized dimension given a value (var or constant) per axis."""
+        idxs = [sym.ZERO for _ in self.shape]
+        for i, axis in enumerate(self.axes):
+            idxs[axis.origin] = idxs[axis.origin] + sym.lin(values[i]) * axis.mult
+        return idxs
+
+    def describe(self) -> str:
+        from .printer import print_plan
+        return print_plan(self)
+
+
+def view_index(view: ViewStack, idxs: list[sym.Lin]) -> tuple[sym.Lin, sym.Cond]:
+    """Buffer index and validity of a view whose size-1 dimensions read index 0."""
+    fixed = [sym.ZERO if s == 1 else i for s, i in zip(view.shape, idxs)]
+    return view.to_index(fixed)
+

@@ -1,0 +1,106 @@
+"""Print codegen passes: a KernelPlan as a loop nest (the loop IR) and a LinearProgram as one
+instruction per line. Both are shown at DEBUG=5, kept in the Trace and checked by golden files.
+"""
+from __future__ import annotations
+
+from ..ir import symbolic as sym
+from ..ir.node import Node
+from ..ir.ops import ALU, REDUCE, Op
+from .plan import AxisKind, KernelPlan, view_index
+
+
+def _expr(node: Node, plan: KernelPlan, values: dict) -> str:
+    if node.op is Op.CONST:
+        return repr(node.value)
+    if node.op is Op.LOAD:
+        index, valid = view_index(node.view, plan.index_exprs(values))
+        load = f"buf{node.buffer_index}[{index}]"
+        return load if valid.is_true else f"({valid} ? {load} : 0)"
+    if node.op is Op.VALID:
+        return str(view_index(node.view, plan.index_exprs(values))[1])
+    if node.op in REDUCE:
+        return "acc"
+    assert node.op in ALU
+    args = ", ".join(_expr(s, plan, values) for s in node.src)
+    if node.op in (Op.CAST, Op.BITCAST):
+        return f"{node.op.name.lower()}<{node.dtype.name}>({args})"
+    return f"{node.op.name.lower()}({args})"
+
+
+def print_plan(plan: KernelPlan) -> str:
+    """The plan as pseudo-code loops; register-tile axes appear as `tile` lines."""
+    values, names = {}, {}
+    loop_vars = plan.loop_vars()
+    for i, axis in enumerate(plan.axes):
+        if axis.kind.is_loop:
+            values[i] = loop_vars[i]
+        else:
+            name = {AxisKind.UPCAST: "u", AxisKind.UNROLL: "k", AxisKind.VECTOR: "v"}[axis.kind]
+            values[i] = sym.var(f"{name}{i}", 0, axis.size - 1)
+        names[i] = str(values[i])
+    lines = [f"kernel {plan.name}  shape={plan.shape} reduce_dims={plan.n_reduce}"
+             + (f"  opts=[{', '.join(map(str, plan.opts))}]" if plan.opts else "")]
+    indent = "  "
+    for i, axis in enumerate(plan.axes):
+        if not axis.kind.is_loop and not axis.reduce:
+            lines.append(f"{indent}tile {names[i]} in 0..{axis.size} ({axis.kind.value})")
+    reduce = plan.reduce_node
+    for i, axis in enumerate(plan.axes):
+        if axis.kind.is_loop and not axis.reduce:
+            lines.append(f"{indent}for {names[i]} in 0..{axis.size} ({axis.kind.value}):")
+            indent += "  "
+    if reduce is not None:
+        identity = "0" if reduce.op is Op.REDUCE_SUM else "-inf"
+        lines.append(f"{indent}acc = {identity}")
+        inner = indent
+        for i, axis in enumerate(plan.axes):
+            if axis.reduce and not axis.kind.is_loop:
+                lines.append(f"{inner}tile {names[i]} in 0..{axis.size} ({axis.kind.value})")
+        for i, axis in enumerate(plan.axes):
+            if axis.kind.is_loop and axis.reduce:
+                lines.append(f"{inner}for {names[i]} in 0..{axis.size} ({axis.kind.value}):")
+                inner += "  "
+        op = "+" if reduce.op is Op.REDUCE_SUM else "max"
+        lines.append(f"{inner}acc = acc {op} {_expr(reduce.src[0], plan, values)}")
+    for store in plan.stores:
+        index, _ = view_index(store.view, plan.index_exprs(values))
+        lines.append(f"{indent}buf{store.buffer_index}[{index}] = "
+                     f"{_expr(store.src[0], plan, values)}")
+    return "\n".join(lines)
+
+
+def _arg_text(instr) -> str:
+    op, arg = instr.op, instr.arg
+    if op in ("LOAD", "STORE"):
+        buf, indices, valids = arg
+        lanes = []
+        for index, valid in zip(indices, valids):
+            lanes.append(f"[{index}]" if valid.is_true else f"[{index}] if {valid}")
+        if len(set(lanes)) == 1:
+            return f"buf{buf}{lanes[0]}"
+        return f"buf{buf}<" + ", ".join(lanes) + ">"
+    if op == "COND":
+        return ", ".join(map(str, arg))
+    if op == "PARAM":
+        index, size, is_out, is_in = arg
+        role = "out" if is_out and not is_in else "inout" if is_out else "in"
+        return f"buf{index} size={size} {role}"
+    if op == "RANGE":
+        return f"{arg[0]} 0..{arg[1]} {arg[2]}"
+    return "" if arg is None else repr(arg)
+
+
+def print_linear(program) -> str:
+    lines = [f"program {program.name}  threads={program.threads} "
+             f"index={program.index_dtype.name}"]
+    depth = 0
+    for i, instr in enumerate(program.instrs):
+        if instr.op == "END":
+            depth -= 1
+        srcs = " ".join(f"%{s}" for s in instr.src)
+        dtype = repr(instr.dtype).replace("dtypes.", "")
+        text = f"{'  ' * depth}%{i} = {instr.op} {srcs} {_arg_text(instr)}".rstrip()
+        lines.append(f"{text:<60} : {dtype}")
+        if instr.op == "RANGE":
+            depth += 1
+    return "\n".join(lines)

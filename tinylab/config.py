@@ -1,0 +1,128 @@
+"""Layer 0: settings. The ONLY module that reads os.environ, once, at import.
+
+Gives `DEBUG`, `BEAM`, `NOOPT`, `DEV`, ... as `Setting`s (`DEBUG >= 2`, `DEBUG.value`) and
+`Context(DEBUG=4, BEAM=2)`, a `with` block that overrides settings for its duration (per thread /
+task, via contextvars). The engine reads settings and passes plain values down to the stages.
+"""
+from __future__ import annotations
+
+import contextvars
+import os
+from pathlib import Path
+
+_ENV = dict(os.environ)  # read once; nothing else in tinylab touches os.environ
+
+
+def getenv(name: str, default=None):
+    """Environment value converted to the type of `default` (int settings accept '0'/'1')."""
+    raw = _ENV.get(name)
+    if raw is None:
+        return default
+    if isinstance(default, bool):
+        return raw not in ("", "0", "false", "False")
+    if isinstance(default, int):
+        try:
+            return int(raw)
+        except ValueError:
+            return default
+    return raw
+
+
+class Setting:
+    """A named setting with an environment default and contextvar overrides."""
+
+    def __init__(self, name: str, default, doc: str):
+        self.name, self.doc = name, doc
+        self._var = contextvars.ContextVar(name, default=getenv(name, default))  # noqa: B039
+        SETTINGS[name] = self
+
+    @property
+    def value(self):
+        return self._var.get()
+
+    def set(self, value):
+        """Set for the rest of this context (prefer `Context(...)` which restores)."""
+        return self._var.set(value)
+
+    def __bool__(self):
+        return bool(self.value)
+
+    def __int__(self):
+        return int(self.value)
+
+    def __eq__(self, other):
+        return self.value == other
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __ge__(self, other):
+        return self.value >= other
+
+    def __gt__(self, other):
+        return self.value > other
+
+    def __le__(self, other):
+        return self.value <= other
+
+    def __lt__(self, other):
+        return self.value < other
+
+    def __repr__(self):
+        return f"{self.name}={self.value!r}"
+
+
+SETTINGS: dict[str, Setting] = {}
+
+DEBUG = Setting("DEBUG", 0, "1 devices+schedules, 2 kernel lines, 3 fusion/opts, 4 source, 5 IR")
+BEAM = Setting("BEAM", 0, "beam width for the kernel optimizer search (0 = heuristic)")
+NOOPT = Setting("NOOPT", 0, "1 = no optimization actions (plain loops)")
+DEV = Setting("DEV", "", "device to use: CPU, PYTHON, CL, CUDA, NULL:<renderer>")
+CC = Setting("CC", "", "C compiler for the CPU backend (default: cc, gcc or clang)")
+THREADS = Setting("THREADS", 0, "CPU threads for parallel loops (0 = all cores)")
+TRAINING = Setting("TRAINING", 0, "1 = Tensor.training (dropout, batchnorm batch stats)")
+JIT = Setting("JIT", 1, "0 disables TinyJit capture (runs the function every time)")
+FUSE = Setting("FUSE", 1, "0 = one kernel per op (the scheduler's fuse=False)")
+CACHE = Setting("TINYLAB_CACHE", "", "directory for compiled kernels (default ~/.cache/tinylab)")
+DISABLE_CACHE = Setting("DISABLE_COMPILER_CACHE", 0, "1 = always recompile")
+DATA = Setting("TINYLAB_DATA", "", "directory searched first for datasets")
+SEED = Setting("SEED", 0, "initial seed for Tensor.manual_seed")
+PARALLEL_COMPILE = Setting("PARALLEL_COMPILE", 1, "compile a schedule's kernels in parallel")
+COLOR = Setting("COLOR", 1, "colour kernel names in the terminal")
+
+
+class Context:
+    """`with Context(DEBUG=4, BEAM=2): ...` overrides settings inside the block only."""
+
+    def __init__(self, **overrides):
+        unknown = [k for k in overrides if k not in SETTINGS]
+        if unknown:
+            raise ValueError(f"unknown setting(s) {unknown}; known: {sorted(SETTINGS)}")
+        self.overrides = overrides
+        self._tokens: list = []
+
+    def __enter__(self):
+        self._tokens = [SETTINGS[k].set(v) for k, v in self.overrides.items()]
+        return self
+
+    def __exit__(self, *exc):
+        for key, token in zip(reversed(list(self.overrides)), reversed(self._tokens)):
+            SETTINGS[key]._var.reset(token)
+        return False
+
+
+def cache_dir() -> Path:
+    """The per-user cache directory (created 0700 by whoever writes to it)."""
+    if CACHE.value:
+        return Path(CACHE.value)
+    base = _ENV.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "tinylab"
+
+
+def cpu_count() -> int:
+    if THREADS.value:
+        return int(THREADS.value)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1

@@ -1,0 +1,174 @@
+"""Layer 0: the scalar types tinylab knows and PyTorch's type-promotion rules.
+
+Gives `dtypes.float32` and friends (each with its C name, numpy name and size), `vec(n)` for the
+vector types codegen uses, and `promote(a, b)` / `result_dtype(dtype, python_value)`.
+Imported by every layer; imports nothing from tinylab.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DType:
+    """A scalar type (count == 1) or a vector of `count` scalars (used only inside kernels)."""
+    name: str
+    itemsize: int
+    kind: str  # "b" bool, "i" signed int, "u" unsigned int, "f" float
+    c_name: str
+    numpy_name: str
+    count: int = 1
+
+    def __repr__(self) -> str:
+        return f"dtypes.{self.name}" if self.count == 1 else f"dtypes.{self.name}.vec({self.count})"
+
+    @property
+    def scalar(self) -> DType:
+        return _BY_NAME.get(self.name, self) if self.count > 1 else self
+
+    def vec(self, count: int) -> DType:
+        if count == 1:
+            return self.scalar
+        return DType(self.name, self.itemsize, self.kind, self.c_name, self.numpy_name, count)
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind in "iu"
+
+    @property
+    def is_unsigned(self) -> bool:
+        return self.kind == "u"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "b"
+
+    @property
+    def np(self) -> np.dtype:
+        return np.dtype(self.numpy_name)
+
+    @property
+    def bits(self) -> int:
+        return self.itemsize * 8
+
+    def min_value(self):
+        if self.is_bool:
+            return False
+        if self.is_float:
+            return -math.inf
+        return int(np.iinfo(self.np).min)
+
+    def max_value(self):
+        if self.is_bool:
+            return True
+        if self.is_float:
+            return math.inf
+        return int(np.iinfo(self.np).max)
+
+
+class dtypes:  # noqa: N801 - the tinygrad / PyTorch spelling users know
+    bool = DType("bool", 1, "b", "bool", "bool")
+    int8 = DType("int8", 1, "i", "signed char", "int8")
+    uint8 = DType("uint8", 1, "u", "unsigned char", "uint8")
+    int16 = DType("int16", 2, "i", "short", "int16")
+    uint16 = DType("uint16", 2, "u", "unsigned short", "uint16")
+    int32 = DType("int32", 4, "i", "int", "int32")
+    uint32 = DType("uint32", 4, "u", "unsigned int", "uint32")
+    int64 = DType("int64", 8, "i", "long long", "int64")
+    uint64 = DType("uint64", 8, "u", "unsigned long long", "uint64")
+    float16 = DType("float16", 2, "f", "_Float16", "float16")
+    float32 = DType("float32", 4, "f", "float", "float32")
+    float64 = DType("float64", 8, "f", "double", "float64")
+    void = DType("void", 0, "v", "void", "void")  # kernel-level SINK nodes only
+    # aliases users type
+    half = float16
+    float = float32
+    double = float64
+    int = int32
+    long = int64
+    char = int8
+    uchar = uint8
+    short = int16
+    default_float = float32
+    default_int = int32
+
+    @staticmethod
+    def from_numpy(dtype) -> DType:
+        name = np.dtype(dtype).name
+        if name not in _BY_NAME:
+            raise TypeError(f"numpy dtype {name} has no tinylab equivalent; "
+                            f"known: {', '.join(sorted(_BY_NAME))}")
+        return _BY_NAME[name]
+
+    @staticmethod
+    def from_any(dtype) -> DType:
+        """Accept a DType, a name ('float32'), a numpy dtype or a torch-like object with .name."""
+        if isinstance(dtype, DType):
+            return dtype.scalar
+        if isinstance(dtype, str) and dtype in _BY_NAME:
+            return _BY_NAME[dtype]
+        try:
+            return dtypes.from_numpy(dtype)
+        except TypeError:
+            pass
+        raise TypeError(f"unknown dtype {dtype!r}; known: {', '.join(sorted(_BY_NAME))}")
+
+    @staticmethod
+    def of_python(value) -> DType:
+        """The dtype a bare Python value gets (PyTorch: bool, default int, default float)."""
+        if isinstance(value, (bool, np.bool_)):
+            return dtypes.bool
+        if isinstance(value, (int, np.integer)):
+            return dtypes.default_int
+        return dtypes.default_float
+
+
+ALL_DTYPES = (dtypes.bool, dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, dtypes.int32,
+              dtypes.uint32, dtypes.int64, dtypes.uint64, dtypes.float16, dtypes.float32,
+              dtypes.float64)
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "v": -1}
+
+
+def category(dtype: DType) -> int:
+    """0 bool, 1 integer, 2 floating: PyTorch promotes across categories upward."""
+    return _CATEGORY[dtype.kind]
+
+
+def promote(a: DType, b: DType) -> DType:
+    """PyTorch's promote_types for two tensor dtypes."""
+    a, b = a.scalar, b.scalar
+    if a == b:
+        return a
+    if category(a) != category(b):
+        return a if category(a) > category(b) else b
+    if a.is_float:
+        return a if a.itemsize > b.itemsize else b
+    if a.is_unsigned == b.is_unsigned:
+        return a if a.itemsize > b.itemsize else b
+    signed, unsigned = (a, b) if not a.is_unsigned else (b, a)
+    if signed.itemsize > unsigned.itemsize:
+        return signed
+    return _BY_NAME.get(f"int{min(unsigned.bits * 2, 64)}", dtypes.int64)
+
+
+def result_dtype(tensor_dtype: DType, python_value) -> DType:
+    """Dtype of `tensor op python_scalar`: the scalar only matters when its category is higher."""
+    value_dtype = dtypes.of_python(python_value)
+    if category(value_dtype) > category(tensor_dtype):
+        return value_dtype
+    return tensor_dtype
+
+
+def least_upper(*types: DType) -> DType:
+    out = types[0]
+    for t in types[1:]:
+        out = promote(out, t)
+    return out

@@ -1,0 +1,23 @@
+"""GlobalCounters: what the engine has run since the last reset (kernel launches, FLOPs, bytes
+moved, kernel time). Read by DEBUG lines, benchmarks and tests; reset by `GlobalCounters.reset()`.
+"""
+from __future__ import annotations
+
+
+class GlobalCounters:
+    kernel_count: int = 0
+    global_ops: int = 0
+    global_mem: int = 0
+    time_sum_s: float = 0.0
+    mem_used: int = 0          # bytes held by live buffers the engine allocated
+    compile_count: int = 0
+    compile_time_s: float = 0.0
+
+    @staticmethod
+    def reset() -> None:
+        GlobalCounters.kernel_count = 0
+        GlobalCounters.global_ops = 0
+        GlobalCounters.global_mem = 0
+        GlobalCounters.time_sum_s = 0.0
+        GlobalCounters.compile_count = 0
+        GlobalCounters.compile_time_s = 0.0

@@ -1,0 +1,169 @@
+"""Devices: a renderer (source text) plus a runtime (compile, allocate, launch), by name.
+
+`Device["CPU"]` gives a DeviceSpec; `Device.DEFAULT` is the device `DEV` names, else the first
+available one in preference order; `python -m tinylab.device` lists each backend and, if it
+cannot run here, why. Backends register in BACKENDS below: a new one is a renderer plus a
+runtime plus one row.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .. import config
+from ..errors import DeviceError
+
+
+@dataclass
+class Backend:
+    name: str
+    make_renderer: Callable
+    make_runtime: Callable | None   # None: render-only
+    description: str
+    default_rank: int = 100         # lower is preferred for Device.DEFAULT
+
+
+def _cpu_renderer():
+    from ..renderers.c import CRenderer
+    return CRenderer()
+
+
+def _cpu_runtime():
+    from ..runtimes.cpu import CPURuntime
+    return CPURuntime(config.CC.value, config.cache_dir() / "cpu", not config.DISABLE_CACHE)
+
+
+def _python_renderer():
+    from ..renderers.python import PythonRenderer
+    return PythonRenderer()
+
+
+def _python_runtime():
+    from ..runtimes.python import PythonRuntime
+    return PythonRuntime()
+
+
+BACKENDS: dict[str, Backend] = {
+    "CPU": Backend("CPU", _cpu_renderer, _cpu_runtime, "C compiled by the system compiler", 50),
+    "PYTHON": Backend("PYTHON", _python_renderer, _python_runtime,
+                      "Python/numpy interpreter of the linear program", 90),
+}
+RENDER_ONLY_ALIASES: dict[str, str] = {}  # e.g. NULL:C -> CPU renderer (filled by backends)
+
+
+@dataclass(eq=False)
+class DeviceSpec:
+    name: str
+    backend: Backend
+    render_only: bool = False
+    _renderer: object = None
+    _runtime: object = None
+    _error: str | None = field(default=None)
+
+    @property
+    def renderer(self):
+        if self._renderer is None:
+            self._renderer = self.backend.make_renderer()
+        return self._renderer
+
+    @property
+    def runtime(self):
+        if self.render_only or self.backend.make_runtime is None:
+            raise DeviceError(f"{self.name} renders source only; it cannot run kernels")
+        if self._runtime is None:
+            self._runtime = self.backend.make_runtime()
+        return self._runtime
+
+    @property
+    def allocator(self):
+        if self.render_only:
+            from ..runtimes.buffer import HostAllocator
+            return HostAllocator()
+        return self.runtime.allocator
+
+    def check(self) -> None:
+        """Raise DeviceError saying why this device cannot be used, if it cannot."""
+        if self.render_only:
+            _ = self.renderer
+            return
+        try:
+            self.runtime.check()
+        except DeviceError:
+            raise
+        except Exception as exc:  # missing package, no driver, no compiler...
+            raise DeviceError(f"{self.name} is not usable here: {exc}") from exc
+
+    @property
+    def available(self) -> bool:
+        try:
+            self.check()
+            return True
+        except DeviceError:
+            return False
+
+    def __repr__(self):
+        return f"<Device {self.name}>"
+
+
+class _DeviceRegistry:
+    def __init__(self):
+        self._opened: dict[str, DeviceSpec] = {}
+
+    def canonicalize(self, name: str | None) -> str:
+        if name is None:
+            return self.DEFAULT
+        if isinstance(name, DeviceSpec):
+            return name.name
+        text = str(name).strip().upper()
+        if text.endswith(":0") and not text.startswith("NULL"):
+            text = text[:-2]
+        if text in ("GPU", "OPENCL"):
+            text = "CL"
+        if text == "CLANG" or text == "C":
+            text = "CPU"
+        return text
+
+    def known(self) -> list[str]:
+        return list(BACKENDS) + list(RENDER_ONLY_ALIASES)
+
+    def __getitem__(self, name) -> DeviceSpec:
+        key = self.canonicalize(name)
+        if key in self._opened:
+            return self._opened[key]
+        if key in BACKENDS:
+            spec = DeviceSpec(key, BACKENDS[key])
+        elif key in RENDER_ONLY_ALIASES:
+            spec = DeviceSpec(key, BACKENDS[RENDER_ONLY_ALIASES[key]], render_only=True)
+        else:
+            raise DeviceError(f"unknown device {name!r}; known devices: {', '.join(self.known())}")
+        self._opened[key] = spec
+        return spec
+
+    @property
+    def DEFAULT(self) -> str:  # noqa: N802 - tinygrad's spelling
+        chosen = config.DEV.value
+        if chosen:
+            key = self.canonicalize(chosen)
+            self[key].check()
+            return key
+        for backend in sorted(BACKENDS.values(), key=lambda b: b.default_rank):
+            if self[backend.name].available:
+                return backend.name
+        raise DeviceError("no device is usable: " + "; ".join(
+            f"{name}: {reason}" for name, _, reason in self.status()))
+
+    def status(self) -> list[tuple[str, bool, str]]:
+        """(name, usable, reason or description) for every known device."""
+        rows = []
+        for name in self.known():
+            spec = self[name]
+            try:
+                spec.check()
+                rows.append((name, True, spec.backend.description
+                             + (" (render only)" if spec.render_only else "")))
+            except DeviceError as exc:
+                rows.append((name, False, str(exc)))
+        return rows
+
+
+Device = _DeviceRegistry()

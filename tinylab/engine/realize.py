@@ -1,0 +1,243 @@
+"""Realize: schedule lazy nodes, compile each kernel (cached), allocate buffers, launch, time,
+count, print (DEBUG) and record (Trace).
+
+`realize(nodes)` -> the BUFFER node holding each one's value. `compile_kernel(device, ast)`
+-> Runner (a compiled kernel, cached in memory by AST; the binary is cached on disk by the
+runtime). This is the only layer that reads settings (config) and passes them down as arguments.
+"""
+from __future__ import annotations
+
+import sys
+import time
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from .. import config
+from ..codegen.heuristic import choose_opts
+from ..codegen.linearize import LinearProgram, linearize, program_cost
+from ..codegen.plan import KernelPlan
+from ..ir import node as ir
+from ..ir.node import Node
+from ..ir.ops import Op
+from ..ir.printer import print_graph
+from ..runtimes.buffer import Buffer
+from ..schedule.fusion import SchedulerOptions
+from ..schedule.schedule import Schedule, schedule
+from . import trace as tracing
+from .counters import GlobalCounters
+from .device import Device
+
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
+
+# expression node -> BUFFER node holding its value (dies with the expression)
+REALIZED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@dataclass(eq=False)
+class Runner:
+    """One compiled kernel on one device."""
+    device: str
+    name: str
+    ast: Node
+    plan: KernelPlan
+    program: LinearProgram
+    source: str
+    fn: object              # runtime program, None when render-only
+    flops: int
+    bytes_moved: int
+    compile_s: float
+    cache_hit: bool
+
+    def __call__(self, buffers: list[Buffer]) -> float:
+        return self.fn(*[b.handle for b in buffers], global_size=self.program.loops)
+
+    def passes(self) -> dict[str, str]:
+        return {"ast": print_graph(self.ast), "plan": self.plan.describe(),
+                "linear": self.program.print()}
+
+
+_RUNNERS: dict = {}
+_NAMES: dict[str, list] = {}
+
+
+def _unique_name(name: str, key) -> str:
+    """Kernels of the same loop shape but different bodies get n1, n2... (stable per process)."""
+    seen = _NAMES.setdefault(name, [])
+    if key not in seen:
+        seen.append(key)
+    index = seen.index(key)
+    return name if index == 0 else f"{name}n{index}"
+
+
+def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
+    spec = Device[device]
+    plan = KernelPlan.from_ast(ast)
+    if noopt:
+        return plan
+    actions = spec.renderer.supported_actions
+    if beam:
+        from ..codegen.beam import beam_search
+        return beam_search(plan, spec, beam)
+    return plan.apply_all(choose_opts(plan, actions, config.cpu_count()))
+
+
+def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
+                   beam: int | None = None) -> Runner:
+    noopt = bool(config.NOOPT.value) if noopt is None else noopt
+    beam = int(config.BEAM.value) if beam is None else beam
+    key = (device, ast, noopt, beam)
+    if key in _RUNNERS:
+        return _RUNNERS[key]
+    spec = Device[device]
+    plan = choose_plan(device, ast, noopt, beam)
+    name = _unique_name(plan.name, (ast, tuple(plan.opts)))
+    program = linearize(plan, name)
+    source = spec.renderer.render(program)
+    flops, moved = program_cost(program)
+    start = time.perf_counter()
+    fn, hit = None, False
+    if not spec.render_only:
+        library, hit = spec.runtime.compile(source)
+        fn = spec.runtime.load(library, name)
+    compile_s = time.perf_counter() - start
+    GlobalCounters.compile_count += 0 if hit else 1
+    GlobalCounters.compile_time_s += compile_s
+    runner = Runner(device, name, ast, plan, program, source, fn, flops, moved, compile_s, hit)
+    _RUNNERS[key] = runner
+    return runner
+
+
+def _item_device(item) -> str:
+    return Device.canonicalize(item.slots[0].device)
+
+
+def compile_schedule(sched: Schedule) -> list[Runner | None]:
+    """Runners for every kernel of a schedule; kernels not yet compiled build in parallel."""
+    kernels = [(i, item) for i, item in enumerate(sched.items) if item.kind == "kernel"]
+    runners: list[Runner | None] = [None] * len(sched.items)
+    work = [(i, item) for i, item in kernels]
+    if config.PARALLEL_COMPILE.value and len(work) > 1 and config.cpu_count() > 1:
+        noopt, beam = bool(config.NOOPT.value), int(config.BEAM.value)
+        with ThreadPoolExecutor(config.cpu_count()) as pool:
+            done = pool.map(lambda w: compile_kernel(_item_device(w[1]), w[1].ast, noopt, beam),
+                            work)
+            for (i, _), runner in zip(work, done):
+                runners[i] = runner
+    else:
+        for i, item in work:
+            runners[i] = compile_kernel(_item_device(item), item.ast)
+    return runners
+
+
+def _allocate(sched: Schedule) -> dict:
+    buffers = {}
+    for item in sched.items:
+        for slot in item.slots:
+            if id(slot) in buffers:
+                continue
+            if slot.existing is not None:
+                buffers[id(slot)] = slot.existing
+            else:
+                spec = Device[slot.device]
+                buffers[id(slot)] = Buffer(spec.name, ir.prod(slot.shape), slot.dtype,
+                                           spec.allocator)
+    return buffers
+
+
+def _debug_line(index: int, runner: Runner, seconds: float, args: int) -> str:
+    total = GlobalCounters.time_sum_s * 1e3
+    gflops = runner.flops / seconds / 1e9 if seconds else 0.0
+    gbps = runner.bytes_moved / seconds / 1e9 if seconds else 0.0
+    name = runner.plan.colored_name() if config.COLOR.value and sys.stdout.isatty() \
+        else runner.name
+    pad = max(0, 26 - len(runner.name))
+    return (f"*** {runner.device:<7} {index:4d} {name}{' ' * pad} arg {args:2d} "
+            f"mem {GlobalCounters.mem_used / 1e9:6.2f} GB tm {seconds * 1e6:9.2f}us/"
+            f"{total:9.2f}ms ({gflops:9.2f} GFLOPS {gbps:7.2f} GB/s)")
+
+
+def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -> dict:
+    """Execute a schedule; returns slot id -> Buffer."""
+    debug = int(config.DEBUG.value)
+    runners = compile_schedule(sched)
+    buffers = _allocate(sched)
+    for i, item in enumerate(sched.items):
+        bufs = [buffers[id(s)] for s in item.slots]
+        if item.kind == "copy":
+            bufs[0].copyin(bufs[1].numpy())
+            continue
+        runner = runners[i]
+        if debug >= 3:
+            print(f"    opts for {runner.name}: [{', '.join(map(str, runner.plan.opts))}]")
+        if debug >= 4:
+            print(runner.source)
+        if debug >= 5:
+            print(print_graph(runner.ast))
+            print(runner.plan.describe())
+            print(runner.program.print())
+        if runner.fn is None:
+            seconds = 0.0  # render-only device
+        else:
+            seconds = runner(bufs)
+        GlobalCounters.kernel_count += 1
+        GlobalCounters.global_ops += runner.flops
+        GlobalCounters.global_mem += runner.bytes_moved
+        GlobalCounters.time_sum_s += seconds
+        if debug >= 2:
+            print(_debug_line(GlobalCounters.kernel_count, runner, seconds, len(bufs)))
+        if record is not None:
+            record.kernels.append(_kernel_record(runner, i, seconds, bufs))
+        _notify_capture(runner, bufs)
+    return buffers
+
+
+def _kernel_record(runner: Runner, index: int, seconds: float, bufs) -> tracing.KernelRecord:
+    spec = Device[runner.device]
+    language = type(spec.renderer).__name__.replace("Renderer", "")
+    return tracing.KernelRecord(runner.name, runner.device, runner.ast, index,
+                                list(runner.plan.opts), runner.passes(), runner.source, language,
+                                runner.flops, runner.bytes_moved, runner.compile_s,
+                                runner.cache_hit, seconds, [b.nbytes for b in bufs])
+
+
+# TinyJit capture hooks: called with every kernel launch
+_CAPTURE: list = []
+
+
+def _notify_capture(runner: Runner, bufs: list[Buffer]) -> None:
+    for capture in _CAPTURE:
+        capture(runner, bufs)
+
+
+def scheduler_options() -> SchedulerOptions:
+    return SchedulerOptions(fuse=bool(config.FUSE.value))
+
+
+def realize(nodes: list[Node]) -> list[Node]:
+    """Compute every node; returns the BUFFER node that now holds each value."""
+    todo = [n for n in dict.fromkeys(nodes) if n.op is not Op.BUFFER and n not in REALIZED]
+    if todo:
+        sched = schedule(todo, scheduler_options(), realized=REALIZED)
+        debug = int(config.DEBUG.value)
+        if debug >= 1:
+            print(f"scheduled {len(sched.kernels)} kernel(s) for {len(todo)} output(s)")
+        if debug >= 3:
+            print(sched)
+        records = []
+        traces = tracing.active()
+        if traces:
+            forced = tracing.user_frame()
+            records = [tracing.RealizeRecord(todo, sched, forced) for _ in traces]
+            for t, r in zip(traces, records):
+                t.realizes.append(r)
+        buffers = run_schedule(sched, records[0] if records else None)
+        for r in records[1:]:
+            r.kernels = list(records[0].kernels)
+        for node in todo:
+            slot = sched.outputs[node]
+            buf = slot.existing if slot.existing is not None else buffers[id(slot)]
+            if node.op is Op.ASSIGN:
+                buf.version += 1
+            REALIZED[node] = ir.buffer(buf, node.shape, node.dtype, node.device, buf.version)
+    return [n if n.op is Op.BUFFER else REALIZED[n] for n in nodes]

@@ -1,0 +1,93 @@
+"""The Trace: what each stage did, recorded as data while a `with tinylab.trace():` block (or a
+traced notebook cell) runs. The engine appends one RealizeRecord per realize: the graph, the
+line of user code that forced it, the Schedule with its FusionDecisions, and one KernelRecord per
+kernel run (plan, optimization actions, each pass's printout, source, compile and run cost).
+inspection/ turns a Trace into text / JSON / DOT / HTML; widgets/ into live views.
+"""
+from __future__ import annotations
+
+import contextvars
+import os
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+_ACTIVE: contextvars.ContextVar[tuple] = contextvars.ContextVar("tinylab_traces", default=())
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@dataclass
+class KernelRecord:
+    name: str
+    device: str
+    ast: object                 # kernel AST (SINK node)
+    schedule_index: int         # which item of the realize's schedule
+    opts: list
+    passes: dict                # pass name -> printed text ("ast", "plan", "linear", ...)
+    source: str
+    language: str
+    flops: int
+    bytes_moved: int
+    compile_s: float
+    cache_hit: bool
+    run_s: float | None = None
+    buffer_sizes: list = field(default_factory=list)
+
+    @property
+    def gflops(self) -> float | None:
+        return self.flops / self.run_s / 1e9 if self.run_s else None
+
+    @property
+    def gbps(self) -> float | None:
+        return self.bytes_moved / self.run_s / 1e9 if self.run_s else None
+
+
+@dataclass
+class RealizeRecord:
+    outputs: list               # the lazy nodes realized
+    schedule: object            # schedule.Schedule
+    forced_by: str              # "file.py:12  y.numpy()" of the user's code
+    kernels: list = field(default_factory=list)
+    source_lines: dict = field(default_factory=dict)  # lazy node -> user line that built it
+
+
+@dataclass
+class Trace:
+    realizes: list = field(default_factory=list)
+
+    @property
+    def kernels(self) -> list[KernelRecord]:
+        return [k for r in self.realizes for k in r.kernels]
+
+    @property
+    def decisions(self) -> list:
+        return [d for r in self.realizes for d in r.schedule.decisions]
+
+
+def active() -> tuple:
+    return _ACTIVE.get()
+
+
+@contextmanager
+def trace():
+    """Record every realize inside the block: `with tinylab.trace() as t: ...; t.kernels`."""
+    record = Trace()
+    token = _ACTIVE.set(_ACTIVE.get() + (record,))
+    try:
+        yield record
+    finally:
+        _ACTIVE.reset(token)
+
+
+def user_frame(skip_internal: bool = True) -> str:
+    """'file:line  code' of the innermost caller outside the tinylab package."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        inside = os.path.abspath(filename).startswith(_PACKAGE_DIR) and skip_internal
+        if not inside and "contextlib" not in filename:
+            import linecache
+            line = linecache.getline(filename, frame.f_lineno).strip()
+            return f"{os.path.basename(filename)}:{frame.f_lineno}  {line}".rstrip()
+        frame = frame.f_back
+    return "?"

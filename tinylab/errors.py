@@ -1,0 +1,44 @@
+"""Layer 0: the error types tinylab raises. Each subclasses the Python error a user would catch.
+
+Shape and argument errors are raised when an op is built (not when it runs) and name the op and
+the shapes involved; compile errors carry the kernel source and the compiler's message.
+"""
+from __future__ import annotations
+
+
+class TinylabError(Exception):
+    """Base class of every error tinylab raises on purpose."""
+
+
+class ShapeError(TinylabError, ValueError):
+    """Shapes do not fit the op (broadcast, matmul, reshape, axes...)."""
+
+
+class DTypeError(TinylabError, TypeError):
+    """The op does not accept this dtype (e.g. bitwise ops on floats)."""
+
+
+class DeviceError(TinylabError, RuntimeError):
+    """Unknown or unusable device; the message lists those that exist."""
+
+
+class CompileError(TinylabError, RuntimeError):
+    """A kernel failed to compile. `source` is the kernel, `log` the compiler's output."""
+
+    def __init__(self, message: str, source: str = "", log: str = ""):
+        self.source, self.log = source, log
+        numbered = "\n".join(f"{i + 1:4d} | {line}" for i, line in enumerate(source.splitlines()))
+        super().__init__(f"{message}\n--- compiler said ---\n{log.strip()}\n"
+                         f"--- kernel source ---\n{numbered}")
+
+
+class CompilerNotFoundError(TinylabError, RuntimeError):
+    """No C compiler: the message says how to install one."""
+
+
+class JitError(TinylabError, RuntimeError):
+    """A TinyJit rule was broken (shapes changed, .item() inside, ...)."""
+
+
+class IRError(TinylabError, ValueError):
+    """The IR verifier found a malformed node; the message prints the node."""

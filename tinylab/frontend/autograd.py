@@ -1,0 +1,128 @@
+"""Autograd: one rule per primitive op, in one table, each with its math beside it.
+
+A rule takes (grad, node) — the gradient of the loss with respect to `node`'s output and the node
+itself — and returns one gradient per source (None where no gradient flows). `gradients(root,
+targets)` walks the graph backwards applying the rules and summing gradients of shared nodes.
+Rules build IR nodes directly (no Tensor), so the backward graph is as lazy as the forward one.
+"""
+from __future__ import annotations
+
+import math
+
+from ..dtype import dtypes
+from ..ir import node as ir
+from ..ir.node import Node
+from ..ir.ops import Op
+
+
+def _reduce_max_grad(grad: Node, node: Node):
+    # ties share the gradient equally: d max = [x == max] / count(x == max)
+    src = node.src[0]
+    is_max = src.eq(node.expand(src.shape)).cast(src.dtype)
+    count = is_max.sum(node.axes).expand(src.shape)
+    return (is_max * grad.expand(src.shape) / count,)
+
+
+def _max_grad(grad: Node, node: Node):
+    # d max(a, b): 1 to the larger, 1/2 each on a tie
+    a, b = node.src
+    a_wins = b.lt(a).cast(a.dtype) + a.eq(b).cast(a.dtype) * 0.5
+    return (grad * a_wins, grad * (1.0 - a_wins))
+
+
+def _expand_grad(grad: Node, node: Node):
+    # d expand = sum over the axes that were broadcast
+    src = node.src[0]
+    axes = tuple(i for i, (s, n) in enumerate(zip(src.shape, node.shape)) if s != n)
+    return (grad.sum(axes),)
+
+
+def _permute_grad(grad: Node, node: Node):
+    inverse = tuple(sorted(range(len(node.order)), key=lambda i: node.order[i]))
+    return (grad.permute(inverse),)
+
+
+def _pad_grad(grad: Node, node: Node):
+    return (grad.shrink(tuple((b, b + s) for (b, _), s in zip(node.padding, node.src[0].shape))),)
+
+
+def _shrink_grad(grad: Node, node: Node):
+    src = node.src[0]
+    return (grad.pad(tuple((b, s - e) for (b, e), s in zip(node.bounds, src.shape))),)
+
+
+def _cast_grad(grad: Node, node: Node):
+    src = node.src[0]
+    return (grad.cast(src.dtype) if src.dtype.is_float else None,)
+
+
+def _where_grad(grad: Node, node: Node):
+    cond = node.src[0]
+    zero = grad.const_like(0)
+    return (None, cond.where(grad, zero), cond.where(zero, grad))
+
+
+LN2 = math.log(2)
+
+RULES = {
+    Op.NEG: lambda grad, node: (-grad,),                                      # d(-x) = -dx
+    Op.RECIPROCAL: lambda grad, node: (-grad * node * node,),                 # d(1/x) = -1/x² dx
+    Op.SQRT: lambda grad, node: (grad / (node * 2.0),),                       # d√x = dx / 2√x
+    Op.EXP2: lambda grad, node: (grad * node * LN2,),                         # d2^x = 2^x ln2 dx
+    Op.LOG2: lambda grad, node: (grad / (node.src[0] * LN2),),                # dlog2 x = dx / x ln2
+    Op.SIN: lambda grad, node: (grad * alu_sin(node.src[0] + math.pi / 2),),  # d sin = cos dx
+    Op.TRUNC: lambda grad, node: (grad.const_like(0),),                       # piecewise constant
+    Op.CAST: _cast_grad,                                                      # back to the source type
+    Op.ADD: lambda grad, node: (grad, grad),                                  # d(a+b) = da + db
+    Op.MUL: lambda grad, node: (grad * node.src[1], grad * node.src[0]),      # d(ab) = b da + a db
+    Op.MAX: _max_grad,                                                        # to the larger
+    Op.WHERE: _where_grad,                                                    # to the chosen branch
+    Op.REDUCE_SUM: lambda grad, node: (grad.expand(node.src[0].shape),),      # broadcast back
+    Op.REDUCE_MAX: _reduce_max_grad,                                          # to the maxima
+    Op.RESHAPE: lambda grad, node: (grad.reshape(node.src[0].shape),),        # reshape back
+    Op.PERMUTE: _permute_grad,                                                # inverse permutation
+    Op.EXPAND: _expand_grad,                                                  # sum the broadcast
+    Op.PAD: _pad_grad,                                                        # shrink the padding off
+    Op.SHRINK: _shrink_grad,                                                  # pad back with zeros
+    Op.FLIP: lambda grad, node: (grad.flip(node.axes),),                      # flip back
+    Op.CONTIGUOUS: lambda grad, node: (grad,),                                # identity
+    Op.COPY: lambda grad, node: (ir.copy_to(grad, node.src[0].device),),      # copy it back
+    Op.ASSIGN: lambda grad, node: (None, grad),                               # flows to the value
+}
+# no gradient: comparisons, integer and bit ops, BITCAST, DETACH, BUFFER, CONST
+
+
+def alu_sin(x: Node) -> Node:
+    return ir.alu(Op.SIN, x)
+
+
+def _needs_grad(order: list[Node], targets: set[Node]) -> set[Node]:
+    """Nodes that have a target among their sources (gradients only flow along those)."""
+    needed: set[Node] = set()
+    for node in order:
+        if node in targets or any(s in needed for s in node.src):
+            needed.add(node)
+    return needed
+
+
+def gradients(root: Node, root_grad: Node, targets: list[Node]) -> dict[Node, Node]:
+    """d root / d target for every target reachable from root (others are absent)."""
+    order = root.toposort()
+    needed = _needs_grad(order, set(targets))
+    grads: dict[Node, Node] = {root: root_grad}
+    for node in reversed(order):
+        grad = grads.get(node)
+        if grad is None or node not in needed or node.op not in RULES:
+            continue
+        if not node.dtype.is_float and node.op is not Op.CAST:
+            continue
+        for src, src_grad in zip(node.src, RULES[node.op](grad, node)):
+            if src_grad is None or src not in needed or not src.dtype.is_float:
+                continue
+            grads[src] = grads[src] + src_grad if src in grads else src_grad
+    return grads
+
+
+def ones_like(node: Node) -> Node:
+    return ir.const(1, node.dtype if node.dtype.is_float else dtypes.float32, node.shape,
+                    node.device)

@@ -1,0 +1,466 @@
+"""Elementwise methods: arithmetic with PyTorch's promotion and broadcasting, math functions,
+activations, comparisons, logical and bitwise ops, casts. Each lowers to a few primitive ALU
+ops (exp is EXP2 of a scaled input, tanh comes from sigmoid...), so the scheduler can fuse them.
+Mixed into Tensor (frontend/tensor.py).
+"""
+from __future__ import annotations
+
+import math
+
+from ..dtype import dtypes
+from ..errors import DTypeError
+from ..ir import node as ir
+from ..ir.ops import Op
+
+LOG2_E = 1 / math.log(2)
+LN_2 = math.log(2)
+
+
+class ElementwiseMixin:
+    __slots__ = ()
+
+    # ---- helpers ----
+    def _unary(self, op: Op):
+        x = self if self.dtype.is_float else self.cast(dtypes.default_float)
+        return x._wrap(ir.alu(op, x.node))
+
+    def _float_operands(self, other, name: str, reverse: bool = False):
+        a, b = self._operands(other, name, reverse)
+        if not a.dtype.is_float:
+            a, b = a.cast(dtypes.default_float), b.cast(dtypes.default_float)
+        return a, b
+
+    def _integer_only(self, name: str):
+        if self.dtype.is_float:
+            raise DTypeError(f"{name}: needs integer or bool tensors, got {self.dtype.name}")
+
+    # ---- arithmetic ----
+    def add(self, other, reverse: bool = False):
+        return self._binary(Op.ADD, other, "add", reverse)
+
+    def sub(self, other, reverse: bool = False):
+        a, b = self._operands(other, "sub", reverse)
+        if a.dtype.is_bool:
+            raise DTypeError("sub: subtraction of bool tensors is not supported; use ^ or "
+                             "logical_xor")
+        return a._wrap(ir.alu(Op.ADD, a.node, ir.alu(Op.NEG, b.node)))
+
+    def mul(self, other, reverse: bool = False):
+        return self._binary(Op.MUL, other, "mul", reverse)
+
+    def div(self, other, reverse: bool = False, rounding_mode: str | None = None):
+        if rounding_mode == "floor":
+            return self.floordiv(other, reverse)
+        if rounding_mode == "trunc":
+            a, b = self._operands(other, "div", reverse)
+            if a.dtype.is_float:
+                return (a / b).trunc()
+            return a._wrap(ir.alu(Op.IDIV, a.node, b.node))
+        a, b = self._float_operands(other, "div", reverse)
+        return a._wrap(ir.alu(Op.MUL, a.node, ir.alu(Op.RECIPROCAL, b.node)))
+
+    def floordiv(self, other, reverse: bool = False):
+        """Floor division (Python / PyTorch semantics)."""
+        a, b = self._operands(other, "floordiv", reverse)
+        if a.dtype.is_float:
+            return (a / b).floor()
+        q = a._wrap(ir.alu(Op.IDIV, a.node, b.node))
+        if a.dtype.is_unsigned or a.dtype.is_bool:
+            return q
+        r = a._wrap(ir.alu(Op.MOD, a.node, b.node))
+        adjust = (r != 0) & ((r < 0) != (b < 0))
+        return q - adjust.cast(q.dtype)
+
+    def mod(self, other, reverse: bool = False):
+        """Remainder with the divisor's sign (Python % and torch.remainder)."""
+        a, b = self._operands(other, "mod", reverse)
+        if a.dtype.is_float:
+            return a - b * (a / b).floor()
+        r = a._wrap(ir.alu(Op.MOD, a.node, b.node))
+        if a.dtype.is_unsigned or a.dtype.is_bool:
+            return r
+        fix = (r != 0) & ((r < 0) != (b < 0))
+        return fix.where(r + b, r)
+
+    def fmod(self, other):
+        a, b = self._operands(other, "fmod")
+        if a.dtype.is_float:
+            return a - b * (a / b).trunc()
+        return a._wrap(ir.alu(Op.MOD, a.node, b.node))
+
+    def neg(self):
+        if self.dtype.is_bool:
+            raise DTypeError("neg: negation of a bool tensor is not supported; use logical_not")
+        return self._wrap(ir.alu(Op.NEG, self.node))
+
+    def pow(self, exponent, reverse: bool = False):
+        if reverse:
+            a, b = self._operands(exponent, "pow", True)
+            return a.pow(b)
+        if isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
+            special = self._pow_scalar(exponent)
+            if special is not None:
+                return special
+        base, exp = self._float_operands(exponent, "pow")
+        out = (exp * base.abs().log2()).exp2()
+        is_int_exp = exp == exp.trunc()
+        odd = is_int_exp & ((exp.abs() % 2) == 1)
+        negative = base < 0
+        out = negative.where(is_int_exp.where(odd.where(-out, out), math.nan), out)
+        out = (base == 0).where((exp == 0).where(1.0, (exp < 0).where(math.inf, 0.0)), out)
+        if not self.dtype.is_float and (not hasattr(exponent, "dtype") or
+                                        not exponent.dtype.is_float) and \
+                not isinstance(exponent, float):
+            return out.round().cast(self.dtype)
+        return out
+
+    def _pow_scalar(self, exponent):
+        if exponent == 0:
+            return self.ones_like() if self.dtype.is_float else self.ones_like(dtype=self.dtype)
+        if exponent == 1:
+            return self + 0 if not self.dtype.is_bool else self
+        if exponent == 0.5 and self.dtype.is_float:
+            return self.sqrt()
+        if isinstance(exponent, int) or float(exponent).is_integer():
+            n = int(exponent)
+            if abs(n) <= 16:
+                result, base, k = None, self, abs(n)
+                while k:
+                    if k & 1:
+                        result = base if result is None else result * base
+                    k >>= 1
+                    if k:
+                        base = base * base
+                if n < 0:
+                    return result.reciprocal() if self.dtype.is_float else None
+                return result
+        return None
+
+    def reciprocal(self):
+        return self._unary(Op.RECIPROCAL)
+
+    def sqrt(self):
+        return self._unary(Op.SQRT)
+
+    def rsqrt(self):
+        return self.sqrt().reciprocal()
+
+    def exp(self):
+        x = self if self.dtype.is_float else self.cast(dtypes.default_float)
+        return (x * LOG2_E)._unary(Op.EXP2)
+
+    def exp2(self):
+        return self._unary(Op.EXP2)
+
+    def log(self):
+        return self._unary(Op.LOG2) * LN_2
+
+    def log2(self):
+        return self._unary(Op.LOG2)
+
+    def log10(self):
+        return self.log2() * (LN_2 / math.log(10))
+
+    def log1p(self):
+        return (self + 1).log()
+
+    def expm1(self):
+        return self.exp() - 1
+
+    def sin(self):
+        return self._unary(Op.SIN)
+
+    def cos(self):
+        x = self if self.dtype.is_float else self.cast(dtypes.default_float)
+        return (math.pi / 2 - x).sin()
+
+    def tan(self):
+        return self.sin() / self.cos()
+
+    def asin(self):
+        # asin x = atan(x / sqrt(1 - x²))
+        return (self / (1 - self * self).sqrt()).atan()
+
+    def acos(self):
+        return math.pi / 2 - self.asin()
+
+    def atan(self):
+        # atan for |x| > 1 via pi/2 - atan(1/x); minimax-like odd polynomial on [-1, 1]
+        x = self if self.dtype.is_float else self.cast(dtypes.default_float)
+        big = x.abs() > 1
+        t = big.where(x.reciprocal(), x)
+        t2 = t * t
+        p = t * (0.99997726 + t2 * (-0.33262347 + t2 * (0.19354346 + t2 * (
+            -0.11643287 + t2 * (0.05265332 + t2 * -0.01172120)))))
+        sign = (x > 0).where(1.0, -1.0)
+        return big.where(sign * (math.pi / 2) - p, p)
+
+    def sinh(self):
+        return (self.exp() - (-self).exp()) / 2
+
+    def cosh(self):
+        return (self.exp() + (-self).exp()) / 2
+
+    def tanh(self):
+        return 2.0 * (2.0 * self).sigmoid() - 1.0
+
+    def asinh(self):
+        return (self + (self * self + 1).sqrt()).log()
+
+    def acosh(self):
+        return (self + (self * self - 1).sqrt()).log()
+
+    def atanh(self):
+        return ((1 + self) / (1 - self)).log() / 2
+
+    def erf(self):
+        # Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7)
+        x = self.abs()
+        t = 1.0 / (1.0 + 0.3275911 * x)
+        y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t
+                   + 0.254829592) * t * (-x * x).exp()
+        return self.sign() * y
+
+    def abs(self):
+        if self.dtype.is_bool:
+            return self
+        if self.dtype.is_float:
+            return self.relu() + (-self).relu()
+        if self.dtype.is_unsigned:
+            return self
+        return (self < 0).where(-self, self)
+
+    def sign(self):
+        if self.dtype.is_bool:
+            return self
+        positive = (self > 0).cast(self.dtype)
+        negative = (self < 0).cast(self.dtype)
+        out = positive - negative
+        return (self != self).where(self, out) if self.dtype.is_float else out
+
+    def trunc(self):
+        return self._unary(Op.TRUNC) if self.dtype.is_float else self
+
+    def floor(self):
+        if not self.dtype.is_float:
+            return self
+        t = self.trunc()
+        return (self < t).where(t - 1, t)
+
+    def ceil(self):
+        if not self.dtype.is_float:
+            return self
+        t = self.trunc()
+        return (self > t).where(t + 1, t)
+
+    def round(self, decimals: int = 0):
+        """Round half to even, like PyTorch."""
+        if not self.dtype.is_float:
+            return self
+        if decimals:
+            scale = 10.0 ** decimals
+            return (self * scale).round() / scale
+        below = self.floor()
+        frac = self - below
+        even = (below * 0.5).floor() * 2 == below
+        up = (frac > 0.5) | ((frac == 0.5) & ~even)
+        return up.where(below + 1, below)
+
+    def frac(self):
+        return self - self.trunc()
+
+    def clip(self, min_=None, max_=None):
+        if min_ is None and max_ is None:
+            raise ValueError("clip: give at least one of min_ and max_")
+        x = self
+        if min_ is not None:
+            x = x.maximum(min_)
+        if max_ is not None:
+            x = x.minimum(max_)
+        return x
+
+    clamp = clip
+
+    def maximum(self, other):
+        a, b = self._operands(other, "maximum")
+        return a._wrap(ir.alu(Op.MAX, a.node, b.node))
+
+    def minimum(self, other):
+        a, b = self._operands(other, "minimum")
+        if a.dtype.is_float:
+            return -((-a).maximum(-b))
+        return (a < b).where(a, b)
+
+    def lerp(self, end, weight):
+        return self + (end - self) * weight
+
+    # ---- activations ----
+    def relu(self):
+        # where keeps NaN (like PyTorch) and gives 0 gradient at 0
+        return (self > 0).where(self, (self != self).where(self, 0))
+
+    def relu6(self):
+        return self.relu().minimum(6)
+
+    def leaky_relu(self, neg_slope: float = 0.01):
+        return (self > 0).where(self, self * neg_slope)
+
+    def elu(self, alpha: float = 1.0):
+        return (self > 0).where(self, alpha * (self.exp() - 1))
+
+    def celu(self, alpha: float = 1.0):
+        return self.maximum(0) + (self / alpha).exp().sub(1).mul(alpha).minimum(0)
+
+    def selu(self, alpha: float = 1.67326, gamma: float = 1.0507):
+        return gamma * (self > 0).where(self, alpha * (self.exp() - 1))
+
+    def sigmoid(self):
+        x = self if self.dtype.is_float else self.cast(dtypes.default_float)
+        return (1 + (x * -LOG2_E)._unary(Op.EXP2)).reciprocal()
+
+    def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5):
+        return (alpha * self + beta).relu().minimum(1)
+
+    def hardswish(self):
+        return self * (self + 3).relu6() * (1 / 6)
+
+    def hardtanh(self, min_val: float = -1.0, max_val: float = 1.0):
+        return self.clip(min_val, max_val)
+
+    def gelu(self):
+        return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self ** 3)).tanh())
+
+    def quick_gelu(self):
+        return self * (self * 1.702).sigmoid()
+
+    def silu(self):
+        return self * self.sigmoid()
+
+    swish = silu
+
+    def mish(self):
+        return self * self.softplus().tanh()
+
+    def softplus(self, beta: float = 1.0, threshold: float = 20.0):
+        scaled = self * beta
+        soft = (1 + scaled.exp()).log() / beta
+        return (scaled > threshold).where(self, soft)
+
+    def softsign(self):
+        return self / (1 + self.abs())
+
+    def logsigmoid(self):
+        return -(-self).softplus()
+
+    # ---- logic ----
+    def logical_not(self):
+        if self.dtype.is_bool:
+            return self._wrap(ir.alu(Op.NEG, self.node))
+        return self == 0
+
+    def logical_and(self, other):
+        return self.bool().bitwise_and(other.bool() if hasattr(other, "bool") else bool(other))
+
+    def logical_or(self, other):
+        return self.bool().bitwise_or(other.bool() if hasattr(other, "bool") else bool(other))
+
+    def logical_xor(self, other):
+        return self.bool().bitwise_xor(other.bool() if hasattr(other, "bool") else bool(other))
+
+    def bitwise_and(self, other, reverse: bool = False):
+        self._integer_only("bitwise_and")
+        return self._bitwise(Op.AND, other, "bitwise_and", reverse)
+
+    def bitwise_or(self, other, reverse: bool = False):
+        self._integer_only("bitwise_or")
+        return self._bitwise(Op.OR, other, "bitwise_or", reverse)
+
+    def bitwise_xor(self, other, reverse: bool = False):
+        self._integer_only("bitwise_xor")
+        return self._bitwise(Op.XOR, other, "bitwise_xor", reverse)
+
+    def _bitwise(self, op: Op, other, name: str, reverse: bool):
+        if hasattr(other, "dtype") and other.dtype.is_float:
+            raise DTypeError(f"{name}: needs integer or bool tensors, got {other.dtype.name}")
+        if isinstance(other, float):
+            raise DTypeError(f"{name}: needs integer or bool operands, got float {other}")
+        return self._binary(op, other, name, reverse)
+
+    def bitwise_not(self):
+        self._integer_only("bitwise_not")
+        if self.dtype.is_bool:
+            return self.logical_not()
+        return self._wrap(ir.alu(Op.XOR, self.node, self.node.const_like(-1)))
+
+    def lshift(self, bits):
+        self._integer_only("lshift")
+        a, b = self._operands(bits, "lshift")
+        return a._wrap(ir.alu(Op.SHL, a.node, b.node))
+
+    def rshift(self, bits):
+        self._integer_only("rshift")
+        a, b = self._operands(bits, "rshift")
+        return a._wrap(ir.alu(Op.SHR, a.node, b.node))
+
+    def isnan(self):
+        return self != self if self.dtype.is_float else self.full_like(False, dtype=dtypes.bool)
+
+    def isinf(self):
+        return self.abs() == math.inf if self.dtype.is_float else \
+            self.full_like(False, dtype=dtypes.bool)
+
+    def isfinite(self):
+        return (self.isnan() | self.isinf()).logical_not()
+
+    def where(self, x, y):
+        cond = self if self.dtype.is_bool else self != 0
+        if not hasattr(x, "node"):
+            x = cond._const(x, _value_dtype(x, y), ())
+        if not hasattr(y, "node"):
+            y = cond._const(y, _value_dtype(y, x), ())
+        x, y = x._operands(y, "where")
+        from .tensor import broadcast_shape
+        shape = broadcast_shape(cond.shape, x.shape, op="where")
+        cond, x, y = (cond._broadcast_to(shape, "where"), x._broadcast_to(shape, "where"),
+                      y._broadcast_to(shape, "where"))
+        return x._wrap(ir.alu(Op.WHERE, cond.node, x.node, y.node))
+
+    def masked_fill(self, mask, value):
+        return mask.where(value, self)
+
+    # ---- casts ----
+    def cast(self, dtype):
+        dtype = dtypes.from_any(dtype)
+        return self._wrap(ir.cast(self.node, dtype))
+
+    def bitcast(self, dtype):
+        dtype = dtypes.from_any(dtype)
+        if dtype.itemsize != self.dtype.itemsize:
+            raise DTypeError(f"bitcast: {self.dtype.name} and {dtype.name} differ in size")
+        return self._wrap(ir.cast(self.node, dtype, bitcast=True))
+
+    def float(self):
+        return self.cast(dtypes.float32)
+
+    def half(self):
+        return self.cast(dtypes.float16)
+
+    def double(self):
+        return self.cast(dtypes.float64)
+
+    def int(self):
+        return self.cast(dtypes.int32)
+
+    def long(self):
+        return self.cast(dtypes.int64)
+
+    def bool(self):
+        return self.cast(dtypes.bool)
+
+
+def _value_dtype(value, other):
+    """dtype for a Python scalar branch of where(), given the other branch."""
+    if hasattr(other, "dtype"):
+        from ..dtype import result_dtype
+        return result_dtype(other.dtype, value)
+    return dtypes.of_python(value) if not isinstance(other, float) else dtypes.default_float

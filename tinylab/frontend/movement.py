@@ -1,0 +1,353 @@
+"""Movement methods: reshape/view, permute, expand, pad, shrink, flip and everything built from
+them (transpose, flatten, squeeze, repeat, cat, stack, split, roll, slicing, sliding windows).
+None of them copies data: they build movement nodes that the scheduler turns into views.
+Mixed into Tensor (frontend/tensor.py); errors name the op and the shapes.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from ..errors import ShapeError
+
+
+def _ints(args, op: str) -> tuple:
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    return tuple(args)
+
+
+class MovementMixin:
+    __slots__ = ()
+
+    # ---- the primitives ----
+    def reshape(self, shape, *args):
+        shape = _ints((shape,) + args, "reshape") if not isinstance(shape, (tuple, list)) or args \
+            else tuple(shape)
+        shape = tuple(self.shape[i] if s is None else s for i, s in enumerate(shape))
+        unknown = [i for i, s in enumerate(shape) if s == -1]
+        if len(unknown) > 1:
+            raise ShapeError(f"reshape: only one dimension can be -1, got {shape}")
+        if any(not isinstance(s, int) or s < -1 for s in shape):
+            raise ShapeError(f"reshape: invalid shape {shape}")
+        if unknown:
+            known = math.prod(s for s in shape if s != -1)
+            if known == 0 or self.numel() % known:
+                raise ShapeError(f"reshape: cannot reshape {self.shape} ({self.numel()} "
+                                 f"elements) to {shape}")
+            shape = tuple(self.numel() // known if s == -1 else s for s in shape)
+        if math.prod(shape) != self.numel():
+            raise ShapeError(f"reshape: cannot reshape {self.shape} ({self.numel()} elements) "
+                             f"to {shape} ({math.prod(shape)} elements)")
+        return self._wrap(self.node.reshape(shape))
+
+    def view(self, shape, *args):
+        return self.reshape(shape, *args)
+
+    def permute(self, order, *args):
+        order = _ints((order,) + args, "permute") if not isinstance(order, (tuple, list)) or args \
+            else tuple(order)
+        if len(order) != self.ndim:
+            raise ShapeError(f"permute: order {order} has {len(order)} axes, tensor has "
+                             f"{self.ndim} (shape {self.shape})")
+        order = tuple(self._axis(a, "permute") for a in order)
+        if sorted(order) != list(range(self.ndim)):
+            raise ShapeError(f"permute: {order} is not a permutation of the axes of {self.shape}")
+        return self._wrap(self.node.permute(order))
+
+    def expand(self, shape, *args):
+        shape = _ints((shape,) + args, "expand") if not isinstance(shape, (tuple, list)) or args \
+            else tuple(shape)
+        if len(shape) < self.ndim:
+            raise ShapeError(f"expand: target {shape} has fewer dimensions than {self.shape}")
+        padded = (1,) * (len(shape) - self.ndim) + self.shape
+        target = tuple(p if s == -1 else s for s, p in zip(shape, padded))
+        for s, p in zip(target, padded):
+            if p != s and p != 1:
+                raise ShapeError(f"expand: cannot expand {self.shape} to {shape} (only size-1 "
+                                 f"dimensions can grow)")
+        return self._wrap(self.node.reshape(padded).expand(target))
+
+    def pad(self, padding, mode: str = "constant", value: float = 0.0):
+        """padding: ((before, after), ...) per dim (None = no pad), or PyTorch's flat
+        (left, right, top, bottom, ...) starting from the last dim. Negative pads crop."""
+        pairs = self._pad_pairs(padding)
+        if mode not in ("constant", "reflect", "replicate", "circular"):
+            raise ValueError(f"pad: unknown mode {mode!r}; use constant, reflect, replicate or "
+                             f"circular")
+        if mode != "constant":
+            return self._pad_mode(pairs, mode)
+        crop = tuple((-min(b, 0), s + min(a, 0)) for (b, a), s in zip(pairs, self.shape))
+        x = self.shrink(crop) if any(b < 0 or a < 0 for b, a in pairs) else self
+        grow = tuple((max(b, 0), max(a, 0)) for b, a in pairs)
+        out = x._wrap(x.node.pad(grow))
+        if value != 0 and any(b or a for b, a in grow):
+            inside = type(self).ones(*x.shape, dtype="bool", device=self.device).pad(grow)
+            out = inside.where(out, value)
+        return out
+
+    def _pad_pairs(self, padding) -> tuple:
+        padding = tuple(padding)
+        if padding and all(isinstance(p, int) for p in padding):
+            if len(padding) % 2 or len(padding) // 2 > self.ndim:
+                raise ShapeError(f"pad: flat padding {padding} needs an even length of at most "
+                                 f"2*ndim={2 * self.ndim} for shape {self.shape}")
+            pairs = [(0, 0)] * self.ndim
+            for k in range(len(padding) // 2):
+                pairs[self.ndim - 1 - k] = (padding[2 * k], padding[2 * k + 1])
+            return tuple(pairs)
+        if len(padding) != self.ndim:
+            raise ShapeError(f"pad: {len(padding)} (before, after) pairs for a tensor of "
+                             f"{self.ndim} dims (shape {self.shape})")
+        pairs = tuple((0, 0) if p is None else tuple(p) for p in padding)
+        for (b, a), s in zip(pairs, self.shape):
+            if s + b + a < 0 or -b > s or -a > s:
+                raise ShapeError(f"pad: padding {pairs} crops more than shape {self.shape} has")
+        return pairs
+
+    def _pad_mode(self, pairs, mode: str):
+        x = self
+        for axis, (before, after) in enumerate(pairs):
+            if not before and not after:
+                continue
+            size = x.shape[axis]
+            if before < 0 or after < 0:
+                raise ShapeError(f"pad: mode {mode} needs non-negative padding, got {pairs}")
+            if mode == "reflect" and (before >= size or after >= size):
+                raise ShapeError(f"pad: reflect padding {(before, after)} must be smaller than "
+                                 f"the dimension size {size} (axis {axis})")
+            parts = []
+            if before:
+                parts.append(_edge(x, axis, mode, before, at_start=True))
+            parts.append(x)
+            if after:
+                parts.append(_edge(x, axis, mode, after, at_start=False))
+            x = parts[0].cat(*parts[1:], dim=axis)
+        return x
+
+    def shrink(self, bounds):
+        bounds = tuple((0, s) if b is None else tuple(b) for b, s in zip(bounds, self.shape))
+        if len(bounds) != self.ndim:
+            raise ShapeError(f"shrink: {len(bounds)} bounds for shape {self.shape}")
+        for (b, e), s in zip(bounds, self.shape):
+            if not 0 <= b <= e <= s:
+                raise ShapeError(f"shrink: bounds {bounds} do not fit shape {self.shape}")
+        return self._wrap(self.node.shrink(bounds))
+
+    def flip(self, axis, *args):
+        axes = _ints((axis,) + args, "flip") if not isinstance(axis, (tuple, list)) or args \
+            else tuple(axis)
+        axes = tuple(self._axis(a, "flip") for a in axes)
+        if len(set(axes)) != len(axes):
+            raise ShapeError(f"flip: repeated axis in {axes}")
+        return self._wrap(self.node.flip(axes))
+
+    # ---- derived ----
+    def transpose(self, dim0: int = 1, dim1: int = 0):
+        order = list(range(self.ndim))
+        a, b = self._axis(dim0, "transpose"), self._axis(dim1, "transpose")
+        order[a], order[b] = order[b], order[a]
+        return self.permute(order)
+
+    @property
+    def T(self):  # noqa: N802
+        return self.permute(tuple(reversed(range(self.ndim))))
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1):
+        if self.ndim == 0:
+            return self.reshape(1)
+        start, end = self._axis(start_dim, "flatten"), self._axis(end_dim, "flatten")
+        if start > end:
+            raise ShapeError(f"flatten: start_dim {start_dim} is after end_dim {end_dim}")
+        merged = math.prod(self.shape[start:end + 1])
+        return self.reshape(self.shape[:start] + (merged,) + self.shape[end + 1:])
+
+    def unflatten(self, dim: int, sizes: Sequence[int]):
+        axis = self._axis(dim, "unflatten")
+        return self.reshape(self.shape[:axis] + tuple(sizes) + self.shape[axis + 1:])
+
+    def squeeze(self, dim: int | None = None):
+        if dim is None:
+            return self.reshape(tuple(s for s in self.shape if s != 1))
+        axis = self._axis(dim, "squeeze")
+        if self.ndim == 0 or self.shape[axis] != 1:
+            return self
+        return self.reshape(self.shape[:axis] + self.shape[axis + 1:])
+
+    def unsqueeze(self, dim: int):
+        axis = self._axis(dim, "unsqueeze", self.ndim + 1)
+        return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
+
+    def repeat(self, repeats, *args):
+        repeats = _ints((repeats,) + args, "repeat") if not isinstance(repeats, (tuple, list)) \
+            or args else tuple(repeats)
+        if len(repeats) < self.ndim:
+            raise ShapeError(f"repeat: {len(repeats)} repeats for {self.ndim} dims")
+        base = (1,) * (len(repeats) - self.ndim) + self.shape
+        x = self.reshape(base)
+        inter = tuple(v for s in base for v in (1, s))
+        expanded = tuple(v for r, s in zip(repeats, base) for v in (r, s))
+        return x.reshape(inter).expand(expanded).reshape(tuple(r * s for r, s in
+                                                               zip(repeats, base)))
+
+    def repeat_interleave(self, repeats: int, dim: int | None = None):
+        x = self.flatten() if dim is None else self
+        axis = 0 if dim is None else self._axis(dim, "repeat_interleave")
+        shape = x.shape
+        x = x.reshape(shape[:axis + 1] + (1,) + shape[axis + 1:])
+        x = x.expand(shape[:axis + 1] + (repeats,) + shape[axis + 1:])
+        return x.reshape(shape[:axis] + (shape[axis] * repeats,) + shape[axis + 1:])
+
+    def cat(self, *others, dim: int = 0):
+        tensors = [self, *others]
+        axis = self._axis(dim, "cat")
+        for t in tensors[1:]:
+            if t.ndim != self.ndim or any(a != b for i, (a, b) in
+                                          enumerate(zip(t.shape, self.shape)) if i != axis):
+                raise ShapeError(f"cat: shapes {[x.shape for x in tensors]} differ outside "
+                                 f"dim {dim}")
+        dtype = tensors[0].dtype
+        for t in tensors[1:]:
+            from ..dtype import promote
+            dtype = promote(dtype, t.dtype)
+        total = sum(t.shape[axis] for t in tensors)
+        out, offset = None, 0
+        for t in tensors:
+            t = t.cast(dtype)
+            pads = [(0, 0)] * self.ndim
+            pads[axis] = (offset, total - offset - t.shape[axis])
+            piece = t.pad(tuple(pads))
+            out = piece if out is None else out + piece
+            offset += t.shape[axis]
+        return out
+
+    def stack(self, *others, dim: int = 0):
+        tensors = [self, *others]
+        for t in tensors[1:]:
+            if t.shape != self.shape:
+                raise ShapeError(f"stack: all shapes must match, got {[x.shape for x in tensors]}")
+        axis = self._axis(dim, "stack", self.ndim + 1)
+        return tensors[0].unsqueeze(axis).cat(*[t.unsqueeze(axis) for t in tensors[1:]], dim=axis)
+
+    def split(self, sizes, dim: int = 0):
+        axis = self._axis(dim, "split")
+        size = self.shape[axis]
+        if isinstance(sizes, int):
+            if sizes <= 0:
+                raise ValueError(f"split: split size must be positive, got {sizes}")
+            sizes = [min(sizes, size - i) for i in range(0, size, sizes)] or [0]
+        if sum(sizes) != size:
+            raise ShapeError(f"split: sizes {list(sizes)} do not add up to {size} (dim {dim})")
+        out, start = [], 0
+        for s in sizes:
+            bounds = [(0, n) for n in self.shape]
+            bounds[axis] = (start, start + s)
+            out.append(self.shrink(tuple(bounds)))
+            start += s
+        return out
+
+    def chunk(self, chunks: int, dim: int = 0):
+        if chunks <= 0:
+            raise ValueError(f"chunk: chunks must be positive, got {chunks}")
+        size = self.shape[self._axis(dim, "chunk")]
+        return self.split(max(1, math.ceil(size / chunks)), dim)
+
+    def roll(self, shifts, dims=None):
+        if dims is None:
+            return self.flatten().roll(shifts, 0).reshape(self.shape)
+        shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+        dims = (dims,) if isinstance(dims, int) else tuple(dims)
+        x = self
+        for shift, dim in zip(shifts, dims):
+            axis = self._axis(dim, "roll")
+            size = x.shape[axis]
+            if size == 0:
+                continue
+            shift %= size
+            if shift:
+                head, tail = x.split([size - shift, shift], axis)
+                x = tail.cat(head, dim=axis)
+        return x
+
+    # ---- sliding windows ----
+    def _pool(self, kernel: Sequence[int], stride=1, dilation=1):
+        """Windows over the last len(kernel) dims: (..., *spatial) -> (..., *out, *kernel),
+        built from expand + reshape + shrink only (no copies; the scheduler sees views)."""
+        n = len(kernel)
+        strides = (stride,) * n if isinstance(stride, int) else tuple(stride)
+        dilations = (dilation,) * n if isinstance(dilation, int) else tuple(dilation)
+        spatial = self.shape[-n:]
+        for i, k, s, d in zip(spatial, kernel, strides, dilations):
+            if d * (k - 1) + 1 > i:
+                raise ShapeError(f"pool: window {tuple(kernel)} (dilation {dilations}) does not "
+                                 f"fit input {spatial}")
+            if s < 1 or d < 1:
+                raise ShapeError(f"pool: stride and dilation must be >= 1, got {strides}, "
+                                 f"{dilations}")
+        x = self
+        batch = self.ndim - n
+        for j in range(n):  # window one spatial axis at a time (always the last one)
+            i, k, s, d = spatial[-1 - j], kernel[-1 - j], strides[-1 - j], dilations[-1 - j]
+            x = _window_last(x, i, k, s, d)
+            x = x.permute(_rotate_axes(x.ndim, batch, n, j))
+        # now (..., O_1, k_1, O_2, k_2, ...) -> (..., O_1..O_n, k_1..k_n)
+        outs = [batch + 2 * a for a in range(n)]
+        ks = [batch + 2 * a + 1 for a in range(n)]
+        return x.permute(tuple(range(batch)) + tuple(outs) + tuple(ks))
+
+    # ---- indexing ----
+    def __getitem__(self, index):
+        from .indexing import getitem
+        return getitem(self, index)
+
+    def __setitem__(self, index, value):
+        from .indexing import setitem
+        setitem(self, index, value)
+
+
+def _window_last(x, i: int, k: int, s: int, d: int):
+    """Windows over the last axis: (..., i) -> (..., O, k) with x[..., o*s + kk*d]."""
+    lead = x.shape[:-1]
+    out = (i - d * (k - 1) - 1) // s + 1
+    repeats = math.ceil(k * (i + d) / i)
+    y = x.reshape(lead + (1, i)).expand(lead + (repeats, i)).reshape(lead + (repeats * i,))
+    y = y.shrink(tuple((0, n) for n in lead) + ((0, k * (i + d)),)).reshape(lead + (k, i + d))
+    if out * s > i + d:
+        y = y.pad(tuple((0, 0) for _ in lead) + ((0, 0), (0, out * s - (i + d))))
+    y = y.shrink(tuple((0, n) for n in lead) + ((0, k), (0, out * s)))
+    y = y.reshape(lead + (k, out, s)).shrink(tuple((0, n) for n in lead) +
+                                              ((0, k), (0, out), (0, 1)))
+    return y.reshape(lead + (k, out)).permute(tuple(range(len(lead))) +
+                                              (len(lead) + 1, len(lead)))
+
+
+def _rotate_axes(ndim: int, batch: int, n: int, j: int) -> tuple:
+    """Layout before windowing step j: (batch, j done (O, k) pairs, unwindowed spatial axes);
+    after it the new (O, k) pair is last. Move it in front of the done pairs (keeping spatial
+    order) so the next unwindowed axis is last again."""
+    remaining = n - 1 - j
+    axes = list(range(ndim))
+    head = axes[:batch]
+    done = axes[batch:batch + 2 * j]
+    rest = axes[batch + 2 * j:batch + 2 * j + remaining]
+    new_pair = axes[batch + 2 * j + remaining:]
+    return tuple(head + new_pair + done + rest)
+
+
+def _edge(x, axis: int, mode: str, width: int, at_start: bool):
+    size = x.shape[axis]
+    bounds = [(0, n) for n in x.shape]
+    if mode == "replicate":
+        bounds[axis] = (0, 1) if at_start else (size - 1, size)
+        piece = x.shrink(tuple(bounds))
+        reps = [1] * x.ndim
+        reps[axis] = width
+        return piece.repeat(reps)
+    if mode == "circular":
+        if width > size:
+            raise ShapeError(f"pad: circular padding {width} is larger than the size {size}")
+        bounds[axis] = (size - width, size) if at_start else (0, width)
+        return x.shrink(tuple(bounds))
+    bounds[axis] = (1, width + 1) if at_start else (size - 1 - width, size - 1)
+    return x.shrink(tuple(bounds)).flip(axis)
+

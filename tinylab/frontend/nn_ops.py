@@ -1,0 +1,290 @@
+"""Neural-network functional methods: matmul/linear, convolutions and pooling from sliding-window
+views, normalization, dropout, one_hot and the losses. All composites of the primitive ops:
+a matmul is broadcast MUL + SUM, a conv2d is pad + windows + MUL + SUM.
+Mixed into Tensor (frontend/tensor.py).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+from ..dtype import dtypes, promote
+from ..errors import ShapeError
+
+
+def _pair(value, n: int, name: str) -> tuple:
+    if isinstance(value, int):
+        return (value,) * n
+    value = tuple(value)
+    if len(value) != n:
+        raise ShapeError(f"{name}: expected an int or {n} values, got {value}")
+    return value
+
+
+class NNMixin:
+    __slots__ = ()
+
+    # ---- linear algebra ----
+    def matmul(self, other, reverse: bool = False):
+        a, b = (other, self) if reverse else (self, other)
+        if not hasattr(a, "node") or not hasattr(b, "node"):
+            raise TypeError("matmul: both operands must be tensors")
+        if a.ndim == 0 or b.ndim == 0:
+            raise ShapeError(f"matmul: both operands need at least 1 dimension, got shapes "
+                             f"{a.shape} and {b.shape}")
+        x = a.unsqueeze(0) if a.ndim == 1 else a
+        w = b.unsqueeze(-1) if b.ndim == 1 else b
+        if x.shape[-1] != w.shape[-2]:
+            raise ShapeError(f"matmul: shapes {a.shape} and {b.shape} do not align "
+                             f"({x.shape[-1]} != {w.shape[-2]})")
+        dtype = promote(x.dtype, w.dtype)
+        x, w = x.cast(dtype), w.cast(dtype)
+        product = x.unsqueeze(-2) * w.transpose(-1, -2).unsqueeze(-3)
+        out = product.sum(-1)
+        if a.ndim == 1:
+            out = out.squeeze(-2)
+        if b.ndim == 1:
+            out = out.squeeze(-1)
+        return out
+
+    def dot(self, other):
+        return self.matmul(other)
+
+    def linear(self, weight, bias=None):
+        out = self * weight if weight.ndim == 1 else self.matmul(weight)
+        return out + bias if bias is not None else out
+
+    def sequential(self, layers):
+        return functools.reduce(lambda x, f: f(x), layers, self)
+
+    # ---- convolution ----
+    def _conv_padding(self, padding, kernel: tuple, dilation: tuple) -> tuple:
+        """Padding as ((before, after), ...) for the spatial dims."""
+        n = len(kernel)
+        if isinstance(padding, str):
+            if padding == "valid":
+                return ((0, 0),) * n
+            if padding != "same":
+                raise ValueError(f"conv: padding must be an int, a tuple, 'same' or 'valid', "
+                                 f"got {padding!r}")
+            pads = []
+            for k, d in zip(kernel, dilation):
+                total = d * (k - 1)
+                pads.append((total // 2, total - total // 2))
+            return tuple(pads)
+        if isinstance(padding, int):
+            return ((padding, padding),) * n
+        padding = tuple(padding)
+        if len(padding) == n:
+            return tuple((p, p) for p in padding)
+        if len(padding) == 2 * n:  # PyTorch-style flat, last dim first
+            pairs = [(padding[2 * i], padding[2 * i + 1]) for i in range(n)]
+            return tuple(reversed(pairs))
+        raise ShapeError(f"conv: padding {padding} does not fit {n} spatial dims")
+
+    def conv2d(self, weight, bias=None, groups: int = 1, stride=1, dilation=1, padding=0):
+        """N-d convolution over the dims after (batch, channels); weight (out, in/groups, *k)."""
+        spatial = weight.ndim - 2
+        if self.ndim != spatial + 2:
+            raise ShapeError(f"conv: input {self.shape} must have {spatial + 2} dims for weight "
+                             f"{weight.shape}")
+        batch, cin = self.shape[:2]
+        cout, cin_group = weight.shape[:2]
+        kernel = weight.shape[2:]
+        if groups < 1 or cin % groups or cout % groups or cin // groups != cin_group:
+            raise ShapeError(f"conv: input channels {cin} / groups {groups} must equal weight's "
+                             f"{cin_group} (weight {weight.shape}), and out channels {cout} "
+                             f"must divide by groups")
+        stride, dilation = _pair(stride, spatial, "stride"), _pair(dilation, spatial, "dilation")
+        pads = self._conv_padding(padding, kernel, dilation)
+        x = self.pad(((0, 0), (0, 0)) + pads)._pool(kernel, stride, dilation)
+        out_spatial = x.shape[2:2 + spatial]
+        group_out = cout // groups
+        # (b, g, cin_g, 1, *out, *k) -> (b, g, group_out, *out, cin_g, *k)
+        x = x.reshape((batch, groups, cin_group, 1) + out_spatial + kernel)
+        x = x.expand((batch, groups, cin_group, group_out) + out_spatial + kernel)
+        o = tuple(range(4, 4 + spatial))
+        k = tuple(range(4 + spatial, 4 + 2 * spatial))
+        x = x.permute((0, 1, 3) + o + (2,) + k)
+        w = weight.reshape((1, groups, group_out) + (1,) * spatial + (cin_group,) + kernel)
+        reduce_axes = tuple(range(-1 - spatial, 0))
+        out = (x * w).sum(reduce_axes).reshape((batch, cout) + out_spatial)
+        return out if bias is None else out + bias.reshape((1, cout) + (1,) * spatial)
+
+    def conv1d(self, weight, bias=None, groups: int = 1, stride=1, dilation=1, padding=0):
+        return self.conv2d(weight, bias, groups, stride, dilation, padding)
+
+    def conv_transpose2d(self, weight, bias=None, groups: int = 1, stride=1, dilation=1,
+                         padding=0, output_padding=0):
+        """Transposed convolution: dilate the input by the stride, pad, and convolve with the
+        flipped, transposed weight (in, out/groups, *k)."""
+        spatial = weight.ndim - 2
+        kernel = weight.shape[2:]
+        stride, dilation = _pair(stride, spatial, "stride"), _pair(dilation, spatial, "dilation")
+        padding = _pair(padding, spatial, "padding")
+        output_padding = _pair(output_padding, spatial, "output_padding")
+        cin, group_out = weight.shape[:2]
+        w = weight.reshape((groups, cin // groups, group_out) + kernel)
+        w = w.transpose(1, 2).reshape((groups * group_out, cin // groups) + kernel)
+        w = w.flip(tuple(range(2, 2 + spatial)))
+        x = self
+        if any(s > 1 for s in stride):  # insert (s-1) zeros between inputs
+            batch, channels = x.shape[:2]
+            for i, s in enumerate(stride):
+                if s == 1:
+                    continue
+                axis = 2 + i
+                size = x.shape[axis]
+                x = x.unsqueeze(axis + 1)
+                pads = [(0, 0)] * x.ndim
+                pads[axis + 1] = (0, s - 1)
+                x = x.pad(tuple(pads))
+                shape = x.shape[:axis] + (size * s,) + x.shape[axis + 2:]
+                x = x.reshape(shape)
+                bounds = [(0, n) for n in x.shape]
+                bounds[axis] = (0, (size - 1) * s + 1)
+                x = x.shrink(tuple(bounds))
+        pads = []
+        for k, d, p, op in zip(kernel, dilation, padding, output_padding):
+            edge = d * (k - 1) - p
+            pads.append((edge, edge + op))
+        flat = tuple(v for pair in reversed(pads) for v in pair)
+        return x.conv2d(w, bias, groups, 1, dilation, flat)
+
+    # ---- pooling ----
+    def _pool_args(self, kernel_size, stride, dilation, padding, spatial: int):
+        kernel = _pair(kernel_size, spatial, "kernel_size")
+        stride = kernel if stride is None else _pair(stride, spatial, "stride")
+        dilation = _pair(dilation, spatial, "dilation")
+        pads = self._conv_padding(padding, kernel, dilation)
+        for (b, _), k in zip(pads, kernel):
+            if b > k // 2:
+                raise ShapeError(f"pool: padding {padding} must be at most half the kernel "
+                                 f"{kernel}")
+        return kernel, stride, dilation, pads
+
+    def _ceil_pads(self, pads, kernel, stride, dilation):
+        """Extra right padding so ceil_mode keeps the last partial window."""
+        spatial = self.shape[-len(kernel):]
+        out = []
+        for i, (b, a), k, s, d in zip(spatial, pads, kernel, stride, dilation):
+            size = i + b + a
+            window = d * (k - 1) + 1
+            count = math.ceil((size - window) / s) + 1
+            if (count - 1) * s >= i + b:  # the last window must start inside the input
+                count -= 1
+            out.append((b, a + max(0, (count - 1) * s + window - size)))
+        return tuple(out)
+
+    def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0,
+                   ceil_mode: bool = False):
+        spatial = 2 if self.ndim >= 3 else self.ndim
+        kernel, stride, dilation, pads = self._pool_args(kernel_size, stride, dilation, padding,
+                                                         spatial)
+        if ceil_mode:
+            pads = self._ceil_pads(pads, kernel, stride, dilation)
+        lowest = -math.inf if self.dtype.is_float else self.dtype.min_value()
+        x = self.pad(((0, 0),) * (self.ndim - spatial) + pads, value=lowest)
+        return x._pool(kernel, stride, dilation).max(tuple(range(-spatial, 0)))
+
+    def avg_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0,
+                   ceil_mode: bool = False, count_include_pad: bool = True):
+        spatial = 2 if self.ndim >= 3 else self.ndim
+        kernel, stride, dilation, pads = self._pool_args(kernel_size, stride, dilation, padding,
+                                                         spatial)
+        full = self._ceil_pads(pads, kernel, stride, dilation) if ceil_mode else pads
+        lead = ((0, 0),) * (self.ndim - spatial)
+        axes = tuple(range(-spatial, 0))
+        total = self.pad(lead + full)._pool(kernel, stride, dilation).sum(axes)
+        ones = type(self).ones(*self.shape[-spatial:], device=self.device)
+        # padding counts as part of the window when count_include_pad; the ceil_mode overhang
+        # never does
+        extra = tuple((0, a2 - a1) for (_, a1), (_, a2) in zip(pads, full))
+        counts = ones.pad(pads, value=1.0 if count_include_pad else 0.0).pad(extra)
+        counts = counts._pool(kernel, stride, dilation).sum(axes)
+        return total / counts
+
+    def max_pool1d(self, kernel_size=2, stride=None, dilation=1, padding=0, ceil_mode=False):
+        return self.unsqueeze(-2).max_pool2d((1, kernel_size), None if stride is None else
+                                             (1, stride), (1, dilation), (0, padding),
+                                             ceil_mode).squeeze(-2)
+
+    def avg_pool1d(self, kernel_size=2, stride=None, padding=0, ceil_mode=False,
+                   count_include_pad=True):
+        return self.unsqueeze(-2).avg_pool2d((1, kernel_size), None if stride is None else
+                                             (1, stride), 1, (0, padding), ceil_mode,
+                                             count_include_pad).squeeze(-2)
+
+    # ---- normalization ----
+    def batchnorm(self, weight, bias, mean, invstd, axis=1):
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        axes = tuple(self._axis(a, "batchnorm") for a in axes)
+        shape = tuple(s if i in axes else 1 for i, s in enumerate(self.shape))
+        x = self - mean.reshape(shape)
+        if weight is not None:
+            x = x * weight.reshape(shape)
+        x = x * (invstd.reshape(shape) if invstd.ndim == len(axes) else invstd)
+        return x + bias.reshape(shape) if bias is not None else x
+
+    def layernorm(self, axis=-1, eps: float = 1e-5):
+        y = self - self.mean(axis, keepdim=True)
+        return y * (y * y).mean(axis, keepdim=True).add(eps).rsqrt()
+
+    def dropout(self, p: float = 0.5):
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+        if not type(self).training or p == 0:
+            return self
+        if p == 1:
+            return self * 0
+        keep = type(self).rand(*self.shape, device=self.device) >= p
+        return keep.where(self, 0) * (1 / (1 - p))
+
+    # ---- classification ----
+    def one_hot(self, num_classes: int = -1):
+        if self.dtype.is_float:
+            raise TypeError(f"one_hot: needs an integer tensor, got {self.dtype.name}")
+        if num_classes == -1:
+            num_classes = int(self.max().item()) + 1
+        classes = type(self).arange(num_classes, device=self.device)
+        return (self.unsqueeze(-1) == classes).cast(dtypes.default_int)
+
+    def sparse_categorical_crossentropy(self, Y, ignore_index: int = -1,  # noqa: N803
+                                        label_smoothing: float = 0.0, reduction: str = "mean"):
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+        if Y.shape != self.shape[:-1]:
+            raise ShapeError(f"sparse_categorical_crossentropy: labels {Y.shape} must match "
+                             f"logits {self.shape} without the class dim")
+        log_probs = self.log_softmax(-1)
+        classes = self.shape[-1]
+        keep = (Y != ignore_index) if ignore_index != -1 else Y.full_like(True, dtype="bool")
+        target = (Y.unsqueeze(-1) == type(self).arange(classes, device=self.device)) \
+            & keep.unsqueeze(-1)
+        picked = (log_probs * target).sum(-1)
+        smooth = log_probs.mean(-1) * keep
+        per_item = -((1 - label_smoothing) * picked + label_smoothing * smooth)
+        if reduction == "none":
+            return per_item
+        if reduction == "sum":
+            return per_item.sum()
+        return per_item.sum() / keep.sum().maximum(1)
+
+    def cross_entropy(self, Y, reduction: str = "mean", label_smoothing: float = 0.0,  # noqa
+                      ignore_index: int = -1):
+        """Y holds class indices (like sparse_categorical_crossentropy) or probabilities."""
+        if Y.dtype.is_float and Y.shape == self.shape:
+            log_probs = self.log_softmax(-1)
+            classes = self.shape[-1]
+            Y = Y * (1 - label_smoothing) + label_smoothing / classes  # noqa: N806
+            per_item = -(log_probs * Y).sum(-1)
+            return {"mean": per_item.mean(), "sum": per_item.sum(), "none": per_item}[reduction]
+        return self.sparse_categorical_crossentropy(Y, ignore_index, label_smoothing, reduction)
+
+    def binary_crossentropy(self, Y, reduction: str = "mean"):  # noqa: N803
+        per_item = -(Y * self.log() + (1 - Y) * (1 - self).log())
+        return {"mean": per_item.mean(), "sum": per_item.sum(), "none": per_item}[reduction]
+
+    def binary_crossentropy_logits(self, Y, reduction: str = "mean"):  # noqa: N803
+        per_item = self.relu() - self * Y + (1 + (-self.abs()).exp()).log()
+        return {"mean": per_item.mean(), "sum": per_item.sum(), "none": per_item}[reduction]

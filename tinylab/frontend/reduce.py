@@ -1,0 +1,198 @@
+"""Reduce methods: sum, max and everything built from them (min, mean, var, std, prod, argmax,
+any/all, logsumexp, cumulative ops, softmax). Only REDUCE_SUM and REDUCE_MAX are primitives;
+`keepdim=False` is a reshape after the reduce. Mixed into Tensor (frontend/tensor.py).
+"""
+from __future__ import annotations
+
+import math
+
+from ..dtype import dtypes
+from ..errors import ShapeError
+from ..ir.ops import Op
+
+CUMULATIVE_BLOCK = 256  # scans longer than this run in two levels to stay O(n * block)
+
+
+class ReduceMixin:
+    __slots__ = ()
+
+    def _reduce_axes(self, axis, op: str) -> tuple[int, ...]:
+        if axis is None:
+            return tuple(range(self.ndim))
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        axes = tuple(self._axis(a, op) for a in axes)
+        if len(set(axes)) != len(axes):
+            raise ShapeError(f"{op}: repeated axis in {axis}")
+        return axes if self.ndim else ()
+
+    def _reduce(self, op: Op, axis, keepdim: bool, name: str):
+        axes = self._reduce_axes(axis, name)
+        node = self.node.sum(axes) if op is Op.REDUCE_SUM else self.node.max(axes)
+        out = self._wrap(node)
+        if keepdim:
+            return out
+        return out.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
+
+    def sum(self, axis=None, keepdim: bool = False, dtype=None, dim=None):
+        axis = dim if dim is not None else axis
+        x = self
+        if dtype is not None:
+            x = x.cast(dtypes.from_any(dtype))
+        elif x.dtype.is_bool or (x.dtype.is_int and x.dtype.itemsize < 4):
+            x = x.cast(dtypes.default_int)
+        if x.dtype == dtypes.float16:
+            return x.float()._reduce(Op.REDUCE_SUM, axis, keepdim, "sum").half()
+        return x._reduce(Op.REDUCE_SUM, axis, keepdim, "sum")
+
+    def max(self, axis=None, keepdim: bool = False, dim=None):
+        return self._reduce(Op.REDUCE_MAX, dim if dim is not None else axis, keepdim, "max")
+
+    def _inverse(self):
+        """An order-reversing map used to turn max into min (its own inverse)."""
+        if self.dtype.is_float:
+            return -self
+        if self.dtype.is_bool:
+            return self.logical_not()
+        return self.bitwise_not()
+
+    def min(self, axis=None, keepdim: bool = False, dim=None):
+        return self._inverse().max(axis, keepdim, dim)._inverse()
+
+    def amax(self, axis=None, keepdim: bool = False):
+        return self.max(axis, keepdim)
+
+    def amin(self, axis=None, keepdim: bool = False):
+        return self.min(axis, keepdim)
+
+    def mean(self, axis=None, keepdim: bool = False, dim=None):
+        axis = dim if dim is not None else axis
+        x = self if self.dtype.is_float else self.cast(dtypes.default_float)
+        axes = self._reduce_axes(axis, "mean")
+        count = math.prod(self.shape[a] for a in axes)
+        total = x.sum(axis, keepdim)
+        return total / count if count else total * math.nan
+
+    def var(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None):
+        axis = dim if dim is not None else axis
+        axes = self._reduce_axes(axis, "var")
+        count = math.prod(self.shape[a] for a in axes)
+        deviation = self - self.mean(axis, keepdim=True)
+        return (deviation * deviation).sum(axis, keepdim) / max(0, count - correction)
+
+    def std(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None):
+        return self.var(axis, keepdim, correction, dim).sqrt()
+
+    def var_mean(self, axis=None, keepdim: bool = False, correction: int = 1):
+        return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
+
+    def std_mean(self, axis=None, keepdim: bool = False, correction: int = 1):
+        return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
+
+    def prod(self, axis=None, keepdim: bool = False, dim=None):
+        """Product as sign * exp(sum(log|x|)), exactly 0 when a factor is 0."""
+        axis = dim if dim is not None else axis
+        x = self if self.dtype.is_float else self.float()
+        negatives = (x < 0).sum(axis, keepdim)
+        zeros = (x == 0).sum(axis, keepdim) > 0
+        magnitude = (x == 0).where(1.0, x.abs()).log().sum(axis, keepdim).exp()
+        sign = (negatives % 2 == 1).where(-1.0, 1.0)
+        out = zeros.where(0.0, sign * magnitude)
+        return out if self.dtype.is_float else out.round().cast(self.dtype)
+
+    def any(self, axis=None, keepdim: bool = False):
+        return self.bool().max(axis, keepdim)
+
+    def all(self, axis=None, keepdim: bool = False):
+        return self.bool().logical_not().any(axis, keepdim).logical_not()
+
+    def argmax(self, axis=None, keepdim: bool = False, dim=None):
+        """Index of the first maximum (int32)."""
+        axis = dim if dim is not None else axis
+        if axis is None:
+            return self.flatten().argmax(0)
+        a = self._axis(axis, "argmax")
+        n = self.shape[a]
+        is_max = self == self.max(a, keepdim=True)
+        countdown = type(self).arange(n, 0, -1, device=self.device).reshape(
+            (n,) + (1,) * (self.ndim - a - 1))
+        found = (is_max.cast(dtypes.int32) * countdown).max(a, keepdim)
+        return n - found
+
+    def argmin(self, axis=None, keepdim: bool = False, dim=None):
+        return self._inverse().argmax(axis, keepdim, dim)
+
+    def logsumexp(self, axis=None, keepdim: bool = False):
+        m = self.max(axis, keepdim=True)
+        m = (m.isinf()).where(0, m) if m.dtype.is_float else m
+        out = (self - m).exp().sum(axis, keepdim=True).log() + m
+        return out if keepdim else out.reshape(
+            tuple(s for i, s in enumerate(self.shape) if i not in self._reduce_axes(axis, "lse")))
+
+    def softmax(self, axis=-1, dtype=None, dim=None):
+        axis = dim if dim is not None else axis
+        x = self if dtype is None else self.cast(dtypes.from_any(dtype))
+        x = x if x.dtype.is_float else x.float()
+        e = (x - x.max(axis, keepdim=True)).exp()
+        return e / e.sum(axis, keepdim=True)
+
+    def log_softmax(self, axis=-1, dtype=None, dim=None):
+        axis = dim if dim is not None else axis
+        x = self if dtype is None else self.cast(dtypes.from_any(dtype))
+        x = x if x.dtype.is_float else x.float()
+        shifted = x - x.max(axis, keepdim=True)
+        return shifted - shifted.exp().sum(axis, keepdim=True).log()
+
+    # ---- cumulative ----
+    def _cumulative(self, axis: int, op: str):
+        """Running sum / max along an axis from sliding windows; blocked for long axes."""
+        a = self._axis(axis, f"cum{op}")
+        x = self.transpose(a, -1) if a != self.ndim - 1 else self
+        n = x.shape[-1]
+        if n > CUMULATIVE_BLOCK:
+            out = x._cumulative_blocked(op)
+        else:
+            out = x._cumulative_small(op)
+        return out.transpose(a, -1) if a != self.ndim - 1 else out
+
+    def _cumulative_small(self, op: str):
+        n = self.shape[-1]
+        if n == 0:
+            return self
+        fill = 0 if op == "sum" else (self.dtype.min_value() if not self.dtype.is_bool else False)
+        padded = self.pad(((0, 0),) * (self.ndim - 1) + ((n - 1, 0),), value=fill)
+        windows = padded._pool((n,))
+        return windows.sum(-1) if op == "sum" else windows.max(-1)
+
+    def _cumulative_blocked(self, op: str):
+        n, block = self.shape[-1], CUMULATIVE_BLOCK
+        blocks = math.ceil(n / block)
+        fill = 0 if op == "sum" else (self.dtype.min_value() if not self.dtype.is_bool else False)
+        x = self.pad(((0, 0),) * (self.ndim - 1) + ((0, blocks * block - n),), value=fill)
+        x = x.reshape(self.shape[:-1] + (blocks, block))
+        inside = x._cumulative_small(op)
+        totals = inside.shrink(tuple((0, s) for s in inside.shape[:-1]) + ((block - 1, block),))
+        before = totals.reshape(self.shape[:-1] + (blocks,))._cumulative(-1, op)
+        before = before.pad(((0, 0),) * (self.ndim - 1) + ((1, 0),), value=fill).shrink(
+            tuple((0, s) for s in self.shape[:-1]) + ((0, blocks),)).unsqueeze(-1)
+        out = inside + before if op == "sum" else inside.maximum(before)
+        return out.reshape(self.shape[:-1] + (blocks * block,)).shrink(
+            tuple((0, s) for s in self.shape[:-1]) + ((0, n),))
+
+    def cumsum(self, axis: int = 0, dim=None):
+        axis = dim if dim is not None else axis
+        x = self if not (self.dtype.is_bool or (self.dtype.is_int and self.dtype.itemsize < 4)) \
+            else self.cast(dtypes.default_int)
+        return x._cumulative(axis, "sum")
+
+    def cumprod(self, axis: int = 0, dim=None):
+        axis = dim if dim is not None else axis
+        x = self if self.dtype.is_float else self.float()
+        negatives = (x < 0).int().cumsum(axis)
+        zero_seen = (x == 0).int().cumsum(axis) > 0
+        magnitude = (x == 0).where(1.0, x.abs()).log().cumsum(axis).exp()
+        out = zero_seen.where(0.0, (negatives % 2 == 1).where(-magnitude, magnitude))
+        return out if self.dtype.is_float else out.round().cast(self.dtype)
+
+    def cummax(self, axis: int = 0, dim=None):
+        axis = dim if dim is not None else axis
+        return self._cumulative(axis, "max")

@@ -1,0 +1,461 @@
+"""Integer index expressions and the simplifier that keeps generated indices clean.
+
+Every index is kept in one canonical form, `Lin`: a sum of `coeff * atom` terms plus a constant,
+where an atom is a loop variable (`Var`), a floor division (`Div`) or a floor modulo (`Mod`) of a
+Lin by a positive constant. Building an expression simplifies it: constants fold, terms merge,
+`(8*a + b) // 8 -> a + b // 8`, range-aware folds (`b // 8 -> 0` when 0 <= b < 8), nested
+div/mod, and `(x // c) * c + x % c -> x`. Validity masks are `Lt` comparisons joined by `And`.
+All arithmetic has Python's floor semantics; renderers emit floor helpers where an operand can be
+negative. Used by ir/view.py (views -> indices) and codegen (axis splits, lanes).
+"""
+from __future__ import annotations
+
+import math
+from typing import Union
+
+_INTERN: dict = {}
+
+
+def _intern(cls, key, build):
+    found = _INTERN.get((cls, key))
+    if found is None:
+        found = build()
+        _INTERN[(cls, key)] = found
+    return found
+
+
+class Atom:
+    """A Var, Div or Mod: something a Lin multiplies by a coefficient."""
+    __slots__ = ("lo", "hi", "sort_key", "__weakref__")
+    lo: int
+    hi: int
+    sort_key: tuple
+
+
+class Var(Atom):
+    __slots__ = ("name",)
+
+    def __new__(cls, name: str, lo: int, hi: int):
+        def build():
+            v = object.__new__(cls)
+            v.name, v.lo, v.hi = name, lo, hi
+            v.sort_key = (0, name)
+            return v
+        return _intern(cls, (name, lo, hi), build)
+
+    def __repr__(self):
+        return self.name
+
+
+class Div(Atom):
+    __slots__ = ("x", "c")
+
+    def __new__(cls, x: Lin, c: int):
+        def build():
+            d = object.__new__(cls)
+            d.x, d.c = x, c
+            d.lo, d.hi = x.lo // c, x.hi // c
+            d.sort_key = (1, str(x), c)
+            return d
+        return _intern(cls, (x, c), build)
+
+    def __repr__(self):
+        return f"({self.x}//{self.c})"
+
+
+class Mod(Atom):
+    __slots__ = ("x", "c")
+
+    def __new__(cls, x: Lin, c: int):
+        def build():
+            m = object.__new__(cls)
+            m.x, m.c = x, c
+            m.lo, m.hi = (0, min(c - 1, x.hi)) if x.lo >= 0 else (0, c - 1)
+            m.sort_key = (2, str(x), c)
+            return m
+        return _intern(cls, (x, c), build)
+
+    def __repr__(self):
+        return f"({self.x}%{self.c})"
+
+
+class Lin:
+    """sum(coeff * atom) + const, canonical and interned: equal expressions are the same object."""
+    __slots__ = ("terms", "const", "lo", "hi", "_str", "__weakref__")
+
+    def __new__(cls, terms: tuple = (), const: int = 0):
+        terms, const = _canonical(terms, const)
+        def build():
+            e = object.__new__(cls)
+            e.terms, e.const = terms, const
+            e.lo = const + sum(c * (a.lo if c > 0 else a.hi) for a, c in terms)
+            e.hi = const + sum(c * (a.hi if c > 0 else a.lo) for a, c in terms)
+            e._str = None
+            return e
+        return _intern(cls, (terms, const), build)
+
+    # ---- views of the form ----
+    @property
+    def is_const(self) -> bool:
+        return not self.terms
+
+    def as_atom(self) -> Atom | None:
+        """The atom if this is exactly `1 * atom + 0`."""
+        if self.const == 0 and len(self.terms) == 1 and self.terms[0][1] == 1:
+            return self.terms[0][0]
+        return None
+
+    def vars(self) -> set[Var]:
+        out: set[Var] = set()
+        for atom, _ in self.terms:
+            if isinstance(atom, Var):
+                out.add(atom)
+            else:
+                out |= atom.x.vars()
+        return out
+
+    # ---- arithmetic ----
+    def __add__(self, other: Union[Lin, int]) -> Lin:
+        other = lin(other)
+        return Lin(self.terms + other.terms, self.const + other.const)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> Lin:
+        return self * -1
+
+    def __sub__(self, other):
+        return self + (-lin(other))
+
+    def __rsub__(self, other):
+        return lin(other) + (-self)
+
+    def __mul__(self, k: int) -> Lin:
+        if not isinstance(k, int):
+            if isinstance(k, Lin) and k.is_const:
+                k = k.const
+            elif self.is_const:
+                return k * self.const
+            else:
+                raise TypeError(f"index expressions multiply by constants only, not {k}")
+        if k == 0:
+            return ZERO
+        return Lin(tuple((a, c * k) for a, c in self.terms), self.const * k)
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, c: int) -> Lin:
+        return div(self, c)
+
+    def __mod__(self, c: int) -> Lin:
+        return mod(self, c)
+
+    def __lt__(self, c):  # builds a condition, it does not compare
+        return lt(self, c)
+
+    def __ge__(self, c):
+        return lt(-self, -lin(c) + 1)
+
+    def __repr__(self):
+        if self._str is None:
+            self._str = render(self)
+        return self._str
+
+
+def _canonical(terms, const: int) -> tuple[tuple, int]:
+    merged: dict[Atom, int] = {}
+    for atom, coeff in terms:
+        if coeff:
+            merged[atom] = merged.get(atom, 0) + coeff
+    const += _fold_div_mod_pairs(merged)
+    ordered = sorted(((a, c) for a, c in merged.items() if c), key=lambda t: t[0].sort_key)
+    return tuple(ordered), const
+
+
+def _fold_div_mod_pairs(merged: dict) -> int:
+    """(x // c) * (k*c) + (x % c) * k  ->  x * k   (what a split axis merges back into).
+    Folds in place; returns the constant the folded x contributes."""
+    carry = 0
+    for atom in [a for a in merged if isinstance(a, Mod)]:
+        k = merged.get(atom, 0)
+        partner = _INTERN.get((Div, (atom.x, atom.c)))
+        if not k or partner is None or merged.get(partner, 0) != k * atom.c:
+            continue
+        del merged[atom], merged[partner]
+        for inner, coeff in atom.x.terms:
+            merged[inner] = merged.get(inner, 0) + coeff * k
+        carry += atom.x.const * k
+    return carry
+
+
+def lin(value) -> Lin:
+    if isinstance(value, Lin):
+        return value
+    if isinstance(value, Atom):
+        return Lin(((value, 1),), 0)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"not an index expression: {value!r}")
+    return Lin((), value)
+
+
+def const(value: int) -> Lin:
+    return Lin((), value)
+
+
+def var(name: str, lo: int, hi: int) -> Lin:
+    """A loop variable ranging over lo..hi inclusive."""
+    return lin(Var(name, lo, hi))
+
+
+ZERO = Lin((), 0)
+
+
+# ---- division and modulo ---------------------------------------------------------------------
+def _split(x: Lin, c: int) -> tuple[Lin, Lin]:
+    """x == quotient*c + rest, where rest keeps the terms whose coefficient c does not divide."""
+    q_terms, r_terms = [], []
+    for atom, coeff in x.terms:
+        (q_terms if coeff % c == 0 else r_terms).append((atom, coeff))
+    q_const, r_const = divmod(x.const, c)
+    quotient = Lin(tuple((a, k // c) for a, k in q_terms), q_const)
+    return quotient, Lin(tuple(r_terms), r_const)
+
+
+def _small_split(rest: Lin, c: int) -> tuple[Lin, Lin, int] | None:
+    """Split rest into big + small where c is a multiple of g (the gcd of big's coefficients)
+    and 0 <= small < g, so floor/mod by c only sees big. Returns (big, small, g)."""
+    best = None
+    for g in sorted({math.gcd(k, c) for _, k in rest.terms}, reverse=True):
+        if g <= 1:
+            continue
+        big = [(a, k) for a, k in rest.terms if k % g == 0]
+        small = Lin(tuple((a, k) for a, k in rest.terms if k % g), rest.const)
+        if big and 0 <= small.lo and small.hi < g:
+            best = (Lin(tuple(big), 0), small, g)
+            break
+    return best
+
+
+def div(x: Lin, c: int) -> Lin:
+    x = lin(x)
+    if c <= 0:
+        raise ValueError(f"index division by non-positive {c}")
+    if c == 1:
+        return x
+    quotient, rest = _split(x, c)
+    if rest.is_const:
+        return quotient + rest.const // c
+    if rest.lo // c == rest.hi // c:
+        return quotient + rest.lo // c
+    g = math.gcd(c, *[k for _, k in rest.terms])
+    if g > 1:  # (g*T + r) // c == (T + r // g) // (c // g)   for 0 <= r < c
+        scaled = Lin(tuple((a, k // g) for a, k in rest.terms), rest.const // g)
+        return quotient + div(scaled, c // g)
+    found = _small_split(rest, c)
+    if found is not None:
+        big, _, g = found
+        return quotient + div(Lin(tuple((a, k // g) for a, k in big.terms)), c // g)
+    atom = rest.as_atom()
+    if isinstance(atom, Div):  # (y // a) // c == y // (a*c)
+        return quotient + div(atom.x, atom.c * c)
+    if isinstance(atom, Mod) and atom.c % c == 0:  # (y % (a*c)) // c == (y // c) % a
+        return quotient + mod(div(atom.x, c), atom.c // c)
+    return quotient + Lin(((Div(rest, c), 1),))
+
+
+def mod(x: Lin, c: int) -> Lin:
+    x = lin(x)
+    if c <= 0:
+        raise ValueError(f"index modulo by non-positive {c}")
+    if c == 1:
+        return ZERO
+    rest = Lin(tuple((a, k % c) for a, k in x.terms), x.const % c)
+    if rest.is_const:
+        return rest
+    if 0 <= rest.lo and rest.hi < c:
+        return rest
+    g = math.gcd(c, *[k for _, k in rest.terms])
+    if g > 1:  # (g*T + r) % c == g*((T + r//g) % (c//g)) + r % g
+        scaled = Lin(tuple((a, k // g) for a, k in rest.terms), rest.const // g)
+        return mod(scaled, c // g) * g + rest.const % g
+    found = _small_split(rest, c)
+    if found is not None:
+        big, small, g = found
+        return mod(Lin(tuple((a, k // g) for a, k in big.terms)), c // g) * g + small
+    atom = rest.as_atom()
+    if isinstance(atom, Mod) and atom.c % c == 0:  # (y % (a*c)) % c == y % c
+        return mod(atom.x, c)
+    if rest.lo >= 0 and rest.hi < 2 * c and rest.lo >= c:
+        return rest - c
+    return Lin(((Mod(rest, c), 1),))
+
+
+# ---- conditions ------------------------------------------------------------------------------
+class Cond:
+    """A validity condition: True, False, `x < c`, or an And of those. Interned."""
+    __slots__ = ("kind", "x", "c", "parts", "__weakref__")
+
+    def __new__(cls, kind: str, x: Lin | None = None, c: int = 0, parts: tuple = ()):
+        def build():
+            o = object.__new__(cls)
+            o.kind, o.x, o.c, o.parts = kind, x, c, parts
+            return o
+        return _intern(cls, (kind, x, c, parts), build)
+
+    @property
+    def is_true(self) -> bool:
+        return self.kind == "true"
+
+    @property
+    def is_false(self) -> bool:
+        return self.kind == "false"
+
+    def __and__(self, other: Cond) -> Cond:
+        return and_(self, other)
+
+    def leaves(self) -> tuple[Cond, ...]:
+        if self.kind == "and":
+            return self.parts
+        return () if self.is_true else (self,)
+
+    def vars(self) -> set[Var]:
+        out: set[Var] = set()
+        for leaf in self.leaves():
+            if leaf.x is not None:
+                out |= leaf.x.vars()
+        return out
+
+    def __repr__(self):
+        return render_cond(self)
+
+
+TRUE = Cond("true")
+FALSE = Cond("false")
+
+
+def lt(x, c) -> Cond:
+    """The condition x < c (both index expressions)."""
+    x = lin(x) - lin(c)
+    bound = -x.const
+    x = Lin(x.terms, 0)
+    if x.hi < bound:
+        return TRUE
+    if x.lo >= bound:
+        return FALSE
+    g = math.gcd(*[k for _, k in x.terms])
+    if g > 1:  # g*T < b  <=>  T < ceil(b / g)
+        x = Lin(tuple((a, k // g) for a, k in x.terms), 0)
+        bound = -(-bound // g)
+    return Cond("lt", x, bound)
+
+
+def and_(*conds: Cond) -> Cond:
+    parts: list[Cond] = []
+    for cond in conds:
+        if cond.is_false:
+            return FALSE
+        for leaf in cond.leaves():
+            if leaf not in parts:
+                parts.append(leaf)
+    if not parts:
+        return TRUE
+    if len(parts) == 1:
+        return parts[0]
+    return Cond("and", parts=tuple(sorted(parts, key=render_cond)))
+
+
+def in_range(x, lo: int, hi: int) -> Cond:
+    """lo <= x < hi."""
+    x = lin(x)
+    return and_(lt(-x, -lo + 1), lt(x, hi))
+
+
+# ---- substitution and evaluation ---------------------------------------------------------------
+def substitute(x: Lin, mapping: dict) -> Lin:
+    """Replace Vars (keys) by expressions (values) and re-simplify."""
+    out = lin(x.const)
+    for atom, coeff in x.terms:
+        if isinstance(atom, Var):
+            out = out + lin(mapping.get(atom, atom)) * coeff
+        elif isinstance(atom, Div):
+            out = out + div(substitute(atom.x, mapping), atom.c) * coeff
+        else:
+            out = out + mod(substitute(atom.x, mapping), atom.c) * coeff
+    return out
+
+
+def substitute_cond(cond: Cond, mapping: dict) -> Cond:
+    if cond.kind in ("true", "false"):
+        return cond
+    if cond.kind == "and":
+        return and_(*[substitute_cond(p, mapping) for p in cond.parts])
+    return lt(substitute(cond.x, mapping), cond.c)
+
+
+def evaluate(x: Lin, env: dict):
+    """Value of x with env mapping Var names to ints or numpy int arrays (floor semantics)."""
+    total = x.const
+    for atom, coeff in x.terms:
+        if isinstance(atom, Var):
+            value = env[atom.name]
+        elif isinstance(atom, Div):
+            value = evaluate(atom.x, env) // atom.c
+        else:
+            value = evaluate(atom.x, env) % atom.c
+        total = total + value * coeff
+    return total
+
+
+def evaluate_cond(cond: Cond, env: dict):
+    if cond.is_true:
+        return True
+    if cond.is_false:
+        return False
+    if cond.kind == "and":
+        out = True
+        for p in cond.parts:
+            out = out & evaluate_cond(p, env)
+        return out
+    return evaluate(cond.x, env) < cond.c
+
+
+# ---- rendering -------------------------------------------------------------------------------
+def render(x: Lin, div_fn=None, mod_fn=None) -> str:
+    """Text of x. div_fn/mod_fn(text, c, may_be_negative) let renderers choose C operators."""
+    def atom_text(atom: Atom) -> str:
+        if isinstance(atom, Var):
+            return atom.name
+        inner = render(atom.x, div_fn, mod_fn)
+        negative = atom.x.lo < 0
+        if isinstance(atom, Div):
+            return div_fn(inner, atom.c, negative) if div_fn else f"({inner}//{atom.c})"
+        return mod_fn(inner, atom.c, negative) if mod_fn else f"({inner}%{atom.c})"
+
+    pieces: list[str] = []
+    for atom, coeff in x.terms:
+        text = atom_text(atom)
+        if coeff == 1:
+            piece = text
+        elif coeff == -1:
+            piece = f"-{text}"
+        else:
+            piece = f"{text}*{coeff}" if coeff > 0 else f"-{text}*{-coeff}"
+        pieces.append(piece)
+    if x.const or not pieces:
+        pieces.append(str(x.const))
+    out = pieces[0]
+    for piece in pieces[1:]:
+        out += piece if piece.startswith("-") else "+" + piece
+    return out if len(pieces) == 1 else f"({out})"
+
+
+def render_cond(cond: Cond, div_fn=None, mod_fn=None) -> str:
+    if cond.is_true:
+        return "1"
+    if cond.is_false:
+        return "0"
+    if cond.kind == "and":
+        return "(" + " && ".join(render_cond(p, div_fn, mod_fn) for p in cond.parts) + ")"
+    if all(k < 0 for _, k in cond.x.terms):  # -x < c  reads better as  x >= 1-c
+        return f"({render(-cond.x, div_fn, mod_fn)}>={1 - cond.c})"
+    return f"({render(cond.x, div_fn, mod_fn)}<{cond.c})"

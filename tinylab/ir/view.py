@@ -1,0 +1,286 @@
+"""Views: how a shape indexes a flat buffer, so movement ops change views and never data.
+
+A `View` is (shape, strides, offset, mask): element i lives at offset + sum(i_k * strides_k) when
+every i_k lies inside mask_k = (lo, hi); outside the mask it reads as 0 (padding). Movement ops map
+a View to a View; a reshape that strides cannot express pushes a new View on top, so a
+`ViewStack` (bottom view first) is the general form. `ViewStack.to_index(idxs)` turns index
+expressions for the top shape into (buffer index, validity) via ir/symbolic.py.
+Used by the scheduler (to give each LOAD/STORE its view) and by codegen (to make indices).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from . import symbolic as sym
+from .node import prod
+
+Mask = Optional[tuple[tuple[int, int], ...]]
+
+
+def strides_for(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Row-major strides; size-1 axes get stride 0 so equal views compare equal."""
+    out, acc = [], 1
+    for s in reversed(shape):
+        out.append(acc if s != 1 else 0)
+        acc *= s
+    return tuple(reversed(out))
+
+
+@dataclass(frozen=True)
+class View:
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    offset: int = 0
+    mask: Mask = None
+
+    @staticmethod
+    def contiguous(shape: tuple[int, ...]) -> View:
+        return View(tuple(shape), strides_for(tuple(shape)), 0, None)
+
+    @staticmethod
+    def make(shape, strides, offset=0, mask=None) -> View:
+        shape = tuple(shape)
+        strides = tuple(0 if s == 1 else st for s, st in zip(shape, strides))
+        if mask is not None:
+            mask = tuple((lo, hi) if lo < hi else (0, 0) for lo, hi in mask)
+            if any(lo == hi for lo, hi in mask):  # nothing valid: canonical empty view
+                return View(shape, (0,) * len(shape), 0, tuple((0, 0) for _ in shape))
+            if all(lo == 0 and hi == s for (lo, hi), s in zip(mask, shape)):
+                mask = None
+        return View(shape, strides, offset, mask)
+
+    @property
+    def is_contiguous(self) -> bool:
+        return self.offset == 0 and self.mask is None and self.strides == strides_for(self.shape)
+
+    @property
+    def size(self) -> int:
+        return prod(self.shape)
+
+    # ---- movement ------------------------------------------------------------------------------
+    def permute(self, order) -> View:
+        mask = tuple(self.mask[i] for i in order) if self.mask else None
+        return View.make([self.shape[i] for i in order], [self.strides[i] for i in order],
+                         self.offset, mask)
+
+    def expand(self, shape) -> View:
+        strides = [st if s == n else 0 for st, s, n in zip(self.strides, self.shape, shape)]
+        mask = None
+        if self.mask:
+            mask = tuple(m if s == n else ((0, n) if m[1] > m[0] else (0, 0))
+                         for m, s, n in zip(self.mask, self.shape, shape))
+        return View.make(shape, strides, self.offset, mask)
+
+    def pad(self, padding) -> View:
+        offset = self.offset - sum(b * st for (b, _), st in zip(padding, self.strides))
+        old = self.mask or tuple((0, s) for s in self.shape)
+        mask = tuple((lo + b, hi + b) for (lo, hi), (b, _) in zip(old, padding))
+        shape = [s + b + a for s, (b, a) in zip(self.shape, padding)]
+        return View.make(shape, self.strides, offset, mask)
+
+    def shrink(self, bounds) -> View:
+        offset = self.offset + sum(lo * st for (lo, _), st in zip(bounds, self.strides))
+        mask = None
+        if self.mask:
+            mask = tuple((max(mlo, lo) - lo, min(mhi, hi) - lo)
+                         for (mlo, mhi), (lo, hi) in zip(self.mask, bounds))
+        return View.make([hi - lo for lo, hi in bounds], self.strides, offset, mask)
+
+    def flip(self, axes) -> View:
+        offset = self.offset + sum((self.shape[a] - 1) * self.strides[a] for a in axes)
+        strides = [-st if i in axes else st for i, st in enumerate(self.strides)]
+        mask = None
+        if self.mask:
+            mask = tuple((s - hi, s - lo) if i in axes else (lo, hi)
+                         for i, ((lo, hi), s) in enumerate(zip(self.mask, self.shape)))
+        return View.make(self.shape, strides, offset, mask)
+
+    def reshape(self, shape) -> View | None:
+        """The same elements under a new shape, or None when strides cannot express it."""
+        shape = tuple(shape)
+        if shape == self.shape:
+            return self
+        if 0 in self.shape or 0 in shape:
+            return View.make(shape, [0] * len(shape), 0, None) if prod(shape) == 0 else None
+        if self.mask is not None and any(self.mask[i] == (0, 0) for i in range(len(self.shape))):
+            return View.make(shape, [0] * len(shape), 0, tuple((0, 0) for _ in shape))
+        groups = _group_axes([s for s in self.shape if s != 1], [s for s in shape if s != 1])
+        if groups is None:
+            return None
+        old_axes = [i for i, s in enumerate(self.shape) if s != 1]
+        strides, mask = [], []
+        for old_group, new_sizes in groups:
+            axes = [old_axes[k] for k in old_group]
+            masks = [self.mask[a] if self.mask else (0, self.shape[a]) for a in axes]
+            if len(axes) == 1 and len(new_sizes) == 1:
+                strides.append(self.strides[axes[0]])
+                mask.append(masks[0])
+                continue
+            if any(m != (0, self.shape[a]) for m, a in zip(masks, axes)):
+                return None  # a masked axis split or merged: needs a stacked view
+            sub = _contiguous_regroup([self.shape[a] for a in axes],
+                                      [self.strides[a] for a in axes], new_sizes)
+            if sub is None:
+                return None
+            strides.extend(sub)
+            mask.extend((0, n) for n in new_sizes)
+        out_strides, out_mask, k = [], [], 0
+        for s in shape:
+            if s == 1:
+                out_strides.append(0)
+                out_mask.append((0, 1))
+            else:
+                out_strides.append(strides[k])
+                out_mask.append(mask[k])
+                k += 1
+        return View.make(shape, out_strides, self.offset,
+                         tuple(out_mask) if self.mask is not None else None)
+
+    # ---- index math ----------------------------------------------------------------------------
+    def to_index(self, idxs) -> tuple[sym.Lin, sym.Cond]:
+        index = sym.const(self.offset)
+        valid = sym.TRUE
+        for i, idx, st in zip(range(len(idxs)), idxs, self.strides):
+            index = index + idx * st
+            if self.mask is not None:
+                lo, hi = self.mask[i]
+                valid = valid & sym.in_range(idx, lo, hi)
+        return index, valid
+
+    def __str__(self) -> str:
+        text = f"View({self.shape}, strides={self.strides}"
+        if self.offset:
+            text += f", offset={self.offset}"
+        if self.mask:
+            text += f", mask={self.mask}"
+        return text + ")"
+
+
+@dataclass(frozen=True)
+class ViewStack:
+    """Views applied bottom (views[0], reads the buffer) to top (views[-1], the visible shape)."""
+    views: tuple[View, ...]
+
+    @staticmethod
+    def contiguous(shape) -> ViewStack:
+        return ViewStack((View.contiguous(tuple(shape)),))
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.views[-1].shape
+
+    @property
+    def top(self) -> View:
+        return self.views[-1]
+
+    @property
+    def is_contiguous(self) -> bool:
+        return len(self.views) == 1 and self.views[0].is_contiguous
+
+    def _replace_top(self, view: View) -> ViewStack:
+        return ViewStack(self.views[:-1] + (view,))
+
+    def permute(self, order) -> ViewStack:
+        return self._replace_top(self.top.permute(order))
+
+    def expand(self, shape) -> ViewStack:
+        return self._replace_top(self.top.expand(shape))
+
+    def pad(self, padding) -> ViewStack:
+        return self._replace_top(self.top.pad(padding))
+
+    def shrink(self, bounds) -> ViewStack:
+        return self._replace_top(self.top.shrink(bounds))
+
+    def flip(self, axes) -> ViewStack:
+        return self._replace_top(self.top.flip(axes))
+
+    def reshape(self, shape) -> ViewStack:
+        new = self.top.reshape(shape)
+        if new is not None:
+            return self._replace_top(new)
+        return ViewStack(self.views + (View.contiguous(tuple(shape)),))._merged()
+
+    def _merged(self) -> ViewStack:
+        """Fold the top view into the one below when that one is a plain 1-D stride."""
+        if len(self.views) < 2:
+            return self
+        below, top = self.views[-2], self.views[-1]
+        flat = below.reshape((below.size,))
+        if flat is None or flat.mask is not None:
+            return self
+        (stride,) = flat.strides or (0,)
+        merged = View.make(top.shape, [st * stride for st in top.strides],
+                           flat.offset + top.offset * stride, top.mask)
+        return ViewStack(self.views[:-2] + (merged,))
+
+    def apply(self, op_name: str, arg) -> ViewStack:
+        return getattr(self, op_name)(arg)
+
+    def to_index(self, idxs) -> tuple[sym.Lin, sym.Cond]:
+        """(buffer index, validity) for index expressions `idxs` of the top shape."""
+        index, valid = self.views[-1].to_index(idxs)
+        for view in reversed(self.views[:-1]):
+            flat, idxs = index, []
+            for s in reversed(view.shape):
+                idxs.append(flat % s)
+                flat = flat // s
+            index, more = view.to_index(list(reversed(idxs)))
+            valid = valid & more
+        return index, valid
+
+    def __str__(self) -> str:
+        return " -> ".join(str(v) for v in self.views)
+
+
+def _group_axes(old: list[int], new: list[int]):
+    """Pair runs of old sizes with runs of new sizes of equal product (size-1 axes removed).
+    Returns [(old positions, new sizes)] or None if the products never line up."""
+    groups, i, j = [], 0, 0
+    while i < len(old) or j < len(new):
+        if i >= len(old) or j >= len(new):
+            return None
+        start_i, start_j = i, j
+        po, pn = old[i], new[j]
+        i, j = i + 1, j + 1
+        while po != pn:
+            if po < pn:
+                if i >= len(old):
+                    return None
+                po *= old[i]
+                i += 1
+            else:
+                if j >= len(new):
+                    return None
+                pn *= new[j]
+                j += 1
+        groups.append((list(range(start_i, i)), new[start_j:j]))
+    return groups
+
+
+def _contiguous_regroup(sizes, strides, new_sizes):
+    """Strides for new_sizes over axes (sizes, strides) of equal total, or None if not expressible
+    (the old axes must be mutually contiguous where a new axis spans more than one of them)."""
+    out = []
+    sizes, strides = list(sizes), list(strides)
+    for target in new_sizes:
+        size, stride = sizes[0], strides[0]
+        if size % target == 0:  # split the leading old axis
+            out.append(stride * (size // target))
+            if size == target:
+                sizes.pop(0), strides.pop(0)
+            else:
+                sizes[0] = size // target
+            continue
+        merged, inner_stride, k = size, stride, 0
+        while merged < target:  # merge following old axes into one
+            k += 1
+            if k >= len(sizes) or inner_stride != strides[k] * sizes[k]:
+                return None
+            merged, inner_stride = merged * sizes[k], strides[k]
+        if merged != target:
+            return None
+        out.append(inner_stride)
+        del sizes[:k + 1], strides[:k + 1]
+    return out

@@ -1,0 +1,249 @@
+"""The C family renderer: turns a LinearProgram into C-like source. C (CPU), OpenCL C and CUDA C
+differ only in the pieces a subclass overrides: the kernel prefix, buffer qualifiers, how loop
+axes map to threads, type names and a few op spellings. Pure string building.
+
+A value with several vector lanes is rendered one scalar variable per lane unless the subclass
+knows a native vector type for it (`vector_type`).
+"""
+from __future__ import annotations
+
+import math
+
+from ..dtype import DType, dtypes
+from ..ir import symbolic as sym
+
+
+def _floor_div(text: str, c: int, negative: bool) -> str:
+    return f"tl_fdiv({text},{c})" if negative else f"({text}/{c})"
+
+
+def _floor_mod(text: str, c: int, negative: bool) -> str:
+    return f"tl_fmod({text},{c})" if negative else f"({text}%{c})"
+
+
+def index_text(expr: sym.Lin) -> str:
+    return sym.render(expr, _floor_div, _floor_mod)
+
+
+def cond_text(cond: sym.Cond) -> str:
+    return sym.render_cond(cond, _floor_div, _floor_mod)
+
+
+class CStyleRenderer:
+    device = "C"
+    kernel_prefix = "void"
+    buffer_qualifier = ""
+    restrict = "restrict"
+    half_type = "_Float16"
+    infinity, nan = "INFINITY", "NAN"
+    preamble = ""
+    # unary math by float type name -> function
+    float_math = {"EXP2": "exp2", "LOG2": "log2", "SIN": "sin", "SQRT": "sqrt", "TRUNC": "trunc"}
+
+    # ---- types and literals ----
+    def type_name(self, dtype: DType) -> str:
+        if dtype.scalar == dtypes.float16:
+            return self.half_type
+        return dtype.scalar.c_name
+
+    def literal(self, value, dtype: DType) -> str:
+        dtype = dtype.scalar
+        if dtype.is_bool:
+            return "1" if value else "0"
+        if dtype.is_float:
+            if math.isnan(value):
+                text = self.nan
+            elif math.isinf(value):
+                text = self.infinity if value > 0 else f"(-{self.infinity})"
+            else:
+                text = repr(float(value)) + ("" if dtype == dtypes.float64 else "f")
+            return text if dtype != dtypes.float16 else f"(({self.half_type}){text})"
+        if value == dtype.min_value() and dtype.is_int and not dtype.is_unsigned:
+            return f"(({self.type_name(dtype)})({value + 1}{self._int_suffix(dtype)}-1))"
+        text = f"{int(value)}{self._int_suffix(dtype)}"
+        return text if dtype.itemsize >= 4 else f"(({self.type_name(dtype)}){text})"
+
+    @staticmethod
+    def _int_suffix(dtype: DType) -> str:
+        return {dtypes.int64: "ll", dtypes.uint64: "ull", dtypes.uint32: "u"}.get(dtype, "")
+
+    # ---- ops ----
+    def math_call(self, op: str, x: str, dtype: DType) -> str:
+        base = self.float_math[op]
+        if dtype.scalar == dtypes.float64:
+            return f"{base}({x})"
+        if dtype.scalar == dtypes.float16:
+            return f"(({self.half_type}){base}f((float)({x})))"
+        return f"{base}f({x})"
+
+    def alu(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
+        a = args[0]
+        b = args[1] if len(args) > 1 else ""
+        if op in self.float_math:
+            return self.math_call(op, a, dtype)
+        if op == "RECIPROCAL":
+            return f"({self.literal(1.0, dtype)}/{a})"
+        if op == "NEG":
+            return f"(!{a})" if dtype.is_bool else f"(-{a})"
+        if op == "ADD":
+            return f"({a}||{b})" if dtype.is_bool else f"({a}+{b})"
+        if op == "MUL":
+            return f"({a}&&{b})" if dtype.is_bool else f"({a}*{b})"
+        if op == "MAX":
+            if dtype.is_float:
+                return f"((({a})>({b})||({a})!=({a}))?({a}):({b}))"
+            return f"(({a})>({b})?({a}):({b}))"
+        if op in ("IDIV", "MOD"):
+            return self.int_division(op, a, b, dtype)
+        simple = {"CMPLT": "<", "CMPNE": "!=", "AND": "&", "OR": "|", "XOR": "^", "SHL": "<<",
+                  "SHR": ">>"}
+        if op in simple:
+            return f"({a}{simple[op]}{b})"
+        if op == "WHERE":
+            return f"({a}?{b}:{args[2]})"
+        if op == "CAST":
+            return f"(({self.type_name(dtype)})({a}))"
+        if op == "BITCAST":
+            return self.bitcast(a, src_dtype, dtype)
+        raise NotImplementedError(f"{type(self).__name__} cannot render {op}")
+
+    def int_division(self, op: str, a: str, b: str, dtype: DType) -> str:
+        """Division that never traps: x/0 is 0, INT_MIN/-1 wraps (as the numpy oracle does)."""
+        t = self.type_name(dtype)
+        if dtype.is_unsigned or dtype.is_bool:
+            return f"(({b})==0?({t})0:({t})(({a}){'/' if op == 'IDIV' else '%'}({b})))"
+        if op == "IDIV":
+            neg = f"({t})(0-(unsigned {t})({a}))" if dtype.itemsize >= 4 else f"({t})(-({a}))"
+            return f"(({b})==0?({t})0:({b})==-1?{neg}:({t})(({a})/({b})))"
+        return f"((({b})==0||({b})==-1)?({t})0:({t})(({a})%({b})))"
+
+    def bitcast(self, a: str, src: DType, dst: DType) -> str:
+        return (f"(__extension__({{{self.type_name(src)} tl_s=({a}); {self.type_name(dst)} tl_d; "
+                f"__builtin_memcpy(&tl_d,&tl_s,sizeof(tl_d)); tl_d;}}))")
+
+    # ---- structure (overridden per backend) ----
+    def param(self, index: int, dtype: DType, is_output: bool, is_input: bool) -> str:
+        const = "const " if not is_output else ""
+        return f"{self.buffer_qualifier}{const}{self.type_name(dtype)}* {self.restrict} data{index}"
+
+    def range_open(self, name: str, size: int, kind: str, index_type: str, threads: int) -> list:
+        pragma = [f"#pragma omp parallel for num_threads({threads})"] if kind == "thread" else []
+        return pragma + [f"for ({index_type} {name} = 0; {name} < {size}; {name}++) {{"]
+
+    def signature(self, name: str, params: list[str]) -> str:
+        return f"{self.kernel_prefix} {name}({', '.join(params)})"
+
+    def helpers(self, index_type: str, body: str) -> str:
+        if "tl_fdiv(" not in body and "tl_fmod(" not in body:
+            return ""
+        return (f"static inline {index_type} tl_fdiv({index_type} a, {index_type} b) "
+                f"{{ {index_type} q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) "
+                f"? q - 1 : q; }}\n"
+                f"static inline {index_type} tl_fmod({index_type} a, {index_type} b) "
+                f"{{ {index_type} r = a % b; return (r != 0 && ((r < 0) != (b < 0))) "
+                f"? r + b : r; }}\n")
+
+    # ---- the walk ----
+    def render(self, program) -> str:
+        return _Walk(self, program).run()
+
+
+class _Walk:
+    """One pass over the instructions, keeping a name (per lane) for every value."""
+
+    def __init__(self, renderer: CStyleRenderer, program):
+        self.r, self.p = renderer, program
+        self.names: dict[int, list[str]] = {}
+        self.lines: list[str] = []
+        self.indent = 1
+        self.index_type = renderer.type_name(program.index_dtype)
+
+    def emit(self, text: str) -> None:
+        self.lines.append("  " * self.indent + text)
+
+    def ref(self, i: int, lane: int) -> str:
+        names = self.names[i]
+        return names[lane] if len(names) > 1 else names[0]
+
+    def run(self) -> str:
+        params = []
+        for i, instr in enumerate(self.p.instrs):
+            if instr.op == "PARAM":
+                index, _size, is_out, is_in = instr.arg
+                params.append(self.r.param(index, instr.dtype, is_out, is_in))
+                self.names[i] = [f"data{index}"]
+        for i, instr in enumerate(self.p.instrs):
+            if instr.op != "PARAM":
+                self.step(i, instr)
+        body = "\n".join(self.lines)
+        head = self.r.preamble + self.r.helpers(self.index_type, body)
+        return f"{head}{self.r.signature(self.p.name, params)} {{\n{body}\n}}\n"
+
+    def step(self, i: int, instr) -> None:
+        op, lanes = instr.op, instr.dtype.count
+        scalar = instr.dtype.scalar
+        t = self.r.type_name(scalar)
+        if op == "RANGE":
+            name, size, kind = instr.arg
+            for line in self.r.range_open(name, size, kind, self.index_type, self.p.threads):
+                self.emit(line)
+            self.indent += 1
+            return
+        if op == "END":
+            self.indent -= 1
+            self.emit("}")
+            return
+        if op == "CONST":
+            self.names[i] = [self.r.literal(instr.arg, scalar)]
+            return
+        if op == "COND":
+            self.names[i] = [cond_text(c) for c in instr.arg]
+            return
+        if op == "LOAD":
+            buf, indices, valids = instr.arg
+            names = []
+            for lane in range(lanes):
+                load = f"data{buf}[{index_text(indices[lane])}]"
+                if not valids[lane].is_true:
+                    load = f"({cond_text(valids[lane])}?{load}:{self.r.literal(0, scalar)})"
+                names.append(self.define(f"val{i}", lane, lanes, t, load))
+            self.names[i] = names
+            return
+        if op == "STORE":
+            buf, indices, valids = instr.arg
+            for lane in range(lanes):
+                store = f"data{buf}[{index_text(indices[lane])}] = {self.ref(instr.src[0], lane)};"
+                if not valids[lane].is_true:
+                    store = f"if {cond_text(valids[lane])} {store}"
+                self.emit(store)
+            return
+        if op == "ACC":
+            init = self.r.literal(instr.arg, scalar)
+            self.names[i] = [self.define(f"acc{i}", lane, lanes, t, init) for lane in range(lanes)]
+            return
+        if op == "ACC_UPDATE":
+            acc, value = instr.src
+            for lane in range(lanes):
+                a, v = self.ref(acc, lane), self.ref(value, lane)
+                self.emit(f"{a} = {self.r.alu(instr.arg, [a, v], scalar, scalar)};")
+            return
+        if op == "VREDUCE":
+            acc = instr.src[0]
+            width = len(self.names[acc])
+            value = self.ref(acc, 0)
+            for lane in range(1, width):
+                value = self.r.alu(instr.arg, [value, self.ref(acc, lane)], scalar, scalar)
+            self.names[i] = [self.define(f"red{i}", 0, 1, t, value)]
+            return
+        src_dtype = self.p.instrs[instr.src[0]].dtype.scalar if instr.src else scalar
+        names = []
+        for lane in range(lanes):
+            args = [self.ref(s, lane) for s in instr.src]
+            names.append(self.define(f"alu{i}", lane, lanes, t,
+                                     self.r.alu(op, args, scalar, src_dtype)))
+        self.names[i] = names
+
+    def define(self, base: str, lane: int, lanes: int, type_name: str, value: str) -> str:
+        name = base if lanes == 1 else f"{base}_{lane}"
+        self.emit(f"{type_name} {name} = {value};")
+        return name

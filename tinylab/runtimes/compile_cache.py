@@ -1,0 +1,86 @@
+"""The on-disk cache of compiled kernels, owned by the user.
+
+`cached_build(kind, key_text, build, suffix)` returns the path of an artifact built once per key:
+the directory is created 0700 and refused when others can write to it (a shared object loaded
+from there would run their code); artifacts are written to a temp file and renamed atomically,
+so two processes compiling the same kernel both succeed; a truncated entry (size 0 or failing
+its checksum) is rebuilt. Used by the CPU runtime (shared objects) and BEAM (winners).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from ..errors import TinylabError
+
+
+class CacheError(TinylabError, RuntimeError):
+    pass
+
+
+def secure_dir(path: Path) -> Path:
+    """Create `path` (mode 0700) and check neither it nor its parent is writable by others."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    info = path.stat()
+    if info.st_uid != os.getuid():
+        raise CacheError(f"cache directory {path} belongs to another user; refusing to use it "
+                         f"(set TINYLAB_CACHE to a directory you own)")
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise CacheError(f"cache directory {path} is writable by others "
+                         f"(mode {oct(info.st_mode & 0o777)}); refusing to load code from it. "
+                         f"Fix with: chmod 700 {path}")
+    return path
+
+
+def key_of(*parts: str) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()[:32]
+
+
+def _checksum_path(path: Path) -> Path:
+    return path.with_suffix(path.suffix + ".sha256")
+
+
+def _valid(path: Path) -> bool:
+    if not path.exists() or path.stat().st_size == 0:
+        return False
+    info = path.stat()
+    if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise CacheError(f"cached file {path} is writable by others; refusing to load it")
+    check = _checksum_path(path)
+    if not check.exists():
+        return False
+    return check.read_text().strip() == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def cached_build(directory: Path, key: str, build, suffix: str,
+                 use_cache: bool = True) -> tuple[Path, bool]:
+    """(path of the artifact for `key`, whether it came from the cache); `build(tmp_path)`
+    writes it when missing or corrupt."""
+    directory = secure_dir(directory)
+    final = directory / f"{key}{suffix}"
+    if use_cache and _valid(final):
+        return final, True
+    fd, tmp = tempfile.mkstemp(dir=directory, suffix=suffix)
+    os.close(fd)
+    try:
+        build(Path(tmp))
+        os.chmod(tmp, 0o700)
+        digest = hashlib.sha256(Path(tmp).read_bytes()).hexdigest()
+        if not use_cache:
+            return Path(tmp), False  # caller owns a private, uncached artifact
+        check_fd, check_tmp = tempfile.mkstemp(dir=directory, suffix=".sha256")
+        with os.fdopen(check_fd, "w") as f:
+            f.write(digest)
+        os.replace(tmp, final)
+        os.replace(check_tmp, _checksum_path(final))
+    finally:
+        if use_cache and os.path.exists(tmp):
+            os.unlink(tmp)
+    return final, False

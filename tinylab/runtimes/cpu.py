@@ -1,0 +1,115 @@
+"""The CPU runtime: compile C source with the system compiler into a shared object (cached on
+disk by source, compiler and flags), load it with ctypes and call the kernel on host buffers.
+
+Takes source text and buffers; knows nothing of the IR. `CC` picks the compiler (gcc or clang);
+a missing compiler or a failed compile raises with the kernel source and the compiler's message.
+"""
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from ..errors import CompileError, CompilerNotFoundError
+from .buffer import HostAllocator
+from .compile_cache import cached_build, key_of
+
+BASE_FLAGS = ("-O2", "-march=native", "-fPIC", "-shared", "-ffp-contract=fast",
+              "-fno-math-errno", "-fno-trapping-math", "-fno-semantic-interposition")
+OPENMP_FLAGS = ("-fopenmp",)
+
+INSTALL_HINT = ("install one: `apt-get install gcc` (Debian/Ubuntu), `dnf install gcc` (Fedora), "
+                "`xcode-select --install` (macOS), or point CC at a compiler")
+
+
+def find_compiler(preferred: str = "") -> str:
+    candidates = [preferred] if preferred else ["cc", "gcc", "clang"]
+    for name in candidates:
+        path = shutil.which(name)
+        if path:
+            return path
+    tried = ", ".join(candidates)
+    raise CompilerNotFoundError(f"no C compiler found (tried {tried}); {INSTALL_HINT}")
+
+
+class CPURuntime:
+    name = "CPU"
+
+    def __init__(self, compiler: str = "", cache_dir: Path | None = None, use_cache: bool = True):
+        self.preferred = compiler
+        self.cache_dir = cache_dir
+        self.use_cache = use_cache
+        self.allocator = HostAllocator()
+        self._compiler: str | None = None
+        self._version: str | None = None
+
+    @property
+    def compiler(self) -> str:
+        if self._compiler is None:
+            self._compiler = find_compiler(self.preferred)
+        return self._compiler
+
+    def version(self) -> str:
+        if self._version is None:
+            try:
+                out = subprocess.run([self.compiler, "--version"], capture_output=True,
+                                     text=True, timeout=30)
+                self._version = out.stdout.splitlines()[0] if out.stdout else self.compiler
+            except (OSError, subprocess.SubprocessError):
+                self._version = self.compiler
+        return self._version
+
+    def check(self) -> None:
+        """Raise if this runtime cannot work here (no compiler)."""
+        _ = self.compiler
+
+    def flags(self, source: str) -> tuple[str, ...]:
+        return BASE_FLAGS + (OPENMP_FLAGS if "#pragma omp" in source else ())
+
+    def compile(self, source: str) -> tuple[Path, bool]:
+        """(shared object for `source`, True if it came from the on-disk cache)."""
+        flags = self.flags(source)
+        key = key_of(source, self.compiler, self.version(), " ".join(flags))
+
+        def build(out: Path) -> None:
+            cmd = [self.compiler, *flags, "-x", "c", "-", "-o", str(out), "-lm"]
+            try:
+                result = subprocess.run(cmd, input=source, capture_output=True, text=True,
+                                        timeout=300)
+            except FileNotFoundError as exc:
+                raise CompilerNotFoundError(f"C compiler {self.compiler} vanished: {exc}; "
+                                            f"{INSTALL_HINT}") from exc
+            except subprocess.TimeoutExpired as exc:
+                raise CompileError("the C compiler timed out", source, str(exc)) from exc
+            if result.returncode != 0:
+                why = (f"signal {-result.returncode}" if result.returncode < 0
+                       else f"exit status {result.returncode}")
+                raise CompileError(f"C compile failed ({' '.join(cmd[:1])}, {why})", source,
+                                   result.stderr or result.stdout)
+
+        return cached_build(self.cache_dir, key, build, ".so", self.use_cache)
+
+    def load(self, library: Path, name: str):
+        lib = ctypes.CDLL(str(library))
+        fn = getattr(lib, name)
+        fn.restype = None
+        return CPUProgram(name, lib, fn)
+
+
+class CPUProgram:
+    """A loaded kernel. Call with buffers (handles are numpy arrays); returns seconds taken."""
+
+    def __init__(self, name: str, lib, fn):
+        self.name, self.lib, self.fn = name, lib, fn
+
+    def __call__(self, *handles, wait: bool = True, **launch) -> float:
+        pointers = [h.ctypes.data for h in handles]
+        start = time.perf_counter()
+        self.fn(*[ctypes.c_void_p(p) for p in pointers])
+        return time.perf_counter() - start
+
+    def pointers_call(self, pointers) -> None:
+        """The fastest call: pre-made ctypes pointers (used by TinyJit replay)."""
+        self.fn(*pointers)

@@ -1,0 +1,103 @@
+"""Fusion decisions: why two ops share a kernel, or why a kernel boundary sits between them.
+
+Every producer -> consumer edge the scheduler looks at yields a `FusionDecision`: merged or cut,
+a `Reason` code, and evidence (the ops, their shapes, the rule, a sentence). `SchedulerOptions`
+holds the rule switches, so a counterfactual schedule ("what if this rule were off?") is one
+`schedule(..., options=...)` call. Used by schedule.py; printed at DEBUG=3; kept in the Trace.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import Enum
+
+
+class Reason(str, Enum):
+    # ---- cuts: the producer is materialized into a buffer ----
+    REQUESTED = "requested"                # realize()/numpy() asked for this value
+    CONTIGUOUS = "contiguous"              # explicit .contiguous()
+    ASSIGN = "assign"                      # written into an existing buffer
+    BROADCAST_REDUCE = "broadcast_reduce"  # reduce output read back across its reduced axes
+    VIEW_OF_REDUCE = "view_of_reduce"      # reduce output read through a permute/pad/shrink/flip
+    REDUCE_INTO_REDUCE = "reduce_into_reduce"  # a reduce's input contains another reduce
+    MULTIPLE_REDUCES = "multiple_reduces"  # a kernel holds one reduce loop; others are cut
+    SHARED_REDUCE = "shared_reduce"        # several kernels read it: recomputing repeats a reduce
+    TOO_MANY_BUFFERS = "too_many_buffers"  # the device's kernel-argument limit
+    DEVICE_COPY = "device_copy"            # the value moves to another device
+    ASSIGN_HAZARD = "assign_hazard"        # the assigned value reads its target at other indices
+    FUSION_OFF = "fusion_off"              # schedule(fuse=False): one kernel per op
+    RULE_OFF = "rule_off"                  # a fusion rule was switched off in SchedulerOptions
+    # ---- merges: the producer is computed inside the consumer's kernel ----
+    ELEMENTWISE = "elementwise"            # elementwise into elementwise: same loop, no buffer
+    INTO_REDUCE = "into_reduce"            # computed inside the reduce loop that consumes it
+    AFTER_REDUCE = "after_reduce"          # the reduce result is used in the same kernel
+    RECOMPUTED = "recomputed"              # cheap producer with several readers: recomputed
+    VIEW = "view"                          # movement op: index arithmetic, not a kernel
+
+    @property
+    def is_cut(self) -> bool:
+        return self in CUT_REASONS
+
+
+CUT_REASONS = {Reason.REQUESTED, Reason.CONTIGUOUS, Reason.ASSIGN, Reason.BROADCAST_REDUCE,
+               Reason.VIEW_OF_REDUCE, Reason.REDUCE_INTO_REDUCE, Reason.MULTIPLE_REDUCES,
+               Reason.SHARED_REDUCE, Reason.TOO_MANY_BUFFERS, Reason.DEVICE_COPY,
+               Reason.ASSIGN_HAZARD, Reason.FUSION_OFF, Reason.RULE_OFF}
+
+EXPLANATION = {
+    Reason.REQUESTED: "the value was asked for (realize / numpy / item)",
+    Reason.CONTIGUOUS: "explicit .contiguous() asks for a buffer",
+    Reason.ASSIGN: "assign() writes into an existing buffer",
+    Reason.BROADCAST_REDUCE: "the reduce result is read back across the axes it reduced "
+                             "(expand), so every output needs the whole reduce first",
+    Reason.VIEW_OF_REDUCE: "the reduce result is read through a view that reorders or pads it",
+    Reason.REDUCE_INTO_REDUCE: "a reduce feeds another reduce: one reduce loop per kernel",
+    Reason.MULTIPLE_REDUCES: "a second reduce in one kernel: one reduce loop per kernel",
+    Reason.SHARED_REDUCE: "several kernels read this reduce; recomputing it repeats the reduce",
+    Reason.TOO_MANY_BUFFERS: "the kernel would read more buffers than the device allows",
+    Reason.DEVICE_COPY: "the value is copied to another device",
+    Reason.ASSIGN_HAZARD: "the assigned value reads its own target at other indices",
+    Reason.FUSION_OFF: "fusion is switched off (fuse=False)",
+    Reason.RULE_OFF: "the fusion rule that would merge these is switched off",
+    Reason.ELEMENTWISE: "elementwise into elementwise: one loop, no buffer in between",
+    Reason.INTO_REDUCE: "computed inside the reduce loop that consumes it",
+    Reason.AFTER_REDUCE: "applied to the reduce result in the same kernel",
+    Reason.RECOMPUTED: "cheap producer with several readers: recomputed where it is read",
+    Reason.VIEW: "movement op: becomes index arithmetic on the loads",
+}
+
+
+@dataclass(frozen=True)
+class SchedulerOptions:
+    """Rule switches. Defaults are the real schedule; turn one off to see what it buys."""
+    fuse: bool = True                # False: every compute op is its own kernel
+    fuse_into_reduce: bool = True    # elementwise producers computed inside reduce loops
+    fuse_after_reduce: bool = True   # elementwise consumers applied to a reduce in its kernel
+    recompute_shared: bool = True    # cheap producers with several readers recomputed
+    max_buffers: int = 0             # kernel-argument limit (0 = none)
+
+    def with_(self, **changes) -> SchedulerOptions:
+        return replace(self, **changes)
+
+
+@dataclass
+class FusionDecision:
+    producer: object  # ir Node
+    consumer: object  # ir Node (None for a requested output)
+    merged: bool
+    reason: Reason
+    evidence: dict = field(default_factory=dict)
+
+    @property
+    def rule(self) -> str:
+        return self.reason.value
+
+    def describe(self) -> str:
+        what = "merged" if self.merged else "CUT"
+        producer = f"{self.producer.op.name}{list(self.producer.shape)}"
+        consumer = (f"{self.consumer.op.name}{list(self.consumer.shape)}"
+                    if self.consumer is not None else "output")
+        detail = self.evidence.get("detail") or EXPLANATION[self.reason]
+        return f"{what:<6} {producer} -> {consumer}: {self.reason.value} ({detail})"
+
+    def __str__(self) -> str:
+        return self.describe()
