@@ -214,6 +214,12 @@ def scheduler_options() -> SchedulerOptions:
     return SchedulerOptions(fuse=bool(config.FUSE.value))
 
 
+def _graph_nodes(outputs, sched: Schedule) -> list[Node]:
+    """The lazy nodes a schedule covered (stopping at realized leaves)."""
+    from ..schedule.schedule import _graph
+    return _graph(outputs, sched.leaves)
+
+
 def realize(nodes: list[Node]) -> list[Node]:
     """Compute every node; returns the BUFFER node that now holds each value."""
     todo = [n for n in dict.fromkeys(nodes) if n.op is not Op.BUFFER and n not in REALIZED]
@@ -228,7 +234,10 @@ def realize(nodes: list[Node]) -> list[Node]:
         traces = tracing.active()
         if traces:
             forced = tracing.user_frame()
-            records = [tracing.RealizeRecord(todo, sched, forced) for _ in traces]
+            lines = {n: tracing.SOURCE_LINES[n] for n in _graph_nodes(todo, sched)
+                     if n in tracing.SOURCE_LINES}
+            records = [tracing.RealizeRecord(todo, sched, forced, source_lines=lines)
+                       for _ in traces]
             for t, r in zip(traces, records):
                 t.realizes.append(r)
         buffers = run_schedule(sched, records[0] if records else None)

@@ -9,10 +9,13 @@ from __future__ import annotations
 import contextvars
 import os
 import sys
+import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 _ACTIVE: contextvars.ContextVar[tuple] = contextvars.ContextVar("tinylab_traces", default=())
+# lazy node -> "file:line  code" of the user code that built it (recorded only while tracing)
+SOURCE_LINES: "weakref.WeakKeyDictionary" = None  # set below
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -64,8 +67,17 @@ class Trace:
         return [d for r in self.realizes for d in r.schedule.decisions]
 
 
+SOURCE_LINES = weakref.WeakKeyDictionary()
+
+
 def active() -> tuple:
     return _ACTIVE.get()
+
+
+def note_source(node) -> None:
+    """Remember which user line built `node` (first one wins; called by the frontend)."""
+    if node not in SOURCE_LINES:
+        SOURCE_LINES[node] = user_frame()
 
 
 @contextmanager

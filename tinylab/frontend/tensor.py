@@ -17,6 +17,7 @@ import numpy as np
 from .. import config
 from ..dtype import DType, dtypes, promote, result_dtype
 from ..engine import realize as engine
+from ..engine import trace as tracing
 from ..engine.device import Device
 from ..errors import DTypeError, JitError, ShapeError
 from ..ir import node as ir
@@ -132,6 +133,8 @@ class Tensor(CreationMixin, MovementMixin, ElementwiseMixin, ReduceMixin, NNMixi
         self.requires_grad: bool | None = requires_grad
         self.grad: Tensor | None = None
         ALL_TENSORS.add(self)
+        if tracing.active():
+            tracing.note_source(node)
 
     # ---- properties ----
     @property

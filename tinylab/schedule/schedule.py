@@ -64,6 +64,7 @@ class Schedule:
     decisions: list[FusionDecision]
     outputs: dict                  # requested node -> BufferSlot that holds it
     options: SchedulerOptions
+    leaves: dict = field(default_factory=dict)  # realized nodes it read -> their BUFFER node
 
     @property
     def kernels(self) -> list[ScheduleItem]:
@@ -516,7 +517,8 @@ def schedule(outputs, options: SchedulerOptions | None = None, realized=None,
         item.decisions = per_region.get(node, [])
         items.append(item)
     items = _order(items, realized)
-    return Schedule(items, decisions, {o: slot_of(o) for o in outputs}, options)
+    leaves = {n: realized[n] for n in graph if n in realized}
+    return Schedule(items, decisions, {o: slot_of(o) for o in outputs}, options, leaves)
 
 
 def _order(items: list[ScheduleItem], realized) -> list[ScheduleItem]:
