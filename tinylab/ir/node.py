@@ -292,7 +292,14 @@ def reduce(op: Op, node: Node, axes: tuple[int, ...]) -> Node:
     if not axes:
         return node
     shape = tuple(1 if i in axes else s for i, s in enumerate(node.shape))
+    if any(node.shape[a] == 0 for a in axes):  # nothing to fold: the op's identity
+        return const(reduce_identity(op, node.dtype), node.dtype, shape, node.device)
     return Node(op, node.dtype, (node,), axes, shape, node.device)
+
+
+def reduce_identity(op: Op, dtype: DType):
+    """The value a reduce over zero elements gives: 0 for SUM, the dtype's minimum for MAX."""
+    return 0 if op is Op.REDUCE_SUM else dtype.min_value()
 
 
 # ---- movement --------------------------------------------------------------------------------
