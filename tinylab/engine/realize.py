@@ -114,7 +114,8 @@ def _item_device(item) -> str:
 
 def compile_schedule(sched: Schedule) -> list[Runner | None]:
     """Runners for every kernel of a schedule; kernels not yet compiled build in parallel."""
-    kernels = [(i, item) for i, item in enumerate(sched.items) if item.kind == "kernel"]
+    kernels = [(i, item) for i, item in enumerate(sched.items)
+               if item.kind == "kernel" and ir.prod(item.slots[0].shape) > 0]  # 0 elements: no work
     runners: list[Runner | None] = [None] * len(sched.items)
     work = [(i, item) for i, item in kernels]
     if config.PARALLEL_COMPILE.value and len(work) > 1 and config.cpu_count() > 1:
@@ -168,6 +169,8 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
             bufs[0].copyin(bufs[1].numpy())
             continue
         runner = runners[i]
+        if runner is None:  # a kernel over zero elements is never compiled nor launched
+            continue
         if debug >= 3:
             print(f"    opts for {runner.name}: [{', '.join(map(str, runner.plan.opts))}]")
         if debug >= 4:
