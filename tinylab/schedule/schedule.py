@@ -428,7 +428,8 @@ class _Lowerer:
             value = ir.cast(srcs[0], node.dtype, bitcast=node.op is Op.BITCAST)
         else:
             value = ir.alu(node.op, *srcs)
-        if node.op in NOT_ZERO_AT_ZERO and movs:
+        not_zero = node.op in NOT_ZERO_AT_ZERO or (node.op is Op.NEG and node.dtype.is_bool)
+        if not_zero and movs:  # bool NEG is logical not: True where the padding reads False
             view = self.view_of(node, movs)
             if any(v.mask is not None for v in view.views):
                 return ir.alu(Op.WHERE, _valid(view), value, value.const_like(0))

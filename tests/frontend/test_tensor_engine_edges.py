@@ -1,5 +1,6 @@
-"""Size-0 tensors below the frontend: a reduce over an empty axis is its identity (built as a
-CONST by ir.reduce), and kernels whose output has zero elements are neither compiled nor run."""
+"""Edge cases fixed below the frontend: a reduce over an empty axis is its identity (built as a
+CONST by ir.reduce); kernels whose output has zero elements are neither compiled nor run; a
+padded logical-not (bool NEG, True at 0) reads False in the padding like every other value."""
 import numpy as np
 import torch
 
@@ -43,3 +44,12 @@ def test_zero_element_kernels_do_not_launch():
     a.assign(a + 1).realize()
     assert GlobalCounters.kernel_count == before
     assert out.node.op is Op.BUFFER and out.numpy().shape == (0, 3)
+
+
+def test_padding_around_a_logical_not_is_false(device):
+    x = Tensor([True, False])
+    np.testing.assert_array_equal(x.logical_not().pad(((1, 1),)).numpy(),
+                                  [False, False, True, False])
+    hot = Tensor([[0, 2]]).unsqueeze(-1) == Tensor.arange(3)  # one-hot, then padded
+    np.testing.assert_array_equal(hot.pad(((0, 1), None, None)).any(-1).numpy(),
+                                  [[True, True], [False, False]])
