@@ -12,19 +12,13 @@ from .dtype import DType, dtypes
 from .engine.counters import GlobalCounters
 from .engine.device import Device
 from .engine.trace import trace
+from .frontend.jit import TinyJit
 from .frontend.tensor import Tensor
 from . import nn  # noqa: E402  (after Tensor: nn builds on it)
 
 __all__ = ["Context", "DType", "Device", "GlobalCounters", "Tensor", "dtypes", "nn", "trace",
            "TinyJit"]
 __version__ = "0.1.0"
-
-
-def __getattr__(name):  # TinyJit loads on first use
-    if name == "TinyJit":
-        from .engine.jit import TinyJit
-        return TinyJit
-    raise AttributeError(f"module 'tinylab' has no attribute {name!r}")
 
 
 def load_ipython_extension(ipython):  # `%load_ext tinylab`

@@ -15,6 +15,7 @@ from typing import Any
 from ..dtype import DType, dtypes
 from ..ir.node import Node
 from ..ir.ops import ALU, REDUCE, REDUCE_ALU, Op
+from . import gpu
 from .plan import AxisKind, KernelPlan, view_index
 
 
@@ -65,6 +66,7 @@ class _Builder:
         self.cse: dict[Instr, int] = {}
         self.vars = plan.loop_vars()
         self.loop_axes = [i for i, a in enumerate(plan.axes) if a.kind.is_loop]
+        self.loop_axes = gpu.order_loops(plan, self.loop_axes)  # GPU hook: work-group axes
         self.var_depth = {self.vars[a].as_atom(): d + 1 for d, a in enumerate(self.loop_axes)}
         self.n_global = sum(1 for a in self.loop_axes if not plan.axes[a].reduce)
         vector = [i for i, a in enumerate(plan.axes) if a.kind is AxisKind.VECTOR]
@@ -101,7 +103,8 @@ class _Builder:
         return d
 
     def cond_depth(self, conds) -> int:
-        return max((self.expr_depth([leaf.x]) for c in conds for leaf in c.leaves()), default=0)
+        return max((self.expr_depth([leaf.x]) for c in conds for leaf in c.leaves()
+                    if leaf.x is not None), default=0)
 
     # ---- indices ----
     def lane_values(self, inst: dict, lane: int) -> dict:
@@ -174,6 +177,7 @@ class _Builder:
             for inst in post_insts:
                 value = self.value(store.src[0], inst, post_width)
                 indices, valids = self.view_lanes(store.view, inst, post_width)
+                valids = gpu.guard_store(self, valids)  # GPU hook: grouped reduce stores once
                 self.emit("STORE", store.dtype.vec(post_width), (value,),
                           (store.buffer_index, indices, valids),
                           depth=self.expr_depth(indices), unique=True)
@@ -191,7 +195,7 @@ class _Builder:
                 value = self.value(node.src[0], full, width)
                 self.emit("ACC_UPDATE", acc_dtype, (acc, value), REDUCE_ALU[node.op].name,
                           depth=len(self.loop_axes), post=False, unique=True)
-            result = acc
+            acc = gpu.group_reduce(self, acc, node)  # GPU hook: combine across a work-group
             if self.vector_is_reduce:
                 result = self.emit("VREDUCE", node.dtype, (acc,), REDUCE_ALU[node.op].name,
                                    post=True, unique=True)

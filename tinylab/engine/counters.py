@@ -12,6 +12,7 @@ class GlobalCounters:
     mem_used: int = 0          # bytes held by live buffers the engine allocated
     compile_count: int = 0
     compile_time_s: float = 0.0
+    bytes_saved: int = 0       # bytes the memory planner did not allocate (buffers shared)
 
     @staticmethod
     def reset() -> None:
@@ -21,3 +22,4 @@ class GlobalCounters:
         GlobalCounters.time_sum_s = 0.0
         GlobalCounters.compile_count = 0
         GlobalCounters.compile_time_s = 0.0
+        GlobalCounters.bytes_saved = 0

@@ -14,7 +14,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from .. import config
+from ..codegen.decompose import decompose
 from ..codegen.heuristic import choose_opts
+from ..codegen.heuristic_gpu import choose_gpu_opts
 from ..codegen.linearize import LinearProgram, linearize, program_cost
 from ..codegen.plan import KernelPlan
 from ..ir import node as ir
@@ -23,6 +25,7 @@ from ..ir.ops import Op
 from ..ir.printer import print_graph
 from ..runtimes.buffer import Buffer
 from ..schedule.fusion import SchedulerOptions
+from ..schedule.memory import plan_schedule
 from ..schedule.schedule import Schedule, schedule
 from . import trace as tracing
 from .counters import GlobalCounters
@@ -32,6 +35,29 @@ sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
 
 # expression node -> BUFFER node holding its value (dies with the expression)
 REALIZED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class FreshRealized:
+    """REALIZED without stale entries: a value whose buffer was written in place since (assign,
+    TinyJit replay) no longer counts as computed, so it is recomputed instead of reused."""
+
+    def __init__(self, table):
+        self.table = table
+
+    def get(self, node, default=None):
+        found = self.table.get(node)
+        if found is None or found.version != found.buffer.version:
+            return default
+        return found
+
+    def __contains__(self, node) -> bool:
+        return self.get(node) is not None
+
+    def __getitem__(self, node):
+        found = self.get(node)
+        if found is None:
+            raise KeyError(node)
+        return found
 
 
 @dataclass(eq=False)
@@ -72,14 +98,24 @@ def _unique_name(name: str, key) -> str:
 
 def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
     spec = Device[device]
-    plan = KernelPlan.from_ast(ast)
+    plan = KernelPlan.from_ast(decompose(ast, spec.renderer))  # ops the renderer lacks, by rule
     if noopt:
         return plan
     actions = spec.renderer.supported_actions
     if beam:
         from ..codegen.beam import beam_search
         return beam_search(plan, spec, beam)
+    if getattr(spec.renderer, "is_gpu", False):  # OpenCL / CUDA: work-groups
+        return plan.apply_all(choose_gpu_opts(plan, actions))
     return plan.apply_all(choose_opts(plan, actions, config.cpu_count()))
+
+
+def render_for(ast: Node, device: str) -> str:
+    """The source `device`'s renderer makes for a kernel AST, planned with that device's heuristic
+    (the same kernel on every backend: "CPU"/"C", "CL", "CUDA", "PYTHON"). Compiles nothing."""
+    spec = Device[device]
+    plan = choose_plan(spec.name, ast, bool(config.NOOPT.value), 0)
+    return spec.renderer.render(linearize(plan, plan.name))
 
 
 def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
@@ -132,6 +168,9 @@ def compile_schedule(sched: Schedule) -> list[Runner | None]:
 
 
 def _allocate(sched: Schedule) -> dict:
+    """A Buffer per slot; intermediate slots with disjoint lifetimes share one (memory.py)."""
+    representative, saved = plan_schedule(sched)
+    GlobalCounters.bytes_saved += saved
     buffers = {}
     for item in sched.items:
         for slot in item.slots:
@@ -139,10 +178,14 @@ def _allocate(sched: Schedule) -> dict:
                 continue
             if slot.existing is not None:
                 buffers[id(slot)] = slot.existing
+            elif id(slot) in representative:
+                continue
             else:
                 spec = Device[slot.device]
                 buffers[id(slot)] = Buffer(spec.name, ir.prod(slot.shape), slot.dtype,
                                            spec.allocator)
+    for key, rep in representative.items():
+        buffers[key] = buffers[rep]
     return buffers
 
 
@@ -167,6 +210,7 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
         bufs = [buffers[id(s)] for s in item.slots]
         if item.kind == "copy":
             bufs[0].copyin(bufs[1].numpy())
+            _notify_capture(None, bufs)
             continue
         runner = runners[i]
         if runner is None:  # a kernel over zero elements is never compiled nor launched
@@ -224,10 +268,14 @@ def _graph_nodes(outputs, sched: Schedule) -> list[Node]:
 
 
 def realize(nodes: list[Node]) -> list[Node]:
-    """Compute every node; returns the BUFFER node that now holds each value."""
-    todo = [n for n in dict.fromkeys(nodes) if n.op is not Op.BUFFER and n not in REALIZED]
+    """Compute every node; returns the BUFFER node that now holds each value.
+    While TinyJit captures, earlier results are not reused (every kernel must be recorded) and
+    new ones are not remembered (replays overwrite their buffers)."""
+    realized = {} if _CAPTURE else FreshRealized(REALIZED)
+    todo = [n for n in dict.fromkeys(nodes) if n.op is not Op.BUFFER and n not in realized]
+    results = {}
     if todo:
-        sched = schedule(todo, scheduler_options(), realized=REALIZED)
+        sched = schedule(todo, scheduler_options(), realized=realized)
         debug = int(config.DEBUG.value)
         if debug >= 1:
             print(f"scheduled {len(sched.kernels)} kernel(s) for {len(todo)} output(s)")
@@ -251,5 +299,7 @@ def realize(nodes: list[Node]) -> list[Node]:
             buf = slot.existing if slot.existing is not None else buffers[id(slot)]
             if node.op is Op.ASSIGN:
                 buf.version += 1
-            REALIZED[node] = ir.buffer(buf, node.shape, node.dtype, node.device, buf.version)
-    return [n if n.op is Op.BUFFER else REALIZED[n] for n in nodes]
+            results[node] = ir.buffer(buf, node.shape, node.dtype, node.device, buf.version)
+            if not _CAPTURE:
+                REALIZED[node] = results[node]
+    return [n if n.op is Op.BUFFER else results.get(n) or realized[n] for n in nodes]

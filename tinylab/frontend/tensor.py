@@ -27,6 +27,7 @@ from ..runtimes.buffer import Buffer
 from . import autograd
 from .creation import CreationMixin
 from .elementwise import ElementwiseMixin
+from .indexing import IndexingMixin
 from .movement import MovementMixin
 from .nn_ops import NNMixin
 from .reduce import ReduceMixin
@@ -92,7 +93,7 @@ def _shape(x) -> tuple:
     return ()
 
 
-class Tensor(CreationMixin, MovementMixin, ElementwiseMixin, ReduceMixin, NNMixin,
+class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, ReduceMixin, NNMixin,
              metaclass=_TensorMeta):
     __slots__ = ("node", "requires_grad", "grad", "__weakref__")
     _training = False
@@ -105,6 +106,8 @@ class Tensor(CreationMixin, MovementMixin, ElementwiseMixin, ReduceMixin, NNMixi
         device = Device.canonicalize(device)
         if isinstance(data, Node):
             node = data
+            if Tensor.no_grad and node.op not in (Op.BUFFER, Op.CONST, Op.DETACH):
+                node = ir.detach(node)  # built under no_grad: no gradient flows through it
         elif isinstance(data, Tensor):
             node = data.node if device == data.device else ir.copy_to(data.node, device)
             if dtype is not None:
@@ -129,6 +132,7 @@ class Tensor(CreationMixin, MovementMixin, ElementwiseMixin, ReduceMixin, NNMixi
             if dtype is not None:
                 array = array.astype(dtype.np)
             node = _buffer_node(array, device)
+            node.buffer.owner = weakref.ref(self)
         self.node: Node = node
         self.requires_grad: bool | None = requires_grad
         self.grad: Tensor | None = None
@@ -212,7 +216,14 @@ class Tensor(CreationMixin, MovementMixin, ElementwiseMixin, ReduceMixin, NNMixi
         nodes = engine.realize([t.node for t in tensors])
         for t, n in zip(tensors, nodes):
             t.node = n
+            owner = n.buffer.owner
+            if owner is None or owner() is None:  # the first tensor to get a buffer owns it
+                n.buffer.owner = weakref.ref(t)
         return self
+
+    def _owns_buffer(self) -> bool:
+        owner = self.node.buffer.owner
+        return owner is None or owner() is None or owner() is self
 
     def _check_not_capturing(self, what: str) -> None:
         if _JIT_CAPTURING:
@@ -299,8 +310,11 @@ class Tensor(CreationMixin, MovementMixin, ElementwiseMixin, ReduceMixin, NNMixi
             value = value.cast(self.dtype)
         if self.node.op is not Op.BUFFER:
             self.realize()
-        if any(t is not self and t.node is self.node for t in list(ALL_TENSORS)):
-            self.node = self.clone().realize().node  # another tensor shares this buffer
+        if not self._owns_buffer():
+            # equal lazy values share one buffer (Tensor.ones(32) made twice is one node); the
+            # tensor written in place gets a copy of its own first
+            self.node = ir.copy_to(self.node, self.device)
+            self.realize()
         self.node = ir.assign(self.node, value.node)
         return self
 

@@ -1,13 +1,230 @@
-"""The C renderer (CPU): C99 with GCC/Clang extensions, OpenMP for threaded loops.
-Everything shared with OpenCL and CUDA lives in cstyle.py; this file holds only what is C's own.
+"""The C renderer (CPU): C99 with GCC/Clang vector extensions and OpenMP for threaded loops.
+
+Everything shared with OpenCL and CUDA lives in cstyle.py. What is C's own: values with several
+lanes of float32/int32 become native vector variables (`float8`), loads of consecutive lanes become
+one vector load, comparisons become lane masks and WHERE/MAX bit-selects on them. Anything else
+falls back to one scalar per lane (cstyle's walk), so every program still renders.
 """
 from __future__ import annotations
 
-from .cstyle import CStyleRenderer
+from ..dtype import DType, dtypes
+from .cstyle import CStyleRenderer, _Walk, cond_text, index_text
+
+NATIVE_LANES = {dtypes.float32: "float", dtypes.int32: "int"}
+NATIVE_WIDTHS = (2, 4, 8, 16)
+NATIVE_ALU = {"ADD", "MUL", "NEG", "RECIPROCAL", "MAX", "CMPLT", "CMPNE", "WHERE", "AND", "OR",
+              "XOR", "CAST", "BITCAST"}
 
 
 class CRenderer(CStyleRenderer):
     device = "CPU"
     preamble = "#include <math.h>\n#include <stdbool.h>\n"
-    # actions the CPU plan may use
     supported_actions = ("UPCAST", "UNROLL", "THREAD", "SWAP", "VECTORIZE")
+
+    def render(self, program) -> str:
+        return _VectorWalk(self, program).run()
+
+
+def _consecutive(indices) -> bool:
+    base = indices[0]
+    return all((index - base).is_const and (index - base).const == lane
+               for lane, index in enumerate(indices))
+
+
+class _VectorWalk(_Walk):
+    """The C-family walk plus native vector variables for float32/int32 lanes."""
+
+    def __init__(self, renderer, program):
+        super().__init__(renderer, program)
+        self.native: set[int] = set()   # instructions held in one vector variable
+        self.masks: set[int] = set()    # native bool values: int lane masks (-1 / 0)
+        self.typedefs: dict[str, str] = {}
+
+    # ---- types ----
+    def vector_type(self, dtype: DType, lanes: int, unaligned: bool = False) -> str:
+        base = NATIVE_LANES[dtype.scalar]
+        name = f"{base}{lanes}" + ("_u" if unaligned else "")
+        size = lanes * dtype.itemsize
+        align = f", aligned({dtype.itemsize})" if unaligned else ""
+        self.typedefs[name] = (f"typedef {base} {name} __attribute__((vector_size({size}){align}));")
+        return name
+
+    def value_type(self, i: int) -> str:
+        instr = self.p.instrs[i]
+        lanes = instr.dtype.count
+        return self.vector_type(dtypes.int32 if i in self.masks else instr.dtype, lanes)
+
+    # ---- references ----
+    def ref(self, i: int, lane: int) -> str:
+        if i in self.native:
+            name = self.names[i][0]
+            return f"({name}[{lane}]!=0)" if i in self.masks else f"{name}[{lane}]"
+        return super().ref(i, lane)
+
+    def uniform(self, i: int) -> bool:
+        return i not in self.native and len(self.names[i]) == 1
+
+    def packed(self, i: int, type_name: str, mask: bool = False) -> str:
+        """Instruction i as a vector expression of type_name (broadcast or gathered)."""
+        if i in self.native:
+            return self.names[i][0]
+        lanes = self.p.instrs[i].dtype.count
+        if self.uniform(i):
+            value = self.names[i][0]
+            return f"(({type_name}){{}}+({value})*-1)" if mask else f"(({type_name}){{}}+{value})"
+        parts = [f"-({self.ref(i, lane)})" if mask else self.ref(i, lane) for lane in range(lanes)]
+        return f"(({type_name}){{{', '.join(parts)}}})"
+
+    # ---- the walk ----
+    def run(self) -> str:
+        text = super().run()
+        if not self.typedefs:
+            return text
+        defs = "\n".join(self.typedefs[k] for k in sorted(self.typedefs)) + "\n"
+        head = self.r.preamble
+        return head + defs + text[len(head):]
+
+    def step(self, i: int, instr) -> None:
+        lanes = instr.dtype.count
+        if lanes in NATIVE_WIDTHS and self.try_native(i, instr):
+            return
+        super().step(i, instr)
+
+    def try_native(self, i: int, instr) -> bool:
+        op = instr.op
+        if op == "LOAD":
+            return self.native_load(i, instr)
+        if op == "STORE":
+            return self.native_store(instr)
+        if op == "ACC" and instr.dtype.scalar in NATIVE_LANES:
+            t = self.vector_type(instr.dtype, instr.dtype.count)
+            init = self.r.literal(instr.arg, instr.dtype.scalar)
+            self.emit(f"{t} acc{i} = (({t}){{}}+{init});")
+            self.names[i] = [f"acc{i}"]
+            self.native.add(i)
+            return True
+        if op == "ACC_UPDATE" and instr.src[0] in self.native:
+            acc, value = instr.src
+            name = self.names[acc][0]
+            t = self.value_type(acc)
+            mask_type = self.vector_type(dtypes.int32, instr.dtype.count)
+            other = self.packed(value, t)
+            self.emit(f"{name} = {self.vector_alu(instr.arg, [name, other], t, mask_type)};")
+            return True
+        if op in NATIVE_ALU:
+            return self.native_alu(i, instr)
+        return False
+
+    def native_load(self, i: int, instr) -> bool:
+        buf, indices, valids = instr.arg
+        scalar = instr.dtype.scalar
+        if scalar not in NATIVE_LANES:
+            return False
+        same = all(ix is indices[0] for ix in indices) and all(v is valids[0] for v in valids)
+        if same:  # one value for every lane: load once, broadcast on use
+            load = f"data{buf}[{index_text(indices[0])}]"
+            if not valids[0].is_true:
+                load = f"({cond_text(valids[0])}?{load}:{self.r.literal(0, scalar)})"
+            self.names[i] = [self.define(f"val{i}", 0, 1, self.r.type_name(scalar), load)]
+            return True
+        t = self.vector_type(scalar, len(indices))
+        if _consecutive(indices) and all(v.is_true for v in valids):
+            tu = self.vector_type(scalar, len(indices), unaligned=True)
+            value = f"*(({tu}*)(data{buf}+{index_text(indices[0])}))"
+        else:
+            zero = self.r.literal(0, scalar)
+            lanes = []
+            for index, valid in zip(indices, valids):
+                load = f"data{buf}[{index_text(index)}]"
+                lanes.append(load if valid.is_true else f"({cond_text(valid)}?{load}:{zero})")
+            value = f"(({t}){{{', '.join(lanes)}}})"
+        self.emit(f"{t} val{i} = {value};")
+        self.names[i] = [f"val{i}"]
+        self.native.add(i)
+        return True
+
+    def native_store(self, instr) -> bool:
+        buf, indices, valids = instr.arg
+        value = instr.src[0]
+        if value not in self.native or instr.dtype.scalar not in NATIVE_LANES:
+            return False
+        if not (_consecutive(indices) and all(v.is_true for v in valids)):
+            return False
+        tu = self.vector_type(instr.dtype.scalar, len(indices), unaligned=True)
+        self.emit(f"*(({tu}*)(data{buf}+{index_text(indices[0])})) = {self.names[value][0]};")
+        return True
+
+    def native_alu(self, i: int, instr) -> bool:
+        op, srcs = instr.op, instr.src
+        if not any(s in self.native for s in srcs):
+            return False  # nothing vector to build on: scalar lanes are as good
+        operand_dtype = self.p.instrs[srcs[-1]].dtype.scalar
+        if op in ("CMPLT", "CMPNE"):
+            if operand_dtype not in NATIVE_LANES:
+                return False
+            t = self.vector_type(operand_dtype, instr.dtype.count)
+            args = [self.packed(s, t) for s in srcs]
+            self.finish(i, self.vector_type(dtypes.int32, instr.dtype.count),
+                        self.vector_alu(op, args, t, t), mask=True)
+            return True
+        if instr.dtype.scalar == dtypes.bool:
+            if op in ("AND", "OR", "XOR", "NEG") and all(s in self.masks or self.uniform(s)
+                                                         for s in srcs):
+                m = self.vector_type(dtypes.int32, instr.dtype.count)
+                args = [self.packed(s, m, mask=True) for s in srcs]
+                text = f"(~{args[0]})" if op == "NEG" else self.vector_alu(op, args, m, m)
+                self.finish(i, m, text, mask=True)
+                return True
+            return False
+        if instr.dtype.scalar not in NATIVE_LANES:
+            return False
+        t = self.vector_type(instr.dtype, instr.dtype.count)
+        if op in ("CAST", "BITCAST"):
+            if operand_dtype not in NATIVE_LANES or srcs[0] in self.masks:
+                return False
+            source = self.packed(srcs[0], self.vector_type(operand_dtype, instr.dtype.count))
+            text = f"__builtin_convertvector({source}, {t})" if op == "CAST" else \
+                f"(({t})({source}))"
+            self.finish(i, t, text)
+            return True
+        if op == "WHERE":
+            m = self.vector_type(dtypes.int32, instr.dtype.count)
+            cond = self.packed(srcs[0], m, mask=True)
+            a, b = self.packed(srcs[1], t), self.packed(srcs[2], t)
+            self.finish(i, t, _select(cond, a, b, t, m))
+            return True
+        args = [self.packed(s, t) for s in srcs]
+        self.finish(i, t, self.vector_alu(op, args, t, self.vector_type(dtypes.int32,
+                                                                       instr.dtype.count)))
+        return True
+
+    def vector_alu(self, op: str, args: list[str], t: str, mask_type: str) -> str:
+        a = args[0]
+        b = args[1] if len(args) > 1 else ""
+        simple = {"ADD": "+", "MUL": "*", "CMPLT": "<", "CMPNE": "!=", "AND": "&", "OR": "|",
+                  "XOR": "^"}
+        if op in simple:
+            return f"({a}{simple[op]}{b})"
+        if op == "NEG":
+            return f"(-{a})"
+        if op == "RECIPROCAL":
+            return f"(1.0f/{a})"
+        if op == "MAX":
+            if t.startswith("float"):
+                return _select(f"(({a}>{b})|({a}!={a}))", a, b, t, mask_type)
+            return _select(f"({a}>{b})", a, b, t, mask_type)
+        raise NotImplementedError(op)
+
+    def finish(self, i: int, type_name: str, text: str, mask: bool = False) -> None:
+        self.emit(f"{type_name} alu{i} = {text};")
+        self.names[i] = [f"alu{i}"]
+        self.native.add(i)
+        if mask:
+            self.masks.add(i)
+
+
+def _select(mask: str, a: str, b: str, t: str, mask_type: str) -> str:
+    """Lanes of a where mask is set, else lanes of b (bitwise, so NaN payloads pass)."""
+    if t.startswith("int"):
+        return f"(({mask}&{a})|(~{mask}&{b}))"
+    return f"(({t})(({mask}&(({mask_type}){a}))|(~{mask}&(({mask_type}){b}))))"

@@ -229,7 +229,7 @@ class _Walk:
             return
         if op == "VREDUCE":
             acc = instr.src[0]
-            width = len(self.names[acc])
+            width = self.p.instrs[acc].dtype.count
             value = self.ref(acc, 0)
             for lane in range(1, width):
                 value = self.r.alu(instr.arg, [value, self.ref(acc, lane)], scalar, scalar)

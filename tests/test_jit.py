@@ -1,0 +1,85 @@
+"""TinyJit: replays equal the plain run, rules are enforced with clear errors, randomness stays
+random under replay, and the memory planner shares intermediate buffers."""
+import numpy as np
+import pytest
+
+from tinylab import Context, Tensor, TinyJit, nn
+from tinylab.errors import JitError
+from tinylab.schedule.memory import share_by_lifetime
+
+
+def _train(use_jit: bool, steps: int = 5):
+    Tensor.manual_seed(3)
+    w1 = Tensor.kaiming_uniform(16, 32).realize()
+    w2 = Tensor.kaiming_uniform(32, 4).realize()
+    opt = nn.optim.SGD([w1, w2], lr=0.1, momentum=0.9)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = x.dot(w1).relu().dot(w2).sparse_categorical_crossentropy(y).backward()
+        opt.step()
+        return loss
+
+    run = TinyJit(step) if use_jit else step
+    rng = np.random.default_rng(0)
+    losses = []
+    with Context(TRAINING=1):
+        for _ in range(steps):
+            x = Tensor(rng.standard_normal((8, 16)).astype(np.float32))
+            y = Tensor(rng.integers(0, 4, 8).astype(np.int32))
+            losses.append(run(x, y).item())
+    return losses, w1.numpy(), w2.numpy(), run
+
+
+def test_replay_matches_plain_run():
+    plain = _train(False)
+    jitted = _train(True)
+    np.testing.assert_allclose(jitted[0], plain[0], rtol=1e-5)
+    np.testing.assert_allclose(jitted[1], plain[1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(jitted[2], plain[2], rtol=1e-5, atol=1e-6)
+    assert jitted[3].kernel_count > 5
+
+
+def test_shape_change_is_an_error():
+    @TinyJit
+    def f(x):
+        return (x * 2).sum()
+    for _ in range(3):
+        f(Tensor.ones(4))
+    with pytest.raises(JitError, match=r"input 0 was captured as shape \(4,\)"):
+        f(Tensor.ones(5))
+
+
+def test_item_inside_is_an_error():
+    @TinyJit
+    def f(x):
+        return (x * x.sum().item()).realize()
+    f(Tensor.ones(3))
+    with pytest.raises(JitError, match="item"):
+        f(Tensor.ones(3))
+
+
+def test_outputs_alias_between_calls():
+    @TinyJit
+    def f(x):
+        return (x + 1).realize()
+    f(Tensor([1.0]))
+    first = f(Tensor([2.0]))
+    assert first.tolist() == [3.0]
+    second = f(Tensor([5.0]))
+    assert second is first and first.tolist() == [6.0]
+
+
+def test_random_numbers_change_between_replays():
+    @TinyJit
+    def f(x):
+        return (x + Tensor.rand(4)).realize()
+    draws = [f(Tensor.zeros(4)).numpy().copy() for _ in range(4)]
+    assert not np.allclose(draws[2], draws[3])
+
+
+def test_share_by_lifetime():
+    steps = [["a", "x"], ["b", "a"], ["c", "b"], ["d", "c"]]
+    sizes = {k: ("CPU", 64) for k in "abcdx"}
+    rep, saved = share_by_lifetime(steps, sizes, keep={"x", "d"})
+    assert rep == {"c": "a"} and saved == 64

@@ -1,0 +1,91 @@
+"""Capture and replay: the engine half of TinyJit.
+
+`capture()` records every kernel launch and copy the engine makes (runner + buffers) while a
+step runs; `CapturedStep` replays them with new input buffers swapped in, calling each compiled
+kernel directly with prepared pointers — no scheduling, no Python graph building. Intermediate
+buffers are re-planned so kernels whose buffers are never live at the same time share memory.
+The Tensor-facing wrapper (argument checks, outputs) is frontend/jit.py.
+"""
+from __future__ import annotations
+
+import ctypes
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from ..runtimes.buffer import Buffer
+from ..schedule.memory import share_by_lifetime
+from . import realize as engine
+
+
+@dataclass
+class Launch:
+    runner: object | None        # None for a copy
+    buffers: list                # Buffer per kernel argument (copies: [destination, source])
+
+
+@dataclass
+class CapturedStep:
+    launches: list[Launch]
+    input_positions: dict = field(default_factory=dict)  # id(input buffer) -> input index
+    bytes_saved: int = 0
+    _calls: list = field(default_factory=list)
+
+    def prepare(self, inputs: list[Buffer]) -> None:
+        """Build the call list once: (kind, callable, arguments, input patches)."""
+        positions = {id(b): i for i, b in enumerate(inputs)}
+        self.input_positions = positions
+        self._calls = []
+        for launch in self.launches:
+            patches = [(k, positions[id(b)]) for k, b in enumerate(launch.buffers)
+                       if id(b) in positions]
+            if launch.runner is None:
+                self._calls.append(("copy", None, launch.buffers, patches))
+                continue
+            fn = launch.runner.fn
+            direct = getattr(fn, "pointers_call", None)
+            if direct is not None:  # CPU: ctypes pointers made once
+                pointers = [ctypes.c_void_p(b.handle.ctypes.data) for b in launch.buffers]
+                self._calls.append(("pointers", direct, pointers, patches))
+            else:
+                self._calls.append(("buffers", fn, launch.buffers, patches))
+
+    def replay(self, inputs: list[Buffer]) -> None:
+        for kind, call, args, patches in self._calls:
+            if patches:
+                args = list(args)
+                for k, i in patches:
+                    args[k] = ctypes.c_void_p(inputs[i].handle.ctypes.data) \
+                        if kind == "pointers" else inputs[i]
+            if kind == "pointers":
+                call(args)
+            elif kind == "buffers":
+                call(*[b.handle for b in args])
+            else:
+                args[0].copyin(args[1].numpy())
+
+
+@contextmanager
+def capture():
+    """Record launches made inside the block: `with capture() as launches: ...`."""
+    launches: list[Launch] = []
+
+    def hook(runner, buffers):
+        launches.append(Launch(runner, list(buffers)))
+
+    engine._CAPTURE.append(hook)
+    try:
+        yield launches
+    finally:
+        engine._CAPTURE.remove(hook)
+
+
+def plan_buffers(launches: list[Launch], keep: set) -> int:
+    """Let intermediate buffers (ids not in `keep`) share memory when their lifetimes do not
+    overlap. Rewrites the launches in place; returns the bytes saved."""
+    by_id = {id(b): b for launch in launches for b in launch.buffers}
+    steps = [[id(b) for b in launch.buffers] for launch in launches]
+    size_of = {key: (b.device, b.nbytes) for key, b in by_id.items()}
+    representative, saved = share_by_lifetime(steps, size_of, keep)
+    for launch in launches:
+        launch.buffers = [by_id[representative.get(id(b), id(b))] for b in launch.buffers]
+    return saved
