@@ -1,30 +1,65 @@
-"""Optimizers with torch.optim's update rules (step for step): SGD (momentum, nesterov,
-weight decay), Adam, AdamW, LAMB. Every update is a lazy tensor expression; `step()` realizes all
-parameters and optimizer state in one schedule, so updates fuse into few kernels.
-Uses only the public Tensor API.
+"""Optimizers with torch.optim's update rules, step for step: SGD (momentum, dampening, nesterov,
+weight decay), Adam, AdamW, and LAMB (You et al. 2019). `opt.step()` realizes every parameter and
+every piece of state in one schedule. All state (step count, lr, moments) lives in tensors
+updated with `assign`, so a TinyJit-captured step replays correctly. Public Tensor API only.
 """
 from __future__ import annotations
+
+import math
+
+import numpy as np
 
 from ..dtype import dtypes
 from ..frontend.tensor import Tensor
 
 
+def _check_number(value, name: str, optimizer: str, low: float = 0.0,
+                  below: float | None = None) -> float:
+    """A float in [low, below) (or [low, inf)), else a ValueError naming the argument."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{optimizer}: {name} must be a number, got {value!r}")
+    if value < low or (below is not None and value >= below):
+        bounds = f"[{low}, {below})" if below is not None else f">= {low}"
+        raise ValueError(f"{optimizer}: {name} must be {bounds}, got {value}")
+    return float(value)
+
+
+def _unique_tensors(params, optimizer: str) -> list[Tensor]:
+    if isinstance(params, Tensor):
+        params = [params]
+    unique, seen = [], set()
+    for index, p in enumerate(params):
+        if isinstance(p, dict):
+            raise TypeError(f"{optimizer}: parameter groups (dicts) are not supported; pass a "
+                            f"list of tensors, e.g. nn.state.get_parameters(model)")
+        if not isinstance(p, Tensor):
+            raise TypeError(f"{optimizer}: params[{index}] is {type(p).__name__}, not a Tensor")
+        if id(p) not in seen:
+            seen.add(id(p))
+            unique.append(p)
+    return unique
+
+
 class Optimizer:
-    def __init__(self, params: list[Tensor], lr: float):
-        unique, seen = [], set()
-        for p in params:
-            if id(p) not in seen:
-                seen.add(id(p))
-                unique.append(p)
-        for p in unique:
-            if p.requires_grad is None:
+    """Holds the trainable `params` (float tensors that require grad) and the `buffers` (other
+    tensors, such as BatchNorm running stats, realized with each step), `lr` as a tensor and a
+    `step_count` tensor. Subclasses build each step's update in `_update`."""
+
+    def __init__(self, params, lr: float):
+        name = type(self).__name__
+        tensors = _unique_tensors(params, name)
+        for p in tensors:
+            if p.requires_grad is None and p.dtype.is_float:
                 p.requires_grad = True
-        self.params = [p for p in unique if p.requires_grad]
+        self.params = [p for p in tensors if p.requires_grad and p.dtype.is_float]
         if not self.params:
-            raise ValueError("optimizer got no parameters that require gradients")
-        self.buffers = [p for p in unique if not p.requires_grad]
-        self.lr = Tensor([lr], device=self.params[0].device, requires_grad=False)
+            raise ValueError(f"{name}: got no float parameters that require gradients")
+        self.buffers = [p for p in tensors if not (p.requires_grad and p.dtype.is_float)]
+        Tensor.realize(*tensors)  # lazy initial values (random init) in one schedule
         self.device = self.params[0].device
+        lr = _check_number(lr, "lr", name)
+        self.lr = Tensor([lr], device=self.device, dtype=dtypes.float32, requires_grad=False)
+        self.step_count = Tensor([0], dtype=dtypes.int32, device=self.device, requires_grad=False)
 
     def zero_grad(self) -> None:
         for p in self.params:
@@ -34,104 +69,143 @@ class Optimizer:
         Tensor.realize(*self.schedule_step())
 
     def schedule_step(self) -> list[Tensor]:
-        for i, p in enumerate(self.params):
+        """Build this step's updates (lazily) and return every tensor that must be realized."""
+        for index, p in enumerate(self.params):
             if p.grad is None:
-                raise RuntimeError(f"parameter {i} {p.shape} has no gradient; call backward() "
-                                   f"first (or leave it out of the optimizer)")
-        return self._step() + self.params + self.buffers
+                raise RuntimeError(f"{type(self).__name__}: parameter {index} {p.shape} has no "
+                                   f"gradient; call loss.backward() first (or leave it out of "
+                                   f"the optimizer)")
+            if p.grad.shape != p.shape:
+                raise ValueError(f"{type(self).__name__}: parameter {index} has shape {p.shape} "
+                                 f"but its gradient has shape {p.grad.shape}")
+        self.step_count.assign(self.step_count + 1)
+        state = self._update(self.lr.reshape(()), self.step_count.reshape(()))
+        return [self.step_count, *state, *self.params, *self.buffers]
 
-    def _step(self) -> list[Tensor]:
+    def _update(self, lr: Tensor, step: Tensor) -> list[Tensor]:
+        """Assign each parameter its new value; return the state tensors that changed."""
         raise NotImplementedError
 
 
-def _state_like(p: Tensor) -> Tensor:
-    return Tensor.zeros(*p.shape, device=p.device, dtype=p.dtype, requires_grad=False).contiguous()
+def _zeros_like(p: Tensor) -> Tensor:
+    """A realized zero buffer for optimizer state (copied in, no kernel)."""
+    return Tensor(np.zeros(p.shape, dtype=p.dtype.np), device=p.device, requires_grad=False)
 
 
 class SGD(Optimizer):
-    def __init__(self, params, lr: float = 0.001, momentum: float = 0.0, weight_decay: float = 0.0,
-                 nesterov: bool = False, classic: bool = False):
-        super().__init__(params, lr)
-        self.momentum, self.weight_decay, self.nesterov = momentum, weight_decay, nesterov
-        self.classic = classic
-        self.velocity = [_state_like(p) for p in self.params] if momentum else []
-        self.started = False
+    """torch.optim.SGD: g += wd·p; b = momentum·b + (1 - dampening)·g (b = g on step 1);
+    g = g + momentum·b (nesterov) or b; p -= lr·g. classic=True applies lr before momentum."""
 
-    def _step(self) -> list[Tensor]:
-        lr = self.lr.reshape(())
-        for i, p in enumerate(self.params):
-            g = p.grad.detach()
+    def __init__(self, params, lr: float = 0.001, momentum: float = 0.0,
+                 weight_decay: float = 0.0, nesterov: bool = False, classic: bool = False,
+                 dampening: float = 0.0):
+        super().__init__(params, lr)
+        self.momentum = _check_number(momentum, "momentum", "SGD")
+        self.weight_decay = _check_number(weight_decay, "weight_decay", "SGD")
+        self.dampening = _check_number(dampening, "dampening", "SGD")
+        if nesterov and (self.momentum == 0 or self.dampening != 0):
+            raise ValueError("SGD: nesterov needs momentum > 0 and dampening 0")
+        self.nesterov, self.classic = nesterov, classic
+        self.velocity = [_zeros_like(p) for p in self.params] if self.momentum else []
+
+    def _update(self, lr: Tensor, step: Tensor) -> list[Tensor]:
+        for index, p in enumerate(self.params):
+            g = p.grad
             if self.weight_decay:
                 g = g + self.weight_decay * p.detach()
+            if self.classic:
+                g = g * lr
             if self.momentum:
-                v = self.velocity[i]
-                # torch: the first step's buffer is the gradient itself
-                new_v = g if not self.started else self.momentum * v + g
-                v.assign(new_v)
-                g = g + self.momentum * v if self.nesterov else v
-            p.assign(p.detach() - lr * g)
-        self.started = True
+                g = self._momentum(self.velocity[index], g, step)
+            if not self.classic:
+                g = g * lr
+            p.assign(p.detach() - g)
         return self.velocity
+
+    def _momentum(self, velocity: Tensor, g: Tensor, step: Tensor) -> Tensor:
+        # the buffer starts at zero, so without dampening step 1 gives b = g as torch does
+        scale = (step == 1).where(1.0, 1.0 - self.dampening) if self.dampening else 1.0
+        velocity.assign(self.momentum * velocity + scale * g)
+        return g + self.momentum * velocity if self.nesterov else velocity
+
+
+def _one_minus_power(base: float, t: Tensor) -> Tensor:
+    """1 - base^t for 0 <= base < 1, accurate in float32 even while base^t is close to 1 (torch
+    computes it in float64): -expm1(z), z = t·ln(base), from its Taylor series while |z| < 0.1
+    (terms to z^6: relative error < 1e-9) and as 1 - exp(z) beyond (error < 1e-6)."""
+    if base == 0:
+        return t * 0 + 1
+    z = t * math.log(base)
+    series = -z * (1 + z / 2 * (1 + z / 3 * (1 + z / 4 * (1 + z / 5 * (1 + z / 6)))))
+    return (z > -0.1).where(series, 1 - z.exp())
 
 
 class LAMB(Optimizer):
-    """LAMB (You et al. 2019); with adam=True and no trust ratio it is Adam / AdamW."""
+    """LAMB (You et al. 2019, Algorithm 2): Adam's bias-corrected direction
+    r = m̂ / (sqrt(v̂) + eps), plus weight decay wd·p, scaled per tensor by the trust ratio
+    ||p|| / ||r + wd·p|| (1 when either norm is 0). adam=True drops the trust ratio, which is
+    AdamW with torch's denominator sqrt(v) / sqrt(1 - b2^t) + eps."""
 
     def __init__(self, params, lr: float = 0.001, b1: float = 0.9, b2: float = 0.999,
-                 eps: float = 1e-6, weight_decay: float = 0.0, adam: bool = False):
+                 eps: float = 1e-6, weight_decay: float = 0.0, adam: bool = False,
+                 betas: tuple[float, float] | None = None):
         super().__init__(params, lr)
-        self.b1, self.b2, self.eps, self.weight_decay, self.adam = b1, b2, eps, weight_decay, adam
-        self.t = Tensor([0], dtype=dtypes.int32, device=self.device, requires_grad=False)
-        self.m = [_state_like(p) for p in self.params]
-        self.v = [_state_like(p) for p in self.params]
+        name = type(self).__name__
+        b1, b2 = betas if betas is not None else (b1, b2)
+        self.b1 = _check_number(b1, "b1 (betas[0])", name, below=1.0)
+        self.b2 = _check_number(b2, "b2 (betas[1])", name, below=1.0)
+        self.eps = _check_number(eps, "eps", name)
+        self.weight_decay = _check_number(weight_decay, "weight_decay", name)
+        self.adam = adam
+        self.m = [_zeros_like(p) for p in self.params]
+        self.v = [_zeros_like(p) for p in self.params]
 
-    def _step(self) -> list[Tensor]:
-        self.t.assign(self.t + 1)
-        t = self.t.cast(dtypes.float32).reshape(())
-        lr = self.lr.reshape(())
-        correction1 = 1 - self.b1 ** t
-        correction2 = 1 - self.b2 ** t
-        for i, p in enumerate(self.params):
-            g = p.grad.detach()
-            self.m[i].assign(self.b1 * self.m[i] + (1 - self.b1) * g)
-            self.v[i].assign(self.b2 * self.v[i] + (1 - self.b2) * (g * g))
-            m_hat = self.m[i] / correction1
-            if self.adam:  # torch.optim.Adam(W): denominator sqrt(v)/sqrt(c2) + eps
-                update = m_hat / (self.v[i].sqrt() / correction2.sqrt() + self.eps)
+    def _gradient(self, p: Tensor) -> Tensor:
+        return p.grad
+
+    def _update(self, lr: Tensor, step: Tensor) -> list[Tensor]:
+        t = step.cast(dtypes.float32)
+        correction1, correction2 = _one_minus_power(self.b1, t), _one_minus_power(self.b2, t)
+        for index, p in enumerate(self.params):
+            g = self._gradient(p)
+            m, v = self.m[index], self.v[index]
+            m.assign(self.b1 * m + (1 - self.b1) * g)
+            v.assign(self.b2 * v + (1 - self.b2) * (g * g))
+            if self.adam:
+                update = (m / correction1) / (v.sqrt() / correction2.sqrt() + self.eps)
             else:
-                update = m_hat / ((self.v[i] / correction2).sqrt() + self.eps)
+                update = (m / correction1) / ((v / correction2).sqrt() + self.eps)
             if self.weight_decay:
-                update = update + self.weight_decay * p.detach() if not self.adam else update
-            if not self.adam:
-                weight_norm = (p.detach() * p.detach()).sum().sqrt()
-                update_norm = (update * update).sum().sqrt()
-                trust = ((weight_norm > 0) & (update_norm > 0)).where(weight_norm / update_norm,
-                                                                      1.0)
-            else:
-                trust = 1.0
-            decayed = p.detach() * (1 - lr * self.weight_decay) if self.adam and \
-                self.weight_decay else p.detach()
-            p.assign(decayed - lr * trust * update)
-        return [self.t] + self.m + self.v
+                update = update + self.weight_decay * p.detach()
+            scaled = lr * update if self.adam else lr * self._trust_ratio(p, update) * update
+            p.assign(p.detach() - scaled)
+        return self.m + self.v
+
+    @staticmethod
+    def _trust_ratio(p: Tensor, update: Tensor) -> Tensor:
+        weight_norm = (p.detach() * p.detach()).sum().sqrt()
+        update_norm = (update * update).sum().sqrt()
+        both_positive = (weight_norm > 0) & (update_norm > 0)
+        return both_positive.where(weight_norm / update_norm, 1.0)
 
 
-def Adam(params, lr: float = 0.001, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,  # noqa: N802
-         weight_decay: float = 0.0):
-    """torch.optim.Adam (weight_decay as L2 added to the gradient)."""
-    opt = LAMB(params, lr, b1, b2, eps, 0.0, adam=True)
-    if weight_decay:
-        opt.l2 = weight_decay
-        original = opt._step
+class Adam(LAMB):
+    """torch.optim.Adam; weight_decay is L2 (added to the gradient before the moments)."""
 
-        def with_l2():
-            for p in opt.params:
-                p.grad = p.grad + weight_decay * p.detach()
-            return original()
-        opt._step = with_l2
-    return opt
+    def __init__(self, params, lr: float = 0.001, b1: float = 0.9, b2: float = 0.999,
+                 eps: float = 1e-8, weight_decay: float = 0.0,
+                 betas: tuple[float, float] | None = None):
+        super().__init__(params, lr, b1, b2, eps, 0.0, adam=True, betas=betas)
+        self.l2 = _check_number(weight_decay, "weight_decay", "Adam")
+
+    def _gradient(self, p: Tensor) -> Tensor:
+        return p.grad + self.l2 * p.detach() if self.l2 else p.grad
 
 
-def AdamW(params, lr: float = 0.001, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,  # noqa: N802
-          weight_decay: float = 0.01):
-    """torch.optim.AdamW (decoupled weight decay)."""
-    return LAMB(params, lr, b1, b2, eps, weight_decay, adam=True)
+class AdamW(LAMB):
+    """torch.optim.AdamW: decoupled weight decay, p -= lr·(adam direction + wd·p)."""
+
+    def __init__(self, params, lr: float = 0.001, b1: float = 0.9, b2: float = 0.999,
+                 eps: float = 1e-8, weight_decay: float = 0.01,
+                 betas: tuple[float, float] | None = None):
+        super().__init__(params, lr, b1, b2, eps, weight_decay, adam=True, betas=betas)
