@@ -181,19 +181,28 @@ class ElementwiseMixin:
         # asin x = atan(x / sqrt(1 - x²))
         return (self / (1 - self * self).sqrt()).atan()
 
+    def square(self):
+        return self * self
+
     def acos(self):
         return math.pi / 2 - self.asin()
 
     def atan(self):
-        # atan for |x| > 1 via pi/2 - atan(1/x); minimax-like odd polynomial on [-1, 1]
+        """Cephes atanf: reduce |x| to [0, tan(pi/8)] with atan x = ±pi/4 + atan((x∓1)/(x±1)) or
+        ±pi/2 - atan(1/x), then an odd degree-9 polynomial (float32-accurate; smooth at 0)."""
         x = self if self.dtype.is_float else self.cast(dtypes.default_float)
-        big = x.abs() > 1
-        t = big.where(x.reciprocal(), x)
-        t2 = t * t
-        p = t * (0.99997726 + t2 * (-0.33262347 + t2 * (0.19354346 + t2 * (
-            -0.11643287 + t2 * (0.05265332 + t2 * -0.01172120)))))
-        sign = (x > 0).where(1.0, -1.0)
-        return big.where(sign * (math.pi / 2) - p, p)
+        a, negative = x.abs(), x < 0
+        big, middle = a > 2.414213562373095, a > 0.4142135623730950
+        # each branch reads only its own range, so unused branches give no inf * 0 gradients
+        low, high = (middle & negative).where(x, 0.0), (middle & ~negative).where(x, 0.0)
+        shifted = negative.where((low + 1) / (1 - low), (high - 1) / (high + 1))
+        t = big.where(-big.where(x, 1.0).reciprocal(), middle.where(shifted, x))
+        offset = big.where(math.pi / 2, middle.where(math.pi / 4, 0.0))
+        offset = negative.where(-offset, offset)
+        z = t * t
+        poly = (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z
+                - 3.33329491539e-1) * z * t + t
+        return offset + poly
 
     def sinh(self):
         return (self.exp() - (-self).exp()) / 2

@@ -1,107 +1,422 @@
-"""Basic indexing: ints, slices (with steps), None and Ellipsis, as shrink/flip/reshape views.
-Advanced (tensor) indexing lives here too once it lands. Called by Tensor.__getitem__.
+"""Indexing: `x[index]`, `x[index] = value`, gather, scatter, scatter_reduce, tril/triu.
+
+Basic indices (ints, slices with steps, None, Ellipsis) become shrink/flip/pad/reshape views.
+Tensor (and list) indices follow numpy/PyTorch advanced indexing and lower to a one-hot compare
+plus a sum, as does gather; scatter and setitem build the new value with where/pad. Tensor
+index values are not range-checked (they are lazy): an out-of-range index selects nothing.
+Mixed into Tensor (frontend/tensor.py).
 """
 from __future__ import annotations
 
-from ..errors import ShapeError
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..dtype import dtypes
+from ..errors import DTypeError, ShapeError
+from ..ir.ops import Op
 
 
-def _expand_index(tensor, index) -> list:
-    index = list(index) if isinstance(index, tuple) else [index]
-    ellipses = [i for i, x in enumerate(index) if x is Ellipsis]
-    if len(ellipses) > 1:
+# ---- parsing an index ------------------------------------------------------------------------
+@dataclass
+class BasicPlan:
+    """How basic indexing maps the source shape to the result (and back, for setitem)."""
+    bounds: list = field(default_factory=list)   # shrink per source dim
+    flips: list = field(default_factory=list)    # source dims that are flipped
+    steps: list = field(default_factory=list)    # step per source dim
+    final_shape: tuple = ()                      # after dropping ints and adding None dims
+    advanced: list = field(default_factory=list)  # (result axis, index tensor) pairs
+    adjacent: bool = True                        # advanced indices next to each other
+    empty_axes: list = field(default_factory=list)  # result axes from `False` (size 0)
+
+
+def _is_tensor(value) -> bool:
+    return hasattr(value, "node")
+
+
+def _dims_used(item) -> int:
+    if item is None or item is Ellipsis or isinstance(item, bool):
+        return 0
+    if _is_tensor(item) and item.dtype.is_bool:
+        return max(item.ndim, 1)
+    return 1
+
+
+def _as_index(tensor, item):
+    """Lists and numpy arrays become index tensors; everything else is checked and kept."""
+    if isinstance(item, (list, np.ndarray)):
+        array = np.asarray(item)
+        if array.dtype == object or not (array.dtype.kind in "iub" or array.size == 0):
+            raise IndexError(f"index list {item!r} must hold ints or bools")
+        array = array.astype(np.int32) if array.dtype.kind != "b" else array
+        return type(tensor)(array, device=tensor.device)
+    if _is_tensor(item):
+        if item.dtype.is_float:
+            raise IndexError(f"tensors used as indices must be integer or bool, got "
+                             f"{item.dtype.name}")
+        return item.to(tensor.device)  # like PyTorch, an index may live on another device
+    if item is None or item is Ellipsis or isinstance(item, (bool, slice)):
+        return item
+    if isinstance(item, (int, np.integer)) or hasattr(item, "__index__"):
+        return int(item.__index__())
+    raise IndexError(f"unsupported index {item!r} of type {type(item).__name__}; use ints, "
+                     f"slices, None, ..., lists or tensors")
+
+
+def expand_index(tensor, index) -> list:
+    """The index as a list with Ellipsis expanded, lists turned into tensors and bool masks
+    into the int tensors of their true positions."""
+    items = [_as_index(tensor, x) for x in (index if isinstance(index, tuple) else (index,))]
+    if sum(1 for x in items if x is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis (...)")
-    used = sum(1 for x in index if x is not None and x is not Ellipsis)
+    used = sum(_dims_used(x) for x in items)
     if used > tensor.ndim:
-        raise IndexError(f"too many indices ({used}) for a tensor of {tensor.ndim} dims "
-                         f"(shape {tensor.shape})")
-    if ellipses:
-        at = ellipses[0]
-        index = index[:at] + [slice(None)] * (tensor.ndim - used) + index[at + 1:]
-    else:
-        index = index + [slice(None)] * (tensor.ndim - used)
-    return index
+        raise IndexError(f"too many indices for a tensor of {tensor.ndim} dim(s): index uses "
+                         f"{used} (shape {tensor.shape})")
+    at = next((i for i, x in enumerate(items) if x is Ellipsis), len(items))
+    items = items[:at] + [slice(None)] * (tensor.ndim - used) + items[at + 1:]
+    out, axis = [], 0
+    for item in items:
+        if _is_tensor(item) and item.dtype.is_bool:
+            out.extend(_mask_positions(tensor, item, axis))
+        else:
+            out.append(item)
+        axis += _dims_used(item)
+    return out
 
 
-def getitem(tensor, index):
-    if hasattr(index, "node") or isinstance(index, list):
-        raise NotImplementedError("tensor (advanced) indexing is not available yet")
-    index = _expand_index(tensor, index)
-    x = tensor
-    axis = 0
-    out_shape = []
-    bounds, flips, steps = [], [], []
-    for item in index:
-        if item is None:
-            out_shape.append(("new", None))
+def _mask_positions(tensor, mask, axis: int) -> list:
+    """x[mask] has a data-dependent shape: read the mask (only the mask) to find its positions."""
+    dims = tensor.shape[axis:axis + max(mask.ndim, 1)]
+    if mask.ndim == 0:
+        raise IndexError("a 0-d bool tensor index is not supported; use where()")
+    if tuple(mask.shape) != tuple(dims):
+        raise IndexError(f"bool mask of shape {mask.shape} does not match the indexed dims "
+                         f"{tuple(dims)} of shape {tensor.shape} (starting at dim {axis})")
+    positions = np.nonzero(mask.numpy())
+    return [type(tensor)(p.astype(np.int32), device=tensor.device) for p in positions]
+
+
+def _slice_bounds(item: slice, size: int):
+    """(shrink bounds, flip?, step, count) of a slice on a dim of `size`."""
+    if item.step == 0:
+        raise ValueError("slice step cannot be zero")
+    start, stop, step = item.indices(size)
+    if step > 0:
+        count = max(0, -(-(stop - start) // step))
+        low = start
+        high = start + (count - 1) * step + 1 if count else start
+        return (low, high), False, step, count
+    count = max(0, -(-(start - stop) // -step))
+    high = start + 1
+    low = high - ((count - 1) * -step + 1) if count else high
+    return (low, high) if count else (0, 0), True, -step, count
+
+
+def plan_index(tensor, items: list) -> BasicPlan:
+    """Ints select first (as in PyTorch, unlike numpy, an int never joins the tensor indices);
+    tensor indices next to each other (ignoring ints) keep their place in the result."""
+    plan = BasicPlan()
+    final, positions, axis = [], [], 0
+    for item in items:
+        if item is None or isinstance(item, bool):
+            if item is False:
+                plan.empty_axes.append(len(final))
+            final.append(1)
             continue
         size = tensor.shape[axis]
-        if isinstance(item, bool) or not isinstance(item, (int, slice)) and not hasattr(
-                item, "__index__"):
-            raise IndexError(f"unsupported index {item!r}")
-        if isinstance(item, slice):
-            start, stop, step = item.indices(size)
-            if step == 0:
-                raise ValueError("slice step cannot be zero")
-            if step > 0:
-                count = max(0, -(-(stop - start) // step))
-                lo, hi = start, start + max(count - 1, 0) * step + (1 if count else 0)
-                bounds.append((lo, hi if count else lo))
-                flips.append(False)
-            else:
-                count = max(0, -(-(start - stop) // -step))
-                hi = start + 1
-                lo = hi - (max(count - 1, 0) * -step + (1 if count else 0))
-                bounds.append((lo, hi if count else lo))
-                flips.append(True)
-            steps.append(abs(step))
-            out_shape.append(("keep", count))
-        else:
-            i = int(item)
-            if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for dimension {axis} with size "
-                                 f"{size}")
-            i %= size
-            bounds.append((i, i + 1))
-            flips.append(False)
-            steps.append(1)
-            out_shape.append(("drop", None))
+        if isinstance(item, int):
+            if not -size <= item < size:
+                raise IndexError(f"index {item} is out of bounds for dim {axis} with size {size} "
+                                 f"(shape {tensor.shape})")
+            plan.bounds.append((item % size, item % size + 1))
+            plan.flips.append(False)
+            plan.steps.append(1)
+            axis += 1
+            continue
+        if _is_tensor(item):
+            plan.advanced.append((len(final), item))
+            positions.append(len(final))
+            item = slice(None)
+        bounds, flipped, step, count = _slice_bounds(item, size)
+        plan.bounds.append(bounds)
+        plan.flips.append(flipped)
+        plan.steps.append(step)
+        final.append(count)
         axis += 1
-    x = x.shrink(tuple(bounds))
-    flip_axes = tuple(i for i, f in enumerate(flips) if f)
+    plan.final_shape = tuple(final)
+    plan.adjacent = all(b - a == 1 for a, b in zip(positions, positions[1:]))
+    return plan
+
+
+# ---- basic indexing and its inverse -----------------------------------------------------------
+def apply_basic(tensor, plan: BasicPlan):
+    x = tensor.shrink(tuple(plan.bounds))
+    flip_axes = tuple(i for i, f in enumerate(plan.flips) if f)
     if flip_axes:
         x = x.flip(flip_axes)
-    if any(s > 1 for s in steps):
-        x = _apply_steps(x, steps)
-    shape, k = [], 0
-    for kind, _ in out_shape:
-        if kind == "new":
-            shape.append(1)
-        elif kind == "keep":
-            shape.append(x.shape[k])
-            k += 1
-        else:
-            k += 1
-    return x.reshape(tuple(shape))
-
-
-def _apply_steps(x, steps):
-    """Take every step-th element along each axis: pad to a multiple, reshape, keep index 0."""
-    for axis, step in enumerate(steps):
-        if step == 1:
-            continue
-        size = x.shape[axis]
-        count = -(-size // step)
-        pads = [(0, 0)] * x.ndim
-        pads[axis] = (0, count * step - size)
-        x = x.pad(tuple(pads))
-        shape = x.shape[:axis] + (count, step) + x.shape[axis + 1:]
-        x = x.reshape(shape)
-        bounds = [(0, n) for n in shape]
-        bounds[axis + 1] = (0, 1)
-        x = x.shrink(tuple(bounds)).reshape(shape[:axis] + (count,) + shape[axis + 2:])
+    for axis, step in enumerate(plan.steps):
+        if step > 1:
+            x = _take_every(x, axis, step)
+    x = x.reshape(plan.final_shape)
+    if plan.empty_axes:  # a `False` index adds a dim of size 0
+        x = x.shrink(tuple((0, 0) if i in plan.empty_axes else None for i in range(x.ndim)))
     return x
 
 
+def _take_every(x, axis: int, step: int):
+    """Every step-th element along `axis`: pad to a multiple, split off the step, keep index 0."""
+    size = x.shape[axis]
+    count = -(-size // step)
+    x = x.pad(tuple((0, count * step - size) if i == axis else None for i in range(x.ndim)))
+    shape = x.shape[:axis] + (count, step) + x.shape[axis + 1:]
+    x = x.reshape(shape).shrink(tuple((0, 1) if i == axis + 1 else None
+                                      for i in range(len(shape))))
+    return x.reshape(shape[:axis] + (count,) + shape[axis + 2:])
+
+
+def place_basic(tensor, plan: BasicPlan, value):
+    """The inverse of apply_basic: `value` (of the result's shape) put back where it was read,
+    zeros elsewhere. Used with a mask of ones to know which elements were written."""
+    shrunk = [b[1] - b[0] for b in plan.bounds]
+    stepped = [-(-s // st) if st > 1 else s for s, st in zip(shrunk, plan.steps)]
+    x = value.reshape(tuple(stepped))
+    for axis, step in enumerate(plan.steps):
+        if step > 1:
+            x = _spread(x, axis, step, shrunk[axis])
+    flip_axes = tuple(i for i, f in enumerate(plan.flips) if f)
+    if flip_axes:
+        x = x.flip(flip_axes)
+    return x.pad(tuple((b, s - e) for (b, e), s in zip(plan.bounds, tensor.shape)))
+
+
+def _spread(x, axis: int, step: int, size: int):
+    """Put element i of `axis` at i*step (zeros between), `size` long."""
+    count = x.shape[axis]
+    x = x.unsqueeze(axis + 1).pad(tuple((0, step - 1) if i == axis + 1 else None
+                                        for i in range(x.ndim + 1)))
+    x = x.reshape(x.shape[:axis] + (count * step,) + x.shape[axis + 2:])
+    return x.shrink(tuple((0, size) if i == axis else None for i in range(x.ndim)))
+
+
+# ---- advanced indexing -----------------------------------------------------------------------
+def _advanced_parts(y, plan: BasicPlan):
+    """For the advanced axes of y: (rest axes, advanced axes, broadcast index shape, one-hot mask
+    of shape index_shape + advanced sizes)."""
+    from .tensor import broadcast_shape
+    axes = [a for a, _ in plan.advanced]
+    rest = [a for a in range(y.ndim) if a not in axes]
+    indices = [t for _, t in plan.advanced]
+    index_shape = broadcast_shape(*[t.shape for t in indices], op="index")
+    sizes = [y.shape[a] for a in axes]
+    mask = None
+    for k, (index, size) in enumerate(zip(indices, sizes)):
+        index = index._broadcast_to(index_shape, "index")
+        index = (index < 0).where(index + size, index)
+        classes = type(y).arange(size, dtype=index.dtype, device=y.device)
+        classes = classes.reshape((1,) * len(index_shape) + tuple(size if j == k else 1
+                                                                  for j in range(len(sizes))))
+        hot = index.reshape(index_shape + (1,) * len(sizes)) == classes
+        mask = hot if mask is None else mask & hot
+    return rest, axes, index_shape, mask
+
+
+def _sum_keep_dtype(x, axes: tuple):
+    """Sum over axes keeping the dtype (at most one term is non-zero); bool ORs."""
+    axes = tuple(a % x.ndim for a in axes)
+    node = x.node.max(axes) if x.dtype.is_bool else x.node.sum(axes)
+    return x._wrap(node).reshape(tuple(s for i, s in enumerate(x.shape) if i not in axes))
+
+
+def apply_advanced(y, plan: BasicPlan):
+    rest, axes, index_shape, mask = _advanced_parts(y, plan)
+    rest_shape = tuple(y.shape[a] for a in rest)
+    sizes = tuple(y.shape[a] for a in axes)
+    values = y.permute(rest + axes).reshape(rest_shape + (1,) * len(index_shape) + sizes)
+    mask = mask.reshape((1,) * len(rest) + mask.shape)
+    picked = mask.where(values, values._const(0, shape=()))
+    out = _sum_keep_dtype(picked, tuple(range(-len(sizes), 0)))
+    where = sum(1 for a in rest if a < axes[0]) if plan.adjacent else 0
+    order = list(range(len(rest)))
+    block = list(range(len(rest), len(rest) + len(index_shape)))
+    return out.permute(order[:where] + block + order[where:])
+
+
+def write_advanced(y, plan: BasicPlan, value):
+    """y with the positions named by the advanced indices replaced by `value` (shaped like
+    y[advanced]). Several writes to one position keep one of the written values."""
+    rest, axes, index_shape, mask = _advanced_parts(y, plan)
+    where = sum(1 for a in rest if a < axes[0]) if plan.adjacent else 0
+    n_rest, n_index = len(rest), len(index_shape)
+    order = list(range(where)) + list(range(where + n_index, n_rest + n_index)) + \
+        list(range(where, where + n_index))
+    value = value.permute(order)  # (rest..., index...)
+    sizes = tuple(y.shape[a] for a in axes)
+    value = value.reshape(value.shape + (1,) * len(sizes))
+    mask = mask.reshape((1,) * n_rest + mask.shape)
+    index_axes = tuple(range(n_rest, n_rest + n_index))
+    hit = mask.max(index_axes) if n_index else mask
+    low = value._const(value.dtype.min_value(), shape=())
+    chosen = mask.where(value, low).max(index_axes) if n_index else value
+    old = y.permute(rest + axes)
+    new = hit.where(chosen, old)
+    inverse = sorted(range(y.ndim), key=lambda i: (rest + axes)[i])
+    return new.permute(inverse)
+
+
+# ---- the entry points ------------------------------------------------------------------------
+def getitem(tensor, index):
+    items = expand_index(tensor, index)
+    plan = plan_index(tensor, items)
+    y = apply_basic(tensor, plan)
+    return apply_advanced(y, plan) if plan.advanced else y
+
+
 def setitem(tensor, index, value):
-    raise ShapeError("assignment through an index is not available yet; use .assign()")
+    """x[index] = value: build the whole new value with where/pad, then assign it."""
+    items = expand_index(tensor, index)
+    plan = plan_index(tensor, items)
+    basic = apply_basic(tensor, plan)
+    target = apply_advanced(basic, plan) if plan.advanced else basic
+    value = value if _is_tensor(value) else type(tensor)(value, device=tensor.device,
+                                                        dtype=tensor.dtype)
+    if value.dtype != tensor.dtype:
+        value = value.cast(tensor.dtype)
+    try:
+        value = value._broadcast_to(target.shape, "setitem")
+    except ShapeError:
+        raise ShapeError(f"setitem: value of shape {value.shape} cannot be broadcast to the "
+                         f"indexed shape {target.shape} (tensor shape {tensor.shape})") from None
+    if plan.advanced:
+        value = write_advanced(basic, plan, value)
+    if plan.empty_axes or value.numel() == 0:
+        return tensor
+    ones = type(tensor).ones(*value.shape, dtype=dtypes.bool, device=tensor.device)
+    written = place_basic(tensor, plan, ones)
+    new = written.where(place_basic(tensor, plan, value), tensor)
+    if tensor.node.op is Op.BUFFER or tensor.node.op is Op.ASSIGN:
+        tensor.assign(new)
+    else:
+        tensor.node = new.node  # a lazy tensor simply becomes the new value
+    return tensor
+
+
+class IndexingMixin:
+    __slots__ = ()
+
+    def __getitem__(self, index):
+        return getitem(self, index)
+
+    def __setitem__(self, index, value):
+        setitem(self, index, value)
+
+    # ---- gather / scatter ----
+    def _index_check(self, dim, index, op: str) -> int:
+        axis = self._axis(dim, op)
+        if not _is_tensor(index) or not (index.dtype.is_int):
+            raise DTypeError(f"{op}: index must be an integer tensor, got "
+                             f"{getattr(index, 'dtype', type(index).__name__)}")
+        if index.ndim != self.ndim:
+            raise ShapeError(f"{op}: index has {index.ndim} dims but the tensor has {self.ndim} "
+                             f"(index {index.shape}, tensor {self.shape})")
+        return axis
+
+    def _one_hot_along(self, axis: int, index, size: int):
+        """index.shape + (size,) bool: [..., m] = (index == m), negatives counted from the end."""
+        index = (index < 0).where(index + size, index)
+        classes = type(self).arange(size, dtype=index.dtype, device=self.device)
+        return index.unsqueeze(-1) == classes
+
+    def gather(self, dim: int, index):
+        """out[i][j] = self[index[i][j]][j] along `dim` (PyTorch's torch.gather)."""
+        axis = self._index_check(dim, index, "gather")
+        for d, (s, n) in enumerate(zip(index.shape, self.shape)):
+            if d != axis and s > n:
+                raise ShapeError(f"gather: index {index.shape} is larger than the tensor "
+                                 f"{self.shape} in dim {d}")
+        size = self.shape[axis]
+        x = self.shrink(tuple(None if d == axis else (0, s) for d, s in enumerate(index.shape)))
+        x = x.unsqueeze(-1).transpose(axis, -1)
+        hot = self._one_hot_along(axis, index, size)
+        return _sum_keep_dtype(hot.where(x, x._const(0, shape=())), (-1,))
+
+    def _scatter_parts(self, axis: int, index, src):
+        """(hit, values) over self's shape: values[..., m, ..., k] = src where index == m."""
+        size = self.shape[axis]
+        for d, (s, n) in enumerate(zip(index.shape, self.shape)):
+            if d != axis and s > n:
+                raise ShapeError(f"scatter: index {index.shape} is larger than the tensor "
+                                 f"{self.shape} in dim {d}")
+        if _is_tensor(src):
+            if src.ndim != index.ndim or any(s < n for s, n in zip(src.shape, index.shape)):
+                raise ShapeError(f"scatter: src {src.shape} must have index's {index.ndim} dims "
+                                 f"and be at least as large (index {index.shape})")
+            src = src.shrink(tuple((0, n) for n in index.shape)).cast(self.dtype)
+        else:
+            src = self._const(src, shape=index.shape)
+        hot = self._one_hot_along(axis, index, size).transpose(axis, -1)
+        src = src.unsqueeze(-1).transpose(axis, -1)
+        padding = tuple((0, 0) if d == axis else (0, n - s)
+                        for d, (s, n) in enumerate(zip(index.shape, self.shape))) + ((0, 0),)
+        return hot.pad(padding), src.expand(hot.shape).pad(padding)
+
+    def scatter(self, dim: int, index, src, reduce: str | None = None):
+        """A copy of self with src written at index along dim (torch.Tensor.scatter);
+        reduce='add' or 'multiply' combines instead of replacing."""
+        if reduce is not None:
+            names = {"add": "sum", "multiply": "prod"}
+            if reduce not in names:
+                raise ValueError(f"scatter: reduce must be 'add' or 'multiply', got {reduce!r}")
+            return self.scatter_reduce(dim, index, src, names[reduce])
+        axis = self._index_check(dim, index, "scatter")
+        hot, values = self._scatter_parts(axis, index, src)
+        low = values._const(values.dtype.min_value(), shape=())
+        chosen = hot.where(values, low).max(-1)
+        return hot.any(-1).where(chosen, self)
+
+    def scatter_reduce(self, dim: int, index, src, reduce: str, include_self: bool = True):
+        """Combine src into self at index along dim with 'sum', 'prod', 'mean', 'amax' or
+        'amin' (torch.Tensor.scatter_reduce)."""
+        if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+            raise ValueError(f"scatter_reduce: reduce must be one of sum, prod, mean, amax, amin; "
+                             f"got {reduce!r}")
+        axis = self._index_check(dim, index, "scatter_reduce")
+        hot, values = self._scatter_parts(axis, index, src)
+        hit = hot.any(-1)
+        base = self if include_self else hit.where(self._const(0, shape=()), self)
+        if reduce in ("sum", "mean"):
+            total = hot.where(values, values._const(0, shape=())).sum(-1).cast(self.dtype)
+            if reduce == "sum":
+                return base + total
+            count = hot.sum(-1) + (1 if include_self else 0)
+            out = (base + total) / count.maximum(1).cast(total.dtype)
+            return hit.where(out if self.dtype.is_float else out.floor().cast(self.dtype), self)
+        if reduce == "prod":
+            factor = hot.where(values, values._const(1, shape=())).prod(-1)
+            return (base if include_self else hit.where(1, self).cast(self.dtype)) * factor
+        sign = 1 if reduce == "amax" else -1
+        flipped = values if sign == 1 else values._inverse()
+        low = values._const(values.dtype.min_value(), shape=())
+        best = hot.where(flipped, low).max(-1)
+        best = best if sign == 1 else best._inverse()
+        if include_self:
+            best = best.maximum(self) if sign == 1 else best.minimum(self)
+        return hit.where(best, self)
+
+    # ---- triangles ----
+    def _triangle_mask(self, diagonal: int, upper: bool):
+        if self.ndim < 2:
+            raise ShapeError(f"{'triu' if upper else 'tril'}: needs at least 2 dims, got shape "
+                             f"{self.shape}")
+        rows, cols = self.shape[-2:]
+        r = type(self).arange(rows, device=self.device).reshape(rows, 1)
+        c = type(self).arange(cols, device=self.device).reshape(1, cols)
+        return (c - r >= diagonal) if upper else (c - r <= diagonal)
+
+    def triu(self, diagonal: int = 0):
+        """Elements on and above the `diagonal`-th diagonal; zeros below."""
+        return self._triangle_mask(diagonal, True).where(self, self._const(0, shape=()))
+
+    def tril(self, diagonal: int = 0):
+        """Elements on and below the `diagonal`-th diagonal; zeros above."""
+        return self._triangle_mask(diagonal, False).where(self, self._const(0, shape=()))

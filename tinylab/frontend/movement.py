@@ -166,13 +166,15 @@ class MovementMixin:
         axis = self._axis(dim, "unflatten")
         return self.reshape(self.shape[:axis] + tuple(sizes) + self.shape[axis + 1:])
 
-    def squeeze(self, dim: int | None = None):
+    def squeeze(self, dim: int | Sequence[int] | None = None):
+        """Drop size-1 dims: all of them, or those among `dim` (others are kept)."""
         if dim is None:
             return self.reshape(tuple(s for s in self.shape if s != 1))
-        axis = self._axis(dim, "squeeze")
-        if self.ndim == 0 or self.shape[axis] != 1:
+        dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+        axes = {self._axis(d, "squeeze") for d in dims}
+        if self.ndim == 0:
             return self
-        return self.reshape(self.shape[:axis] + self.shape[axis + 1:])
+        return self.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes or s != 1))
 
     def unsqueeze(self, dim: int):
         axis = self._axis(dim, "unsqueeze", self.ndim + 1)
@@ -294,15 +296,6 @@ class MovementMixin:
         outs = [batch + 2 * a for a in range(n)]
         ks = [batch + 2 * a + 1 for a in range(n)]
         return x.permute(tuple(range(batch)) + tuple(outs) + tuple(ks))
-
-    # ---- indexing ----
-    def __getitem__(self, index):
-        from .indexing import getitem
-        return getitem(self, index)
-
-    def __setitem__(self, index, value):
-        from .indexing import setitem
-        setitem(self, index, value)
 
 
 def _window_last(x, i: int, k: int, s: int, d: int):

@@ -57,6 +57,41 @@ class NNMixin:
     def sequential(self, layers):
         return functools.reduce(lambda x, f: f(x), layers, self)
 
+    @staticmethod
+    def einsum(formula: str, *operands):
+        """Einstein summation ('ij,jk->ik', '...ij->...ji', 'ii->i'): each operand is permuted
+        and reshaped onto the letters of all operands, multiplied (broadcast) and summed over
+        the letters missing from the output."""
+        from .einsum import einsum
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = tuple(operands[0])
+        return einsum(formula, operands)
+
+    def scaled_dot_product_attention(self, key, value, attn_mask=None, dropout_p: float = 0.0,
+                                     is_causal: bool = False, scale: float | None = None):
+        """softmax(self @ key^T * scale + mask) @ value over the last two dims; a bool mask
+        keeps True positions, a float mask is added; is_causal keeps j <= i. Dropout on the
+        weights applies while Tensor.training (as tinygrad)."""
+        for name, t in (("key", key), ("value", value)):
+            if not hasattr(t, "node") or t.ndim < 2:
+                raise ShapeError(f"scaled_dot_product_attention: {name} must be a tensor with at "
+                                 f"least 2 dims, got {getattr(t, 'shape', type(t).__name__)}")
+        if self.ndim < 2 or self.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+            raise ShapeError(f"scaled_dot_product_attention: query {self.shape}, key {key.shape} "
+                             f"and value {value.shape} do not fit (query and key share the last "
+                             f"dim, key and value the second to last)")
+        if is_causal and attn_mask is not None:
+            raise ValueError("scaled_dot_product_attention: give attn_mask or is_causal, not both")
+        scale = 1 / math.sqrt(self.shape[-1]) if scale is None else scale
+        scores = self.matmul(key.transpose(-2, -1)) * scale
+        if is_causal:
+            rows, cols = scores.shape[-2:]
+            attn_mask = type(self).ones(rows, cols, dtype=dtypes.bool, device=self.device).tril()
+        if attn_mask is not None:
+            scores = attn_mask.where(scores, -math.inf) if attn_mask.dtype.is_bool \
+                else scores + attn_mask
+        return scores.softmax(-1).dropout(dropout_p).matmul(value)
+
     # ---- convolution ----
     def _conv_padding(self, padding, kernel: tuple, dilation: tuple) -> tuple:
         """Padding as ((before, after), ...) for the spatial dims."""

@@ -45,7 +45,16 @@ class ReduceMixin:
         return x._reduce(Op.REDUCE_SUM, axis, keepdim, "sum")
 
     def max(self, axis=None, keepdim: bool = False, dim=None):
-        return self._reduce(Op.REDUCE_MAX, dim if dim is not None else axis, keepdim, "max")
+        axis = dim if dim is not None else axis
+        empty = [a for a in self._reduce_axes(axis, "max") if self.shape[a] == 0]
+        if empty:
+            raise ShapeError(f"max: cannot reduce over axis {empty[0]} of size 0 (shape "
+                             f"{self.shape}): the maximum of nothing is undefined")
+        return self._reduce(Op.REDUCE_MAX, axis, keepdim, "max")
+
+    def _max_or_lowest(self, axis=None, keepdim: bool = False):
+        """max, giving the dtype's lowest value over empty axes (for any/logsumexp/softmax)."""
+        return self._reduce(Op.REDUCE_MAX, axis, keepdim, "max")
 
     def _inverse(self):
         """An order-reversing map used to turn max into min (its own inverse)."""
@@ -58,11 +67,11 @@ class ReduceMixin:
     def min(self, axis=None, keepdim: bool = False, dim=None):
         return self._inverse().max(axis, keepdim, dim)._inverse()
 
-    def amax(self, axis=None, keepdim: bool = False):
-        return self.max(axis, keepdim)
+    def amax(self, axis=None, keepdim: bool = False, dim=None):
+        return self.max(axis, keepdim, dim)
 
-    def amin(self, axis=None, keepdim: bool = False):
-        return self.min(axis, keepdim)
+    def amin(self, axis=None, keepdim: bool = False, dim=None):
+        return self.min(axis, keepdim, dim)
 
     def mean(self, axis=None, keepdim: bool = False, dim=None):
         axis = dim if dim is not None else axis
@@ -82,10 +91,12 @@ class ReduceMixin:
     def std(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None):
         return self.var(axis, keepdim, correction, dim).sqrt()
 
-    def var_mean(self, axis=None, keepdim: bool = False, correction: int = 1):
+    def var_mean(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None):
+        axis = dim if dim is not None else axis
         return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
 
-    def std_mean(self, axis=None, keepdim: bool = False, correction: int = 1):
+    def std_mean(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None):
+        axis = dim if dim is not None else axis
         return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
 
     def prod(self, axis=None, keepdim: bool = False, dim=None):
@@ -99,11 +110,11 @@ class ReduceMixin:
         out = zeros.where(0.0, sign * magnitude)
         return out if self.dtype.is_float else out.round().cast(self.dtype)
 
-    def any(self, axis=None, keepdim: bool = False):
-        return self.bool().max(axis, keepdim)
+    def any(self, axis=None, keepdim: bool = False, dim=None):
+        return self.bool()._max_or_lowest(dim if dim is not None else axis, keepdim)
 
-    def all(self, axis=None, keepdim: bool = False):
-        return self.bool().logical_not().any(axis, keepdim).logical_not()
+    def all(self, axis=None, keepdim: bool = False, dim=None):
+        return self.bool().logical_not().any(axis, keepdim, dim).logical_not()
 
     def argmax(self, axis=None, keepdim: bool = False, dim=None):
         """Index of the first maximum (int32)."""
@@ -121,25 +132,26 @@ class ReduceMixin:
     def argmin(self, axis=None, keepdim: bool = False, dim=None):
         return self._inverse().argmax(axis, keepdim, dim)
 
-    def logsumexp(self, axis=None, keepdim: bool = False):
-        m = self.max(axis, keepdim=True)
+    def logsumexp(self, axis=None, keepdim: bool = False, dim=None):
+        axis = dim if dim is not None else axis
+        m = self._max_or_lowest(axis, keepdim=True)
         m = (m.isinf()).where(0, m) if m.dtype.is_float else m
         out = (self - m).exp().sum(axis, keepdim=True).log() + m
         return out if keepdim else out.reshape(
-            tuple(s for i, s in enumerate(self.shape) if i not in self._reduce_axes(axis, "lse")))
+            tuple(s for i, s in enumerate(self.shape) if i not in self._reduce_axes(axis, "logsumexp")))
 
     def softmax(self, axis=-1, dtype=None, dim=None):
         axis = dim if dim is not None else axis
         x = self if dtype is None else self.cast(dtypes.from_any(dtype))
         x = x if x.dtype.is_float else x.float()
-        e = (x - x.max(axis, keepdim=True)).exp()
+        e = (x - x._max_or_lowest(axis, keepdim=True)).exp()
         return e / e.sum(axis, keepdim=True)
 
     def log_softmax(self, axis=-1, dtype=None, dim=None):
         axis = dim if dim is not None else axis
         x = self if dtype is None else self.cast(dtypes.from_any(dtype))
         x = x if x.dtype.is_float else x.float()
-        shifted = x - x.max(axis, keepdim=True)
+        shifted = x - x._max_or_lowest(axis, keepdim=True)
         return shifted - shifted.exp().sum(axis, keepdim=True).log()
 
     # ---- cumulative ----
@@ -194,5 +206,10 @@ class ReduceMixin:
         return out if self.dtype.is_float else out.round().cast(self.dtype)
 
     def cummax(self, axis: int = 0, dim=None):
+        """Running maximum (the values; PyTorch also returns indices)."""
         axis = dim if dim is not None else axis
         return self._cumulative(axis, "max")
+
+    def cummin(self, axis: int = 0, dim=None):
+        axis = dim if dim is not None else axis
+        return self._inverse()._cumulative(axis, "max")._inverse()

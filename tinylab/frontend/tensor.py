@@ -33,6 +33,7 @@ from .nn_ops import NNMixin
 from .reduce import ReduceMixin
 
 ALL_TENSORS: weakref.WeakSet = weakref.WeakSet()
+FOLDED_BY_BUILDERS = (Op.CONST, Op.RESHAPE, Op.PERMUTE, Op.EXPAND)
 _JIT_CAPTURING: list = []  # set by TinyJit while it captures a step
 
 
@@ -95,7 +96,7 @@ def _shape(x) -> tuple:
 
 class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, ReduceMixin, NNMixin,
              metaclass=_TensorMeta):
-    __slots__ = ("node", "requires_grad", "grad", "__weakref__")
+    __slots__ = ("node", "_requires_grad", "grad", "__weakref__")
     _training = False
     no_grad = False
     __array_priority__ = 1000  # numpy scalars defer to our operators
@@ -134,13 +135,27 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Redu
             node = _buffer_node(array, device)
             node.buffer.owner = weakref.ref(self)
         self.node: Node = node
-        self.requires_grad: bool | None = requires_grad
+        self.requires_grad = requires_grad
         self.grad: Tensor | None = None
         ALL_TENSORS.add(self)
         if tracing.active():
             tracing.note_source(node)
 
     # ---- properties ----
+    @property
+    def requires_grad(self) -> bool | None:
+        """True: backward fills .grad; None (default): also, when the tensor is a float tensor in
+        the graph (tinygrad); False: never."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool | None) -> None:
+        self._requires_grad = value
+        if value and self.node.op in FOLDED_BY_BUILDERS:
+            # builders fold consts and chains of reshapes/permutes/expands, which would skip this
+            # node in graphs built on it: give it a buffer of its own, like a PyTorch leaf
+            self.node = ir.contiguous(self.node)
+
     @property
     def shape(self) -> tuple[int, ...]:
         return self.node.shape
