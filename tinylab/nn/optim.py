@@ -15,7 +15,7 @@ from ..frontend.tensor import Tensor
 
 def _check_number(value, name: str, optimizer: str, low: float = 0.0,
                   below: float | None = None) -> float:
-    """A float in [low, below) (or [low, inf)), else a ValueError naming the argument."""
+    """A float in [low, below) (or [low, inf)); else a TypeError / ValueError naming it."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"{optimizer}: {name} must be a number, got {value!r}")
     if value < low or (below is not None and value >= below):
@@ -47,6 +47,7 @@ class Optimizer:
 
     def __init__(self, params, lr: float):
         name = type(self).__name__
+        lr = _check_number(lr, "lr", name)
         tensors = _unique_tensors(params, name)
         for p in tensors:
             if p.requires_grad is None and p.dtype.is_float:
@@ -57,7 +58,6 @@ class Optimizer:
         self.buffers = [p for p in tensors if not (p.requires_grad and p.dtype.is_float)]
         Tensor.realize(*tensors)  # lazy initial values (random init) in one schedule
         self.device = self.params[0].device
-        lr = _check_number(lr, "lr", name)
         self.lr = Tensor([lr], device=self.device, dtype=dtypes.float32, requires_grad=False)
         self.step_count = Tensor([0], dtype=dtypes.int32, device=self.device, requires_grad=False)
 
