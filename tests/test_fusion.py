@@ -44,9 +44,13 @@ def test_kernel_counts(name):
     assert len(kernels(*outs).kernels) == expected
 
 
-def test_conv_and_pool_are_one_kernel_each():
+def test_conv_and_pool_kernel_counts():
+    # conv2d is one kernel plus a tiny copy of the weights in output-channel-last order (so the
+    # conv's vector lanes load weights contiguously); tinygrad makes one kernel
     x, w = inputs((2, 3, 8, 8), (4, 3, 3, 3))
-    assert len(kernels(x.conv2d(w, padding=1)).kernels) == 1
+    sched = kernels(x.conv2d(w, padding=1))
+    assert len(sched.kernels) == 2
+    assert [d.reason for d in sched.decisions if not d.merged].count(Reason.CONTIGUOUS) == 1
     assert len(kernels(x.max_pool2d(2)).kernels) == 1
 
 
@@ -88,3 +92,19 @@ def test_fused_equals_unfused(name, device):
         unfused = [t.numpy() for t in build(x, y)]
     for a, b in zip(fused, unfused):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_folded_reduce_rewrite_matches():
+    # a sum over window copies of a channel sum (a conv's input gradient) folds into fewer
+    # kernels and computes the same numbers
+    x, w = inputs((2, 3, 8, 8), (4, 3, 3, 3))
+    gx = (x.conv2d(w) * x.conv2d(w)).sum().gradient(x)[0]
+    node = gx.node
+    plain = kernels(gx)
+    folded = kernels(gx, fold_reduces=True)
+    assert any(d.reason is Reason.FOLDED_REDUCE for d in folded.decisions)
+    assert len(folded.kernels) < len(plain.kernels)
+    from tinylab.engine.realize import run_schedule
+    buffers = run_schedule(folded)
+    got = buffers[id(folded.outputs[node])].numpy().reshape(gx.shape)
+    np.testing.assert_allclose(got, gx.numpy(), rtol=1e-4, atol=1e-4)

@@ -1,11 +1,12 @@
 """The readable heuristic that picks optimization actions for a CPU kernel plan.
 
 `choose_opts(plan, actions, threads)` -> list[Opt]. In order:
-1. vectorize the global axis along which the output (and most inputs) are contiguous, else a
-   reduce axis along which inputs are contiguous (a vector accumulator, summed at the end);
-2. register-tile: upcast a second global axis whose loads are shared across the vector lanes
-   (matmul and conv rows), so one vector load feeds several accumulators;
-3. unroll a long inner reduce loop;
+1. vectorize: pick the axis (and width) where vector lanes save the most memory operations —
+   loads inside the reduce loop count once per trip, stores once; a lane-contiguous (stride 1) or
+   lane-invariant (stride 0) access is one vector op, anything else a gather of scalars;
+2. register-tile: upcast up to two more global axes whose loads are shared by the other
+   (a matmul's rows and columns, a conv's channels), so each load feeds several accumulators;
+3. unroll a long inner reduce loop when the tile is small;
 4. thread the outermost global loop when there is enough work.
 Each rule only uses actions the device supports. BEAM search (beam.py) replaces this when on.
 """
@@ -27,36 +28,44 @@ def work(plan: KernelPlan) -> int:
     return total
 
 
-def dim_stride(view, dim: int, ndim: int) -> int | None:
-    """How far the buffer index moves when dimension `dim` grows by one (None: not linear)."""
+def dim_stride(view, dim: int) -> int | None:
+    """How far the buffer index moves when dimension `dim` grows by one (None: not linear,
+    or masked along it)."""
     if view.shape[dim] == 1:
         return 0
     names = [sym.var(f"d{k}", 0, max(s - 1, 0)) for k, s in enumerate(view.shape)]
     base, valid = view_index(view, names)
-    if not valid.is_true and any(dim_var in leaf.x.vars() for leaf in valid.leaves()
-                                 for dim_var in [names[dim].as_atom()]):
-        return None
     atom = names[dim].as_atom()
+    if any(leaf.x is not None and atom in leaf.x.vars() for leaf in valid.leaves()):
+        return None
     step = sym.substitute(base, {atom: names[dim] + 1}) - base
     return step.const if step.is_const else None
 
 
-def _views(plan: KernelPlan):
-    return [(n.op, n.view) for n in plan.ast.toposort() if n.op in (Op.LOAD, Op.STORE)]
+def accesses(plan: KernelPlan) -> list[tuple[str, object, int]]:
+    """(kind, view, trips) per LOAD/STORE: trips = how often it runs per output element."""
+    reduce = plan.reduce_node
+    inner = set(reduce.src[0].toposort()) if reduce is not None else set()
+    trips = 1
+    for dim in range(len(plan.shape) - plan.n_reduce, len(plan.shape)):
+        trips *= plan.shape[dim]
+    out = []
+    for node in plan.ast.toposort():
+        if node.op is Op.LOAD:
+            out.append(("load", node.view, trips if node in inner else 1))
+        elif node.op is Op.STORE:
+            out.append(("store", node.view, 1))
+    return out
 
 
-def _score_dim(plan: KernelPlan, dim: int, views) -> int:
-    score = 0
-    for op, view in views:
-        stride = dim_stride(view, dim, len(plan.shape))
-        weight = 3 if op is Op.STORE else 1
-        if stride == 1:
-            score += 2 * weight
-        elif stride == 0:
-            score += weight
-        else:
-            score -= 2 * weight
-    return score
+def _savings(plan: KernelPlan, dim: int, width: int, table) -> float:
+    """Memory operations saved per element by `width` lanes along `dim`."""
+    saved = 0.0
+    for _, view, trips in table:
+        stride = dim_stride(view, dim)
+        vector_ops = 1 if stride in (0, 1) else width
+        saved += trips * (width - vector_ops) / width
+    return saved
 
 
 def _try(plan: KernelPlan, opt: Opt) -> KernelPlan:
@@ -66,61 +75,62 @@ def _try(plan: KernelPlan, opt: Opt) -> KernelPlan:
         return plan
 
 
-def _axis_of_dim(plan: KernelPlan, dim: int, kinds) -> int | None:
-    for i, axis in enumerate(plan.axes):
-        if axis.origin == dim and axis.kind in kinds and axis.mult == 1:
-            return i
-    for i, axis in enumerate(plan.axes):
-        if axis.origin == dim and axis.kind in kinds:
-            return i
-    return None
-
-
 def vectorize(plan: KernelPlan) -> KernelPlan:
-    views = _views(plan)
+    table = accesses(plan)
     best = None
-    for kinds in ((AxisKind.GLOBAL,), (AxisKind.REDUCE,)):
-        for i, axis in enumerate(plan.axes):
-            if axis.kind not in kinds:
+    for i, axis in enumerate(plan.axes):
+        if axis.kind not in (AxisKind.GLOBAL, AxisKind.REDUCE):
+            continue
+        for width in VECTOR_WIDTHS:
+            if axis.size % width:
                 continue
-            width = next((w for w in VECTOR_WIDTHS if axis.size % w == 0), None)
-            if width is None:
-                continue
-            score = _score_dim(plan, axis.origin, views)
+            score = _savings(plan, axis.origin, width, table)
+            if axis.kind is AxisKind.REDUCE:
+                score *= 0.9  # a horizontal sum at the end: prefer output lanes on a tie
             if score > 0 and (best is None or score > best[0]):
                 best = (score, i, width)
-        if best is not None:
-            break
-    if best is None:
-        return plan
-    return _try(plan, Opt("VECTORIZE", best[1], best[2]))
+    return plan if best is None else _try(plan, Opt("VECTORIZE", best[1], best[2]))
+
+
+def _tile_candidates(plan: KernelPlan, table):
+    """Global axes worth upcasting: some inner loads ignore them (reused per tile row) while
+    others depend on them (the work that differs per row)."""
+    vector = plan.vector_axis
+    inner = [view for kind, view, trips in table if kind == "load" and trips > 1]
+    out = []
+    for i, axis in enumerate(plan.axes):
+        if axis.kind is not AxisKind.GLOBAL or (vector is not None and
+                                                axis.origin == vector.origin):
+            continue
+        strides = [dim_stride(v, axis.origin) for v in inner]
+        shared = sum(1 for s in strides if s == 0)
+        varying = len(strides) - shared
+        if shared and varying:
+            out.append((shared, axis.size, i))
+    return sorted(out, reverse=True)
 
 
 def register_tile(plan: KernelPlan) -> KernelPlan:
-    """Upcast a global axis whose inputs are shared by the vector lanes (reuse in registers)."""
+    if not plan.has_reduce:
+        return plan
+    budget = MAX_ACCUMULATORS
+    for _ in range(2):
+        candidates = _tile_candidates(plan, accesses(plan))
+        if not candidates:
+            break
+        _, size, axis = candidates[0]
+        amount = next((a for a in (8, 6, 4, 3, 2) if size % a == 0 and size > a and
+                       a <= budget), 0)
+        if not amount:
+            break
+        plan = _try(plan, Opt("UPCAST", axis, amount))
+        budget //= amount
     vector = plan.vector_axis
-    if vector is None or vector.reduce or not plan.has_reduce:
-        return plan
-    views = [v for op, v in _views(plan) if op is Op.LOAD]
-    best = None
-    for i, axis in enumerate(plan.axes):
-        if axis.kind is not AxisKind.GLOBAL or axis.origin == vector.origin:
-            continue
-        shared = sum(1 for v in views if dim_stride(v, vector.origin, len(plan.shape)) == 0
-                     and dim_stride(v, axis.origin, len(plan.shape)) != 0)
-        reused = sum(1 for v in views if dim_stride(v, axis.origin, len(plan.shape)) == 0)
-        if shared and reused:
-            amount = next((a for a in (8, 6, 4, 3, 2) if axis.size % a == 0 and axis.size > a), 0)
-            if amount and (best is None or axis.size > plan.axes[best[0]].size):
-                best = (i, amount)
-    if best is None:
-        return plan
-    plan = _try(plan, Opt("UPCAST", best[0], best[1]))
-    # a second vector column per row when the vector axis is long enough
-    vector_axis = _axis_of_dim(plan, plan.vector_axis.origin, (AxisKind.GLOBAL,))
-    if vector_axis is not None and plan.axes[vector_axis].size % 2 == 0 and \
-            best[1] * 2 <= MAX_ACCUMULATORS and plan.axes[vector_axis].size >= 4:
-        plan = _try(plan, Opt("UPCAST", vector_axis, 2))
+    if vector is not None and not vector.reduce and budget >= 2:  # a second vector per row
+        axis = next((i for i, a in enumerate(plan.axes) if a.origin == vector.origin
+                     and a.kind is AxisKind.GLOBAL), None)
+        if axis is not None and plan.axes[axis].size % 2 == 0 and plan.axes[axis].size >= 4:
+            plan = _try(plan, Opt("UPCAST", axis, 2))
     return plan
 
 
@@ -128,14 +138,14 @@ def unroll(plan: KernelPlan) -> KernelPlan:
     reduce_axes = plan.axes_of(AxisKind.REDUCE)
     if not reduce_axes:
         return plan
-    last = reduce_axes[-1]
-    size = plan.axes[last].size
     tiles = 1
     for axis in plan.axes:
-        if axis.kind is AxisKind.UPCAST:
+        if axis.kind in (AxisKind.UPCAST, AxisKind.UNROLL):
             tiles *= axis.size
     if tiles >= 8:
         return plan  # the register tile already gives enough independent work
+    last = reduce_axes[-1]
+    size = plan.axes[last].size
     for amount in (4, 2):
         if size % amount == 0 and size >= 4 * amount:
             return _try(plan, Opt("UNROLL", last, amount))

@@ -12,13 +12,20 @@ from ..dtype import dtypes, promote
 from ..errors import ShapeError
 
 
-def _pair(value, n: int, name: str) -> tuple:
-    if isinstance(value, int):
-        return (value,) * n
-    value = tuple(value)
-    if len(value) != n:
-        raise ShapeError(f"{name}: expected an int or {n} values, got {value}")
-    return value
+def _pair(value, n: int, name: str, minimum: int | None = None) -> tuple:
+    """An int or n ints as an n-tuple, each at least `minimum`; errors name the argument."""
+    values = (value,) * n if isinstance(value, int) else tuple(value)
+    if len(values) != n or any(isinstance(v, bool) or not isinstance(v, int) for v in values):
+        raise ShapeError(f"{name}: expected an int or {n} ints, got {value!r}")
+    if minimum is not None and any(v < minimum for v in values):
+        raise ShapeError(f"{name}: must be at least {minimum}, got {value!r}")
+    return values
+
+
+def _reduce_loss(per_item, reduction: str, op: str):
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    return {"mean": per_item.mean, "sum": per_item.sum, "none": lambda: per_item}[reduction]()
 
 
 class NNMixin:
@@ -107,22 +114,19 @@ class NNMixin:
                 total = d * (k - 1)
                 pads.append((total // 2, total - total // 2))
             return tuple(pads)
-        if isinstance(padding, int):
-            return ((padding, padding),) * n
-        padding = tuple(padding)
-        if len(padding) == n:
-            return tuple((p, p) for p in padding)
-        if len(padding) == 2 * n:  # PyTorch-style flat, last dim first
-            pairs = [(padding[2 * i], padding[2 * i + 1]) for i in range(n)]
-            return tuple(reversed(pairs))
-        raise ShapeError(f"conv: padding {padding} does not fit {n} spatial dims")
+        flat = _pair(padding, n if isinstance(padding, int) or len(padding) == n else 2 * n,
+                     "padding", minimum=0)
+        if isinstance(padding, int) or len(padding) == n:
+            return tuple((p, p) for p in flat[:n])
+        pairs = [(flat[2 * i], flat[2 * i + 1]) for i in range(n)]  # PyTorch's flat order:
+        return tuple(reversed(pairs))                               # last dim first
 
     def conv2d(self, weight, bias=None, groups: int = 1, stride=1, dilation=1, padding=0):
         """N-d convolution over the dims after (batch, channels); weight (out, in/groups, *k)."""
         spatial = weight.ndim - 2
-        if self.ndim != spatial + 2:
+        if spatial < 1 or self.ndim != spatial + 2:
             raise ShapeError(f"conv: input {self.shape} must have {spatial + 2} dims for weight "
-                             f"{weight.shape}")
+                             f"{weight.shape} (batch, channels, *spatial)")
         batch, cin = self.shape[:2]
         cout, cin_group = weight.shape[:2]
         kernel = weight.shape[2:]
@@ -130,8 +134,16 @@ class NNMixin:
             raise ShapeError(f"conv: input channels {cin} / groups {groups} must equal weight's "
                              f"{cin_group} (weight {weight.shape}), and out channels {cout} "
                              f"must divide by groups")
-        stride, dilation = _pair(stride, spatial, "stride"), _pair(dilation, spatial, "dilation")
+        if bias is not None and bias.shape != (cout,):
+            raise ShapeError(f"conv: bias {bias.shape} must have one value per output channel "
+                             f"({cout},)")
+        stride = _pair(stride, spatial, "stride", minimum=1)
+        dilation = _pair(dilation, spatial, "dilation", minimum=1)
         pads = self._conv_padding(padding, kernel, dilation)
+        padded = tuple(s + b + a for s, (b, a) in zip(self.shape[2:], pads))
+        if any(d * (k - 1) + 1 > s for k, d, s in zip(kernel, dilation, padded)):
+            raise ShapeError(f"conv: kernel {kernel} (dilation {dilation}) is larger than the "
+                             f"padded input {padded} (input {self.shape[2:]})")
         x = self.pad(((0, 0), (0, 0)) + pads)._pool(kernel, stride, dilation)
         out_spatial = x.shape[2:2 + spatial]
         group_out = cout // groups
@@ -141,7 +153,14 @@ class NNMixin:
         o = tuple(range(4, 4 + spatial))
         k = tuple(range(4 + spatial, 4 + 2 * spatial))
         x = x.permute((0, 1, 3) + o + (2,) + k)
-        w = weight.reshape((1, groups, group_out) + (1,) * spatial + (cin_group,) + kernel)
+        # weights stored output-channel-last (a small copy): the kernel's vector lanes can run
+        # over output channels with contiguous weight loads while each input value is broadcast
+        grouped = weight.reshape((groups, group_out, cin_group) + kernel)
+        last = tuple(range(2, 3 + spatial)) + (1,)
+        channel_last = grouped.permute((0,) + last).contiguous()
+        back = (0, 1 + spatial + 1) + tuple(range(1, 2 + spatial))
+        w = channel_last.permute(back)
+        w = w.reshape((1, groups, group_out) + (1,) * spatial + (cin_group,) + kernel)
         reduce_axes = tuple(range(-1 - spatial, 0))
         out = (x * w).sum(reduce_axes).reshape((batch, cout) + out_spatial)
         return out if bias is None else out + bias.reshape((1, cout) + (1,) * spatial)
@@ -155,10 +174,16 @@ class NNMixin:
         flipped, transposed weight (in, out/groups, *k)."""
         spatial = weight.ndim - 2
         kernel = weight.shape[2:]
-        stride, dilation = _pair(stride, spatial, "stride"), _pair(dilation, spatial, "dilation")
-        padding = _pair(padding, spatial, "padding")
-        output_padding = _pair(output_padding, spatial, "output_padding")
+        stride = _pair(stride, spatial, "stride", minimum=1)
+        dilation = _pair(dilation, spatial, "dilation", minimum=1)
+        padding = _pair(padding, spatial, "padding", minimum=0)
+        output_padding = _pair(output_padding, spatial, "output_padding", minimum=0)
         cin, group_out = weight.shape[:2]
+        if spatial < 1 or self.ndim != spatial + 2 or self.shape[1] != cin or groups < 1 \
+                or cin % groups:
+            raise ShapeError(f"conv_transpose2d: input {self.shape} must be (batch, {cin}, "
+                             f"*spatial) for weight {weight.shape} (in, out/groups, *kernel), "
+                             f"with in divisible by groups {groups}")
         w = weight.reshape((groups, cin // groups, group_out) + kernel)
         w = w.transpose(1, 2).reshape((groups * group_out, cin // groups) + kernel)
         w = w.flip(tuple(range(2, 2 + spatial)))
@@ -188,9 +213,9 @@ class NNMixin:
 
     # ---- pooling ----
     def _pool_args(self, kernel_size, stride, dilation, padding, spatial: int):
-        kernel = _pair(kernel_size, spatial, "kernel_size")
-        stride = kernel if stride is None else _pair(stride, spatial, "stride")
-        dilation = _pair(dilation, spatial, "dilation")
+        kernel = _pair(kernel_size, spatial, "kernel_size", minimum=1)
+        stride = kernel if stride is None else _pair(stride, spatial, "stride", minimum=1)
+        dilation = _pair(dilation, spatial, "dilation", minimum=1)
         pads = self._conv_padding(padding, kernel, dilation)
         for (b, _), k in zip(pads, kernel):
             if b > k // 2:
@@ -255,6 +280,11 @@ class NNMixin:
         axes = (axis,) if isinstance(axis, int) else tuple(axis)
         axes = tuple(self._axis(a, "batchnorm") for a in axes)
         shape = tuple(s if i in axes else 1 for i, s in enumerate(self.shape))
+        for name, t in (("weight", weight), ("bias", bias), ("mean", mean), ("invstd", invstd)):
+            if t is not None and t.numel() != math.prod(shape) and t.numel() != 1:
+                raise ShapeError(f"batchnorm: {name} {t.shape} must hold one value per "
+                                 f"channel {tuple(self.shape[a] for a in axes)} of input "
+                                 f"{self.shape}")
         x = self - mean.reshape(shape)
         if weight is not None:
             x = x * weight.reshape(shape)
@@ -262,6 +292,7 @@ class NNMixin:
         return x + bias.reshape(shape) if bias is not None else x
 
     def layernorm(self, axis=-1, eps: float = 1e-5):
+        axis = self._reduce_axes(axis, "layernorm")
         y = self - self.mean(axis, keepdim=True)
         return y * (y * y).mean(axis, keepdim=True).add(eps).rsqrt()
 
@@ -279,47 +310,61 @@ class NNMixin:
     def one_hot(self, num_classes: int = -1):
         if self.dtype.is_float:
             raise TypeError(f"one_hot: needs an integer tensor, got {self.dtype.name}")
+        if num_classes != -1 and num_classes < 1:
+            raise ValueError(f"one_hot: num_classes must be positive (or -1), got {num_classes}")
         if num_classes == -1:
             num_classes = int(self.max().item()) + 1
         classes = type(self).arange(num_classes, device=self.device)
         return (self.unsqueeze(-1) == classes).cast(dtypes.default_int)
 
     def sparse_categorical_crossentropy(self, Y, ignore_index: int = -1,  # noqa: N803
-                                        label_smoothing: float = 0.0, reduction: str = "mean"):
-        if reduction not in ("mean", "sum", "none"):
-            raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+                                        label_smoothing: float = 0.0, reduction: str = "mean",
+                                        op: str = "sparse_categorical_crossentropy"):
+        """Cross entropy of logits (..., classes) against integer labels (...); labels equal to
+        ignore_index count for nothing, and 'mean' divides by the labels that count."""
+        if not hasattr(Y, "node") or not (Y.dtype.is_int or Y.dtype.is_bool):
+            raise TypeError(f"{op}: labels must be an integer tensor, got "
+                            f"{getattr(Y, 'dtype', type(Y).__name__)}")
         if Y.shape != self.shape[:-1]:
-            raise ShapeError(f"sparse_categorical_crossentropy: labels {Y.shape} must match "
-                             f"logits {self.shape} without the class dim")
+            raise ShapeError(f"{op}: labels {Y.shape} must match logits {self.shape} without "
+                             f"the class dim")
         log_probs = self.log_softmax(-1)
         classes = self.shape[-1]
-        keep = (Y != ignore_index) if ignore_index != -1 else Y.full_like(True, dtype="bool")
+        keep = Y != ignore_index
         target = (Y.unsqueeze(-1) == type(self).arange(classes, device=self.device)) \
             & keep.unsqueeze(-1)
-        picked = (log_probs * target).sum(-1)
-        smooth = log_probs.mean(-1) * keep
+        picked = target.where(log_probs, 0.0).sum(-1)
+        smooth = keep.where(log_probs.mean(-1), 0.0)
         per_item = -((1 - label_smoothing) * picked + label_smoothing * smooth)
-        if reduction == "none":
-            return per_item
-        if reduction == "sum":
-            return per_item.sum()
-        return per_item.sum() / keep.sum().maximum(1)
+        if reduction == "mean":
+            return per_item.sum() / keep.sum().maximum(1)
+        return _reduce_loss(per_item, reduction, op)
 
     def cross_entropy(self, Y, reduction: str = "mean", label_smoothing: float = 0.0,  # noqa
                       ignore_index: int = -1):
         """Y holds class indices (like sparse_categorical_crossentropy) or probabilities."""
-        if Y.dtype.is_float and Y.shape == self.shape:
+        if Y.dtype.is_float:
+            if Y.shape != self.shape:
+                raise ShapeError(f"cross_entropy: probabilities {Y.shape} must match logits "
+                                 f"{self.shape}")
             log_probs = self.log_softmax(-1)
             classes = self.shape[-1]
             Y = Y * (1 - label_smoothing) + label_smoothing / classes  # noqa: N806
-            per_item = -(log_probs * Y).sum(-1)
-            return {"mean": per_item.mean(), "sum": per_item.sum(), "none": per_item}[reduction]
-        return self.sparse_categorical_crossentropy(Y, ignore_index, label_smoothing, reduction)
+            return _reduce_loss(-(log_probs * Y).sum(-1), reduction, "cross_entropy")
+        return self.sparse_categorical_crossentropy(Y, ignore_index, label_smoothing, reduction,
+                                                    op="cross_entropy")
+
+    def _same_shape(self, Y, op: str) -> None:  # noqa: N803
+        if not hasattr(Y, "node") or Y.shape != self.shape:
+            raise ShapeError(f"{op}: target {getattr(Y, 'shape', type(Y).__name__)} must have "
+                             f"the input's shape {self.shape}")
 
     def binary_crossentropy(self, Y, reduction: str = "mean"):  # noqa: N803
+        self._same_shape(Y, "binary_crossentropy")
         per_item = -(Y * self.log() + (1 - Y) * (1 - self).log())
-        return {"mean": per_item.mean(), "sum": per_item.sum(), "none": per_item}[reduction]
+        return _reduce_loss(per_item, reduction, "binary_crossentropy")
 
     def binary_crossentropy_logits(self, Y, reduction: str = "mean"):  # noqa: N803
+        self._same_shape(Y, "binary_crossentropy_logits")
         per_item = self.relu() - self * Y + (1 + (-self.abs()).exp()).log()
-        return {"mean": per_item.mean(), "sum": per_item.sum(), "none": per_item}[reduction]
+        return _reduce_loss(per_item, reduction, "binary_crossentropy_logits")

@@ -22,6 +22,7 @@ class Reason(str, Enum):
     MULTIPLE_REDUCES = "multiple_reduces"  # a kernel holds one reduce loop; others are cut
     SHARED_REDUCE = "shared_reduce"        # several kernels read it: recomputing repeats a reduce
     TOO_MANY_BUFFERS = "too_many_buffers"  # the device's kernel-argument limit
+    EXPENSIVE_RECOMPUTE = "expensive_recompute"  # broadcast read would redo a long computation
     DEVICE_COPY = "device_copy"            # the value moves to another device
     ASSIGN_HAZARD = "assign_hazard"        # the assigned value reads its target at other indices
     FUSION_OFF = "fusion_off"              # schedule(fuse=False): one kernel per op
@@ -32,6 +33,7 @@ class Reason(str, Enum):
     AFTER_REDUCE = "after_reduce"          # the reduce result is used in the same kernel
     RECOMPUTED = "recomputed"              # cheap producer with several readers: recomputed
     VIEW = "view"                          # movement op: index arithmetic, not a kernel
+    FOLDED_REDUCE = "folded_reduce"        # a sum of a (view of a) sum: one loop nest
 
     @property
     def is_cut(self) -> bool:
@@ -41,6 +43,7 @@ class Reason(str, Enum):
 CUT_REASONS = {Reason.REQUESTED, Reason.CONTIGUOUS, Reason.ASSIGN, Reason.BROADCAST_REDUCE,
                Reason.VIEW_OF_REDUCE, Reason.REDUCE_INTO_REDUCE, Reason.MULTIPLE_REDUCES,
                Reason.SHARED_REDUCE, Reason.TOO_MANY_BUFFERS, Reason.DEVICE_COPY,
+               Reason.EXPENSIVE_RECOMPUTE,
                Reason.ASSIGN_HAZARD, Reason.FUSION_OFF, Reason.RULE_OFF}
 
 EXPLANATION = {
@@ -54,6 +57,8 @@ EXPLANATION = {
     Reason.MULTIPLE_REDUCES: "a second reduce in one kernel: one reduce loop per kernel",
     Reason.SHARED_REDUCE: "several kernels read this reduce; recomputing it repeats the reduce",
     Reason.TOO_MANY_BUFFERS: "the kernel would read more buffers than the device allows",
+    Reason.EXPENSIVE_RECOMPUTE: "read through a broadcast, this long computation would be redone "
+                                "for every copy; computing it once into a buffer is cheaper",
     Reason.DEVICE_COPY: "the value is copied to another device",
     Reason.ASSIGN_HAZARD: "the assigned value reads its own target at other indices",
     Reason.FUSION_OFF: "fusion is switched off (fuse=False)",
@@ -63,6 +68,8 @@ EXPLANATION = {
     Reason.AFTER_REDUCE: "applied to the reduce result in the same kernel",
     Reason.RECOMPUTED: "cheap producer with several readers: recomputed where it is read",
     Reason.VIEW: "movement op: becomes index arithmetic on the loads",
+    Reason.FOLDED_REDUCE: "a sum over a view of another sum: both sums run in one loop nest, "
+                          "so the intermediate never gets a buffer",
 }
 
 
@@ -73,7 +80,12 @@ class SchedulerOptions:
     fuse_into_reduce: bool = True    # elementwise producers computed inside reduce loops
     fuse_after_reduce: bool = True   # elementwise consumers applied to a reduce in its kernel
     recompute_shared: bool = True    # cheap producers with several readers recomputed
+    recompute_limit: int = 8         # ALU ops a broadcast producer may have before it is cut
+                                     # instead of recomputed per copy (0 = no limit)
     max_buffers: int = 0             # kernel-argument limit (0 = none)
+    fold_reduces: bool = False       # a sum of a view of a sum becomes one sum (rewrite.py);
+                                     # off: for conv gradients the folded index math costs more
+                                     # than the intermediate buffer it saves (measured)
 
     def with_(self, **changes) -> SchedulerOptions:
         return replace(self, **changes)

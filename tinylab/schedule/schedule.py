@@ -18,7 +18,10 @@ from ..ir.node import Node
 from ..ir.ops import ALU, MOVEMENT, REDUCE, Op
 from ..ir.view import ViewStack
 from .fusion import FusionDecision, Reason, SchedulerOptions
+from .rewrite import fold_nested_reduces
 
+# a producer recomputed at least this many times per value is checked against recompute_limit
+RECOMPUTE_FACTOR = 4
 # ops whose value at 0 is not 0: under a pad they need an explicit validity mask
 NOT_ZERO_AT_ZERO = {Op.EXP2, Op.LOG2, Op.RECIPROCAL}
 
@@ -130,8 +133,44 @@ class _Region:
     leaves: set = field(default_factory=set)  # buffers read (BUFFER leaves and cut nodes)
 
 
-def _walk(out: Node, cut: dict, realized, violations: dict) -> _Region:
+def _fused_ops(node: Node, cut: dict, realized, memo: dict) -> int:
+    """ALU ops a kernel recomputes to get `node` (its fused subtree, up to buffers)."""
+    if node in memo:
+        return memo[node]
+    seen, stack, count = set(), [node], 0
+    while stack:
+        n = stack.pop()
+        if n in seen or (n is not node and (n in cut or _is_leaf(n, realized))) or n.op in REDUCE:
+            continue
+        seen.add(n)
+        count += n.op in ALU
+        stack.extend(n.src)
+    memo[node] = count
+    return count
+
+
+def _expensive_recompute(node: Node, region: _Region, mode: str, cut, realized, options,
+                         memo: dict):
+    """(reason, detail) when an elementwise producer read through a broadcast would be
+    recomputed for every broadcast copy and costs more than the options allow."""
+    if not options.recompute_limit or node.op not in ALU:
+        return None
+    space = region.reduce.src[0].numel if mode == "pre" and region.reduce is not None \
+        else _kernel_root(region.root).numel
+    factor = space // max(node.numel, 1)
+    if factor < RECOMPUTE_FACTOR:
+        return None
+    ops = _fused_ops(node, cut, realized, memo)
+    if ops < options.recompute_limit:
+        return None
+    return (Reason.EXPENSIVE_RECOMPUTE,
+            f"{ops} ops would be recomputed {factor} times each (limit {options.recompute_limit})")
+
+
+def _walk(out: Node, cut: dict, realized, violations: dict, options=None) -> _Region:
     """Collect the nodes fused into `out`'s kernel and note nodes that must be cut instead."""
+    options = options or SchedulerOptions()
+    memo: dict = {}
     region = _Region(out)
     root = _kernel_root(out)
     stack = [(root, "post", ())]
@@ -158,6 +197,14 @@ def _walk(out: Node, cut: dict, realized, violations: dict) -> _Region:
             region.reduce = node
             stack.append((node.src[0], "pre", ()))
             continue
+        if node.op is Op.EXPAND and mode != "dirty":
+            source = _through_movement(node.src[0])
+            if source is not out and source not in cut and not _is_leaf(source, realized):
+                problem = _expensive_recompute(source, region, mode, cut, realized, options, memo)
+                if problem is not None:
+                    violations.setdefault(source, problem)
+                    region.leaves.add(source)
+                    continue
         if node.op in MOVEMENT and mode != "pre":
             clean = node.op is Op.RESHAPE or (node.op is Op.PERMUTE and _reshape_like_permute(node))
             next_mode = mode if clean else "dirty"
@@ -238,13 +285,13 @@ def _consumers(graph, realized) -> dict:
     return out
 
 
-def _regions(cut: dict, realized) -> tuple[dict, dict]:
+def _regions(cut: dict, realized, options) -> tuple[dict, dict]:
     violations: dict = {}
     regions = {}
     for out in cut:
         if out.op is Op.COPY or _is_alias(out, cut, realized):
             continue
-        regions[out] = _walk(out, cut, realized, violations)
+        regions[out] = _walk(out, cut, realized, violations, options)
     return regions, violations
 
 
@@ -257,7 +304,7 @@ def _is_alias(node: Node, cut, realized) -> bool:
 def _choose_cuts(graph, outputs, realized, options):
     cut = _initial_cuts(graph, outputs, realized, options)
     for _ in range(len(graph) + 1):
-        regions, violations = _regions(cut, realized)
+        regions, violations = _regions(cut, realized, options)
         if not violations:
             violations = _shared_reduces(regions) or _buffer_limit(regions, options)
         if not violations:
@@ -478,7 +525,10 @@ def schedule(outputs, options: SchedulerOptions | None = None, realized=None,
     if fuse is not None:
         options = options.with_(fuse=fuse)
     realized = realized or {}
-    outputs = list(dict.fromkeys(outputs))
+    requested = list(dict.fromkeys(outputs))
+    outputs, folds = requested, []
+    if options.fold_reduces and options.fuse:
+        outputs, folds = fold_nested_reduces(requested, realized)
     graph = _graph(outputs, realized)
     cut, regions = _choose_cuts(graph, outputs, realized, options)
     decisions, per_region = _decisions(regions, cut, graph, realized, outputs)
@@ -519,7 +569,8 @@ def schedule(outputs, options: SchedulerOptions | None = None, realized=None,
         items.append(item)
     items = _order(items, realized)
     leaves = {n: realized[n] for n in graph if n in realized}
-    return Schedule(items, decisions, {o: slot_of(o) for o in outputs}, options, leaves)
+    slots_out = {r: slot_of(o) for r, o in zip(requested, outputs)}
+    return Schedule(items, folds + decisions, slots_out, options, leaves)
 
 
 def _order(items: list[ScheduleItem], realized) -> list[ScheduleItem]:
