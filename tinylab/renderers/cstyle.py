@@ -83,8 +83,8 @@ class CStyleRenderer:
             return self.math_call(op, a, dtype)
         if op == "RECIPROCAL":
             return f"({self.literal(1.0, dtype)}/{a})"
-        if op == "NEG":
-            return f"(!{a})" if dtype.is_bool else f"(-{a})"
+        if op == "NEG":  # -(-2.5f), never --2.5f (a decrement)
+            return f"(!{a})" if dtype.is_bool else f"(-({a}))" if a.startswith("-") else f"(-{a})"
         if op == "ADD":
             return f"({a}||{b})" if dtype.is_bool else f"({a}+{b})"
         if op == "MUL":

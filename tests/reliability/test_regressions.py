@@ -1,0 +1,13 @@
+"""Regression tests: one per bug the random-graph fuzzer (test_fuzz.py) found, each the smallest
+program that showed it, checked on every backend against numpy."""
+import numpy as np
+
+from tinylab import Tensor
+
+X = np.array([1.0, -2.0, 3.5], np.float32)
+
+
+def test_subtracting_a_negative_constant_compiles(device):
+    """C-style renderers printed NEG of the literal -2.5f as `--2.5f`, a decrement: a compile error."""
+    np.testing.assert_allclose((Tensor(X) - (-2.5)).numpy(), X + 2.5)
+    np.testing.assert_allclose((-(Tensor(X) * 0 - 2.5)).numpy(), np.full(3, 2.5, np.float32))
