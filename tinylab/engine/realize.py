@@ -239,13 +239,42 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
     return buffers
 
 
+# Trace records: each compiled kernel's printed passes are made once; its compile cost is
+# reported by the first record only (later launches reuse it from memory: a cache hit).
+_PRINTED_PASSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_RECORDED: weakref.WeakSet = weakref.WeakSet()
+MAX_PRINTED_TREE = 20000  # the loop IR prints expressions as trees: a large DAG is exponential
+
+
+def _tree_size(ast: Node) -> int:
+    size: dict = {}
+    for node in ast.toposort():
+        size[node] = 1 + sum(size[s] for s in node.src)
+    return size[ast]
+
+
+def _printed_passes(runner: Runner) -> dict[str, str]:
+    if runner not in _PRINTED_PASSES:
+        if _tree_size(runner.ast) > MAX_PRINTED_TREE:
+            _PRINTED_PASSES[runner] = {
+                "ast": print_graph(runner.ast), "linear": runner.program.print(),
+                "plan": f"(loop IR not printed: its expression tree has over {MAX_PRINTED_TREE} "
+                        "nodes; see the linear program)"}
+        else:
+            _PRINTED_PASSES[runner] = runner.passes()
+    return dict(_PRINTED_PASSES[runner])
+
+
 def _kernel_record(runner: Runner, index: int, seconds: float, bufs) -> tracing.KernelRecord:
     spec = Device[runner.device]
     language = type(spec.renderer).__name__.replace("Renderer", "")
+    first = runner not in _RECORDED
+    _RECORDED.add(runner)
     return tracing.KernelRecord(runner.name, runner.device, runner.ast, index,
-                                list(runner.plan.opts), runner.passes(), runner.source, language,
-                                runner.flops, runner.bytes_moved, runner.compile_s,
-                                runner.cache_hit, seconds, [b.nbytes for b in bufs])
+                                list(runner.plan.opts), _printed_passes(runner), runner.source,
+                                language, runner.flops, runner.bytes_moved,
+                                runner.compile_s if first else 0.0,
+                                runner.cache_hit or not first, seconds, [b.nbytes for b in bufs])
 
 
 # TinyJit capture hooks: called with every kernel launch

@@ -1,0 +1,59 @@
+"""Trace renderings of the matmul-as-sum and softmax examples against reviewed golden files
+(tests/golden/inspection/), produced in a fresh process so kernel names are reproducible, and
+checks that hold whatever the golden says: static HTML is script-free, dot output deterministic.
+"""
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).with_name("render_examples.py")
+GOLDEN_KINDS = ["summary.txt", "txt", "dot", "expanded.dot", "json", "html"]
+
+
+@pytest.fixture(scope="module")
+def rendered():
+    done = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True,
+                          timeout=300, check=True)
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("example", ["matmul", "softmax"])
+@pytest.mark.parametrize("kind", GOLDEN_KINDS)
+def test_golden(rendered, golden, example, kind):
+    suffix = {"json": "json", "html": "html", "dot": "dot"}.get(kind, kind)
+    name = f"inspection/{example}.{suffix}" if kind not in ("summary.txt", "txt") \
+        else f"inspection/{example}.{kind}"
+    golden(name, rendered[example][kind])
+
+
+def test_summaries_say_what_a_learner_needs(rendered):
+    matmul, softmax = rendered["matmul"]["summary.txt"], rendered["softmax"]["summary.txt"]
+    assert matmul.startswith("tinylab: 1 realize, 1 kernel\nc.numpy()")
+    assert "MUL REDUCE_SUM" in matmul and "broadcast_reduce" not in matmul
+    assert "3 kernels" in softmax and "broadcast_reduce ×2" in softmax
+    assert "the reduce result is read back across the axes it reduced" in softmax
+
+
+@pytest.mark.parametrize("example", ["matmul", "softmax"])
+@pytest.mark.parametrize("kind", ["html", "dot.html"])
+def test_static_html_is_script_free(rendered, example, kind):
+    page = rendered[example][kind]
+    if not page:
+        pytest.skip("graphviz dot is not installed")
+    assert "<script" not in page.lower()
+    assert not re.search(r"\son[a-z]+=", page), "no event-handler attributes"
+    assert "<style" not in page.lower(), "inline styles only (sanitizers drop <style>)"
+    assert page.count("<svg") == 1 and page.count("<details") >= 2
+    assert "<!--" not in page and ' id="' not in page
+
+
+def test_graphviz_layout_is_cleaned(rendered):
+    page = rendered["softmax"]["dot.html"]
+    if not page:
+        pytest.skip("graphviz dot is not installed")
+    assert "graphviz version" not in page.lower() and "<title>" not in page
+    assert page.count("broadcast_reduce") >= 3   # the three cut edges carry their reason

@@ -1,0 +1,117 @@
+"""Static HTML of a trace: script-free and inline-styled, so it reads the same in untrusted
+notebooks, nbconvert, nbviewer and GitHub's preview: a headline, the inline SVG of the graph
+collapsed by kernel, a <details> per kernel (ops, reads, decisions, loop IR, highlighted source)
+and the what-if answers. No timings or ids. `to_html(model)`; widgets use it as text/html.
+"""
+from __future__ import annotations
+
+from html import escape
+
+from .graph import ops_summary
+from .svg import graph_svg
+from .text import plural, size_text, summary_text, what_if_lines
+
+LEXERS = {"C": "c", "OpenCL": "opencl", "CUDA": "cuda", "Python": "python"}
+BOX = ("font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;"
+       "border:1px solid #cbd5e1;border-radius:6px;padding:8px 12px;margin:4px 0;")
+PRE = ("font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;background:#f8fafc;"
+       "padding:6px 8px;border-radius:4px;overflow-x:auto;white-space:pre;margin:4px 0;")
+MUTED = "color:#475569;"
+MAX_SOURCE_LINES = 200   # longer sources are cut short in static HTML (the widget shows all)
+
+
+def highlight(source: str, language: str) -> str:
+    """Pygments with inline styles (no classes, no <style>); escaped <pre> without Pygments."""
+    try:
+        from pygments import highlight as pygments_highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import get_lexer_by_name
+    except ImportError:
+        return f'<pre style="{PRE}">{escape(source)}</pre>'
+    lexer = get_lexer_by_name(LEXERS.get(language, "c"))
+    formatter = HtmlFormatter(noclasses=True, style="default", nobackground=True,
+                              prestyles=PRE)
+    return pygments_highlight(source, lexer, formatter)
+
+
+def _source_block(source: str, language: str) -> str:
+    lines = source.splitlines()
+    if len(lines) <= MAX_SOURCE_LINES:
+        return highlight(source, language)
+    shown = "\n".join(lines[:MAX_SOURCE_LINES])
+    return (highlight(shown, language) + f'<div style="{MUTED}">… '
+            f'{len(lines) - MAX_SOURCE_LINES} more lines</div>')
+
+
+def _decision_items(model: dict, kernel: dict) -> str:
+    decisions = {d["id"]: d for d in model["decisions"]}
+    items = []
+    for decision_id in dict.fromkeys(kernel["decisions"]):
+        decision = decisions[decision_id]
+        color = "#b91c1c" if not decision["merged"] else "#334155"
+        items.append(f'<li style="color:{color}">{escape(decision["text"])}</li>')
+    return f'<ul style="margin:4px 0 4px 18px;padding:0">{"".join(dict.fromkeys(items))}</ul>'
+
+
+def _kernel_details(model: dict, kernel: dict) -> str:
+    nodes = {n["id"]: n for n in model["nodes"]}
+    reads = ", ".join(f"{nodes[r]['op']} {nodes[r]['dtype']}{nodes[r]['shape']}"
+                      for r in kernel["reads"]) or "-"
+    summary = (f'<b>{escape(kernel["name"])}</b> <span style="{MUTED}">{kernel["shape"]} · '
+               f'{escape(ops_summary(kernel["ops"]))} · {kernel["flops"]} FLOPs · '
+               f'{size_text(kernel["bytes"])}</span>')
+    body = [f'<div style="{MUTED}">reads {escape(reads)}</div>']
+    if kernel["opts"]:
+        body.append(f'<div style="{MUTED}">actions: {escape(", ".join(kernel["opts"]))}</div>')
+    body.append(_decision_items(model, kernel))
+    program = model["programs"].get(kernel["name"])
+    if program is not None:
+        body.append(f'<div>loop IR</div><pre style="{PRE}">'
+                    f'{escape(program["passes"].get("plan", ""))}</pre>')
+        language = program["language"]
+        body.append(f"<div>{escape(language)} source</div>")
+        body.append(_source_block(program["sources"][language], language))
+    return (f'<details style="margin:2px 0"><summary style="cursor:pointer">{summary}</summary>'
+            f'<div style="margin:4px 0 8px 16px">{"".join(body)}</div></details>')
+
+
+def _what_if(model: dict) -> str:
+    rows = []
+    for realize in model["realizes"]:
+        lines = what_if_lines(realize)
+        if lines:
+            rows.append(f"<div>{escape(realize['forced_code'])}</div>")
+            rows.append(f'<pre style="{PRE}">' + escape("\n".join(l.strip() for l in lines))
+                        + "</pre>")
+    if not rows:
+        return ""
+    return ('<details style="margin:2px 0"><summary style="cursor:pointer"><b>what if</b> '
+            f'<span style="{MUTED}">a fusion rule were off?</span></summary>{"".join(rows)}'
+            "</details>")
+
+
+def to_html(model: dict, graph_engine: str = "auto", max_kernels: int = 200) -> str:
+    kernels = {k["id"]: k for k in model["kernels"]}
+    count = sum(1 for k in model["kernels"] if k["kind"] == "kernel")
+    headline = summary_text(model).splitlines()[0]
+    forced = "; ".join(r["forced_code"] for r in model["realizes"][:4])
+    parts = [f'<div class="tinylab-static" style="{BOX}">',
+             f'<div style="font-weight:600">{escape(headline)}</div>',
+             f'<div style="{MUTED}">{escape(forced)}</div>']
+    if model["realizes"]:
+        parts.append(f'<div style="overflow:auto;max-height:520px">{graph_svg(model, graph_engine)}'
+                     "</div>")
+    listed = 0
+    for realize in model["realizes"]:
+        for kernel_id in realize["kernels"]:
+            listed += 1
+            if listed <= max_kernels:
+                parts.append(_kernel_details(model, kernels[kernel_id]))
+    if listed > max_kernels:
+        parts.append(f'<div style="{MUTED}">… and {plural(listed - max_kernels, "more kernel")}'
+                     "</div>")
+    parts.append(_what_if(model))
+    if not count:
+        parts.append(f'<div style="{MUTED}">no kernels ran</div>')
+    parts.append("</div>")
+    return "\n".join(part for part in parts if part) + "\n"

@@ -1,0 +1,50 @@
+"""A kernel's program as data: its source per language (the one it ran with, plus others rendered
+for the same AST when the engine offers `render_for`), its loop IR, linear program and actions.
+Called by model.build_model once per distinct kernel name.
+"""
+from __future__ import annotations
+
+# language shown on a tab -> the device name whose renderer writes it
+LANGUAGE_DEVICES = {"C": "CPU", "OpenCL": "CL", "CUDA": "CUDA", "Python": "PYTHON"}
+DEVICE_LANGUAGES = {device: language for language, device in LANGUAGE_DEVICES.items()}
+TAB_ORDER = ("C", "OpenCL", "CUDA", "Python")
+
+
+def language_of(backend: str) -> str:
+    """'CUDA' -> 'CUDA', 'CL'/'OpenCL' -> 'OpenCL', 'CPU'/'C' -> 'C'."""
+    text = backend.strip().upper()
+    aliases = {"CPU": "C", "C": "C", "CLANG": "C", "CL": "OpenCL", "OPENCL": "OpenCL",
+               "GPU": "OpenCL", "CUDA": "CUDA", "PYTHON": "Python"}
+    return aliases.get(text.removeprefix("NULL:"), backend)
+
+
+def renderer_available() -> bool:
+    from ..engine import realize
+    return hasattr(realize, "render_for")
+
+
+def render_other(ast, language: str) -> str | None:
+    """Source of `ast` for another backend, or None when this engine cannot render it."""
+    from ..engine import realize
+    render_for = getattr(realize, "render_for", None)
+    if render_for is None or language not in LANGUAGE_DEVICES:
+        return None
+    try:
+        return render_for(ast, LANGUAGE_DEVICES[language])
+    except Exception as error:  # a backend that cannot render this kernel says why, inline
+        return f"/* {language} source unavailable: {type(error).__name__}: {error} */"
+
+
+def program_entry(record, backends: tuple = ()) -> dict:
+    """{name, language, sources {language: text}, passes, opts} for one KernelRecord."""
+    sources = {record.language: record.source}
+    for backend in backends:
+        language = language_of(backend)
+        if language not in sources:
+            rendered = render_other(record.ast, language)
+            if rendered is not None:
+                sources[language] = rendered
+    ordered = {lang: sources[lang] for lang in TAB_ORDER if lang in sources}
+    ordered.update({lang: text for lang, text in sources.items() if lang not in ordered})
+    return {"name": record.name, "language": record.language, "sources": ordered,
+            "passes": dict(record.passes), "opts": [str(o) for o in record.opts]}

@@ -1,0 +1,120 @@
+"""The model as plain text: `summary_text` (what a notebook's text/plain shows: kernel count,
+names, ops, why each boundary exists) and `to_text` (the full report: reads, cost, every
+decision, what-if answers, optionally loop IR and source). No timings or ids: same text each run.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from ..schedule.fusion import EXPLANATION, Reason
+from .graph import ops_summary
+
+MAX_SUMMARY_KERNELS = 30
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def size_text(nbytes: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(nbytes) < 1024 or unit == "GB":
+            return f"{nbytes:.0f} {unit}" if unit == "B" else f"{nbytes:.1f} {unit}"
+        nbytes /= 1024
+    return ""  # pragma: no cover
+
+
+def _cut_sources(model: dict, kernel: dict) -> str:
+    """'<- r_5_4: broadcast_reduce' for the kernel boundaries this kernel reads across."""
+    kernels = {k["id"]: k for k in model["kernels"]}
+    parts = []
+    for link in model["graph"]["links"]:
+        if link["target"] == kernel["id"] and link["cut"] and link["source"] in kernels:
+            parts.append(f"{kernels[link['source']]['name']}: {link['reason'] or 'buffer'}")
+    return ("<- " + "; ".join(dict.fromkeys(parts))) if parts else ""
+
+
+def _boundary_counts(model: dict, realize: dict) -> Counter:
+    return Counter(d["reason"] for d in model["decisions"]
+                   if d["realize"] == realize["index"] and not d["merged"])
+
+
+def summary_text(model: dict) -> str:
+    kernels = {k["id"]: k for k in model["kernels"]}
+    count = sum(1 for k in model["kernels"] if k["kind"] == "kernel")
+    lines = [f"tinylab: {plural(len(model['realizes']), 'realize')}, {plural(count, 'kernel')}"]
+    shown = 0
+    for realize in model["realizes"]:
+        mine = [kernels[k] for k in realize["kernels"]]
+        lines.append(f"{realize['forced_code']}: {plural(len(mine), 'kernel')}")
+        width = max((len(k["name"]) for k in mine), default=0)
+        for kernel in mine:
+            shown += 1
+            if shown > MAX_SUMMARY_KERNELS:
+                continue
+            line = (f"  {kernel['name']:<{width}}  {kernel['shape']}  "
+                    f"{ops_summary(kernel['ops'], limit=8)}  {_cut_sources(model, kernel)}")
+            lines.append(line.rstrip())
+        counts = _boundary_counts(model, realize)
+        if counts:
+            lines.append("  boundaries: " + ", ".join(f"{reason} ×{n}"
+                                                      for reason, n in sorted(counts.items())))
+    if shown > MAX_SUMMARY_KERNELS:
+        lines.append(f"... and {shown - MAX_SUMMARY_KERNELS} more kernels")
+    if model.get("omitted_realizes"):
+        lines.append(f"... and {plural(model['omitted_realizes'], 'more realize')} not shown")
+    reasons = sorted({d["reason"] for d in model["decisions"] if not d["merged"]})
+    for reason in reasons:
+        lines.append(f"{reason}: {EXPLANATION[Reason(reason)]}")
+    return "\n".join(lines)
+
+
+def what_if_lines(realize: dict) -> list[str]:
+    lines = []
+    for answer in realize.get("what_if", []):
+        if "error" in answer:
+            lines.append(f"    {answer['title']}: not schedulable ({answer['error']})")
+            continue
+        if not answer["delta_kernels"] and not answer["new_cut_count"]:
+            lines.append(f"    {answer['title']}: no change (the rule does not fire here)")
+            continue
+        lines.append(f"    {answer['title']}: {plural(answer['kernels'], 'kernel')} "
+                     f"({answer['delta_kernels']:+d}), {size_text(answer['bytes'])} moved "
+                     f"({'+' if answer['delta_bytes'] >= 0 else '-'}"
+                     f"{size_text(abs(answer['delta_bytes']))}), "
+                     f"{plural(answer['new_cut_count'], 'new cut')}")
+    return lines
+
+
+def _kernel_block(model: dict, kernel: dict, source: bool) -> list[str]:
+    nodes = {n["id"]: n for n in model["nodes"]}
+    decisions = {d["id"]: d for d in model["decisions"]}
+    reads = ", ".join(f"{nodes[r]['op']}{nodes[r]['shape']}" for r in kernel["reads"]) or "-"
+    lines = [f"  [{kernel['position']}] {kernel['name']}  {kernel['kind']} {kernel['shape']}",
+             f"      ops: {' '.join(kernel['ops']) or '-'}", f"      reads: {reads}",
+             f"      cost: {kernel['flops']} FLOPs, {size_text(kernel['bytes'])} moved"]
+    if kernel["opts"]:
+        lines.append(f"      actions: {', '.join(kernel['opts'])}")
+    for text in dict.fromkeys(decisions[d]["text"] for d in kernel["decisions"]):
+        lines.append(f"      {text}")
+    program = model["programs"].get(kernel["name"])
+    if source and program is not None:
+        lines.append("      loop IR:")
+        lines += ["        " + line for line in program["passes"].get("plan", "").splitlines()]
+        lines.append(f"      source ({program['language']}):")
+        lines += ["        " + line for line in program["sources"][program["language"]].splitlines()]
+    return lines
+
+
+def to_text(model: dict, source: bool = False) -> str:
+    kernels = {k["id"]: k for k in model["kernels"]}
+    lines = [summary_text(model).splitlines()[0]]
+    for realize in model["realizes"]:
+        lines.append(f"realize {realize['index']}: forced by {realize['forced_code']}"
+                     f"  (scheduler options: {realize['options']})")
+        for kernel_id in realize["kernels"]:
+            lines += _kernel_block(model, kernels[kernel_id], source)
+        if realize.get("what_if"):
+            lines.append("  what if:")
+            lines += what_if_lines(realize)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,67 @@
+"""What if a fusion rule were off? Re-schedules one realize's outputs with a rule switched off
+and reports the difference: kernel count, bytes the kernels read and write, the edges that would
+become cuts. Called by model.build_model (so saved widgets keep the answers without a kernel).
+"""
+from __future__ import annotations
+
+from ..ir.ops import MOVEMENT, Op
+from ..schedule.schedule import schedule
+
+# (key, title, what it shows, the SchedulerOptions change)
+SCENARIOS = [
+    ("fuse_off", "fusion off", "every op in its own kernel (schedule(fuse=False))",
+     {"fuse": False}),
+    ("no_fuse_after_reduce", "no fusing after a reduce",
+     "ops applied to a reduce result get their own kernel", {"fuse_after_reduce": False}),
+    ("no_fuse_into_reduce", "no fusing into a reduce",
+     "the values a reduce sums are materialized first", {"fuse_into_reduce": False}),
+    ("no_recompute", "no recomputing shared producers",
+     "a value read by several ops is stored once instead of recomputed",
+     {"recompute_shared": False}),
+]
+MAX_LISTED = 40  # counterfactual kernels / new cuts listed per scenario
+
+
+def schedule_bytes(sched) -> int:
+    """Bytes the kernels of a schedule read and write: each item's buffer sizes, summed."""
+    return sum(slot.nbytes for item in sched.items for slot in item.slots)
+
+
+def what_if(record, node_ids: dict) -> list[dict]:
+    actual = record.schedule
+    base_kernels, base_bytes = len(actual.kernels), schedule_bytes(actual)
+    merged_pairs = {(d.producer, d.consumer) for d in actual.decisions if d.merged}
+    answers = []
+    for key, title, description, changes in SCENARIOS:
+        entry = {"key": key, "title": title, "description": description,
+                 "base_kernels": base_kernels, "base_bytes": base_bytes}
+        options = actual.options.with_(**changes)
+        try:
+            other = schedule(record.outputs, options, realized=actual.leaves)
+        except Exception as error:  # a counterfactual the scheduler refuses: say why
+            entry["error"] = f"{type(error).__name__}: {error}"
+            answers.append(entry)
+            continue
+        kernels, moved = len(other.kernels), schedule_bytes(other)
+        cuts = [_cut_entry(d, node_ids) for d in other.decisions
+                if not d.merged and (d.producer, d.consumer) in merged_pairs]
+        entry.update(kernels=kernels, bytes=moved, delta_kernels=kernels - base_kernels,
+                     delta_bytes=moved - base_bytes, new_cut_count=len(cuts),
+                     new_cuts=cuts[:MAX_LISTED],
+                     items=[_item_entry(item, node_ids) for item in other.kernels[:MAX_LISTED]])
+        answers.append(entry)
+    return answers
+
+
+def _cut_entry(decision, node_ids: dict) -> dict:
+    return {"producer": node_ids.get(decision.producer),
+            "consumer": node_ids.get(decision.consumer),
+            "reason": decision.reason.value, "text": decision.describe()}
+
+
+def _item_entry(item, node_ids: dict) -> dict:
+    """One counterfactual kernel: its loop shape and its ops in graph order."""
+    fused = sorted((n for n in item.fused if n in node_ids), key=lambda n: int(node_ids[n][1:]))
+    ops = [n.op.name for n in fused if n.op not in MOVEMENT and n.op is not Op.DETACH]
+    return {"shape": list(item.full_shape), "ops": ops or [item.output.op.name],
+            "bytes": sum(slot.nbytes for slot in item.slots)}
