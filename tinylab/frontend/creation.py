@@ -186,6 +186,16 @@ class CreationMixin:
         out = (one_to_two - 1.0).reshape(shape)
         return cls(out.cast(dtype).node, **kwargs)
 
+    def rand_like(self, **kwargs):
+        kwargs.setdefault("dtype", self.dtype if self.dtype.is_float else None)
+        kwargs.setdefault("device", self.device)
+        return type(self).rand(*self.shape, **kwargs)
+
+    def randn_like(self, **kwargs):
+        kwargs.setdefault("dtype", self.dtype if self.dtype.is_float else None)
+        kwargs.setdefault("device", self.device)
+        return type(self).randn(*self.shape, **kwargs)
+
     @classmethod
     def randn(cls, *shape, dtype=None, device=None, **kwargs):
         """Standard normal (Box-Muller on two uniforms)."""
@@ -207,12 +217,16 @@ class CreationMixin:
 
     @classmethod
     def normal(cls, *shape, mean: float = 0.0, std: float = 1.0, **kwargs):
+        if std < 0:
+            raise ValueError(f"normal: std must be non-negative, got {std}")
         requires_grad = kwargs.pop("requires_grad", None)
         out = cls.randn(*shape, **kwargs) * std + mean
         return cls(out.node, requires_grad=requires_grad)
 
     @classmethod
     def uniform(cls, *shape, low: float = 0.0, high: float = 1.0, **kwargs):
+        if low > high:
+            raise ValueError(f"uniform: low ({low}) must not exceed high ({high})")
         requires_grad = kwargs.pop("requires_grad", None)
         dtype = kwargs.pop("dtype", None)
         out = cls.rand(*shape, **kwargs) * (high - low) + low

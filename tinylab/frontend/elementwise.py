@@ -422,6 +422,10 @@ class ElementwiseMixin:
         return (self.isnan() | self.isinf()).logical_not()
 
     def where(self, x, y):
+        for name, value in (("x", x), ("y", y)):
+            if not hasattr(value, "node") and not isinstance(value, (bool, int, float)):
+                raise TypeError(f"where: {name} must be a tensor or a number, got "
+                                f"{type(value).__name__} {value!r}")
         cond = self if self.dtype.is_bool else self != 0
         if not hasattr(x, "node"):
             x = cond._const(x, _value_dtype(x, y), ())
@@ -435,6 +439,10 @@ class ElementwiseMixin:
         return x._wrap(ir.alu(Op.WHERE, cond.node, x.node, y.node))
 
     def masked_fill(self, mask, value):
+        """self with `value` where the bool `mask` (broadcast) is True."""
+        if not hasattr(mask, "node") or not mask.dtype.is_bool:
+            raise TypeError(f"masked_fill: mask must be a bool tensor, got "
+                            f"{getattr(mask, 'dtype', type(mask).__name__)}")
         return mask.where(value, self)
 
     # ---- casts ----

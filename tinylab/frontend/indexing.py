@@ -30,14 +30,21 @@ class BasicPlan:
     empty_axes: list = field(default_factory=list)  # result axes from `False` (size 0)
 
 
+@dataclass
+class ListIndex:
+    """An index given as a list / numpy array: its values are known, so they are range-checked
+    when the indexed dim is known, then it becomes an index tensor."""
+    values: np.ndarray
+
+
 def _is_tensor(value) -> bool:
-    return hasattr(value, "node")
+    return hasattr(value, "node") or isinstance(value, ListIndex)
 
 
 def _dims_used(item) -> int:
     if item is None or item is Ellipsis or isinstance(item, bool):
         return 0
-    if _is_tensor(item) and item.dtype.is_bool:
+    if hasattr(item, "node") and item.dtype.is_bool:
         return max(item.ndim, 1)
     return 1
 
@@ -45,11 +52,15 @@ def _dims_used(item) -> int:
 def _as_index(tensor, item):
     """Lists and numpy arrays become index tensors; everything else is checked and kept."""
     if isinstance(item, (list, np.ndarray)):
-        array = np.asarray(item)
+        try:
+            array = np.asarray(item)
+        except ValueError:
+            raise IndexError(f"index list {item!r} is ragged") from None
         if array.dtype == object or not (array.dtype.kind in "iub" or array.size == 0):
             raise IndexError(f"index list {item!r} must hold ints or bools")
-        array = array.astype(np.int32) if array.dtype.kind != "b" else array
-        return type(tensor)(array, device=tensor.device)
+        if array.dtype.kind == "b":
+            return type(tensor)(array, device=tensor.device)
+        return ListIndex(array.astype(np.int64))
     if _is_tensor(item):
         if item.dtype.is_float:
             raise IndexError(f"tensors used as indices must be integer or bool, got "
@@ -77,7 +88,7 @@ def expand_index(tensor, index) -> list:
     items = items[:at] + [slice(None)] * (tensor.ndim - used) + items[at + 1:]
     out, axis = [], 0
     for item in items:
-        if _is_tensor(item) and item.dtype.is_bool:
+        if hasattr(item, "node") and item.dtype.is_bool:
             out.extend(_mask_positions(tensor, item, axis))
         else:
             out.append(item)
@@ -135,7 +146,7 @@ def plan_index(tensor, items: list) -> BasicPlan:
             axis += 1
             continue
         if _is_tensor(item):
-            plan.advanced.append((len(final), item))
+            plan.advanced.append((len(final), _index_tensor(tensor, item, axis)))
             positions.append(len(final))
             item = slice(None)
         bounds, flipped, step, count = _slice_bounds(item, size)
@@ -147,6 +158,18 @@ def plan_index(tensor, items: list) -> BasicPlan:
     plan.final_shape = tuple(final)
     plan.adjacent = all(b - a == 1 for a, b in zip(positions, positions[1:]))
     return plan
+
+
+def _index_tensor(tensor, item, axis: int):
+    """The index tensor for a tensor index; list values are checked against the dim first."""
+    if not isinstance(item, ListIndex):
+        return item
+    size = tensor.shape[axis]
+    bad = item.values[(item.values < -size) | (item.values >= size)]
+    if bad.size:
+        raise IndexError(f"index {int(bad[0])} is out of bounds for dim {axis} with size {size} "
+                         f"(shape {tensor.shape})")
+    return type(tensor)(item.values.astype(np.int32), device=tensor.device)
 
 
 # ---- basic indexing and its inverse -----------------------------------------------------------

@@ -12,9 +12,13 @@ from ..errors import ShapeError
 
 
 def _ints(args, op: str) -> tuple:
+    """Accept f(2, 3) and f((2, 3)); every entry must be an int (or None where allowed)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
-    return tuple(args)
+    for a in args:
+        if a is not None and (isinstance(a, bool) or not hasattr(a, "__index__")):
+            raise TypeError(f"{op}: sizes must be ints, got {a!r} in {tuple(args)}")
+    return tuple(a if a is None else int(a) for a in args)
 
 
 class MovementMixin:
@@ -22,8 +26,7 @@ class MovementMixin:
 
     # ---- the primitives ----
     def reshape(self, shape, *args):
-        shape = _ints((shape,) + args, "reshape") if not isinstance(shape, (tuple, list)) or args \
-            else tuple(shape)
+        shape = _ints((shape,) + args, "reshape")
         shape = tuple(self.shape[i] if s is None else s for i, s in enumerate(shape))
         unknown = [i for i, s in enumerate(shape) if s == -1]
         if len(unknown) > 1:
@@ -45,8 +48,7 @@ class MovementMixin:
         return self.reshape(shape, *args)
 
     def permute(self, order, *args):
-        order = _ints((order,) + args, "permute") if not isinstance(order, (tuple, list)) or args \
-            else tuple(order)
+        order = _ints((order,) + args, "permute")
         if len(order) != self.ndim:
             raise ShapeError(f"permute: order {order} has {len(order)} axes, tensor has "
                              f"{self.ndim} (shape {self.shape})")
@@ -56,8 +58,7 @@ class MovementMixin:
         return self._wrap(self.node.permute(order))
 
     def expand(self, shape, *args):
-        shape = _ints((shape,) + args, "expand") if not isinstance(shape, (tuple, list)) or args \
-            else tuple(shape)
+        shape = _ints((shape,) + args, "expand")
         if len(shape) < self.ndim:
             raise ShapeError(f"expand: target {shape} has fewer dimensions than {self.shape}")
         padded = (1,) * (len(shape) - self.ndim) + self.shape
@@ -88,18 +89,22 @@ class MovementMixin:
 
     def _pad_pairs(self, padding) -> tuple:
         padding = tuple(padding)
-        if padding and all(isinstance(p, int) for p in padding):
+        if padding and all(not isinstance(p, (tuple, list)) and p is not None for p in padding):
+            padding = _ints(padding, "pad")
             if len(padding) % 2 or len(padding) // 2 > self.ndim:
                 raise ShapeError(f"pad: flat padding {padding} needs an even length of at most "
                                  f"2*ndim={2 * self.ndim} for shape {self.shape}")
             pairs = [(0, 0)] * self.ndim
             for k in range(len(padding) // 2):
                 pairs[self.ndim - 1 - k] = (padding[2 * k], padding[2 * k + 1])
-            return tuple(pairs)
-        if len(padding) != self.ndim:
-            raise ShapeError(f"pad: {len(padding)} (before, after) pairs for a tensor of "
-                             f"{self.ndim} dims (shape {self.shape})")
-        pairs = tuple((0, 0) if p is None else tuple(p) for p in padding)
+        else:
+            if len(padding) != self.ndim:
+                raise ShapeError(f"pad: {len(padding)} (before, after) pairs for a tensor of "
+                                 f"{self.ndim} dims (shape {self.shape})")
+            pairs = [(0, 0) if p is None else _ints(p, "pad") for p in padding]
+            if any(len(p) != 2 for p in pairs):
+                raise ShapeError(f"pad: each entry of {padding} must be a (before, after) pair")
+        pairs = tuple(pairs)
         for (b, a), s in zip(pairs, self.shape):
             if s + b + a < 0 or -b > s or -a > s:
                 raise ShapeError(f"pad: padding {pairs} crops more than shape {self.shape} has")
@@ -126,9 +131,11 @@ class MovementMixin:
         return x
 
     def shrink(self, bounds):
-        bounds = tuple((0, s) if b is None else tuple(b) for b, s in zip(bounds, self.shape))
+        bounds = tuple(bounds)
         if len(bounds) != self.ndim:
-            raise ShapeError(f"shrink: {len(bounds)} bounds for shape {self.shape}")
+            raise ShapeError(f"shrink: {len(bounds)} bounds {bounds} for shape {self.shape}")
+        bounds = tuple((0, s) if b is None else _ints(b, "shrink")
+                       for b, s in zip(bounds, self.shape))
         for (b, e), s in zip(bounds, self.shape):
             if not 0 <= b <= e <= s:
                 raise ShapeError(f"shrink: bounds {bounds} do not fit shape {self.shape}")
@@ -158,13 +165,18 @@ class MovementMixin:
             return self.reshape(1)
         start, end = self._axis(start_dim, "flatten"), self._axis(end_dim, "flatten")
         if start > end:
-            raise ShapeError(f"flatten: start_dim {start_dim} is after end_dim {end_dim}")
+            raise ShapeError(f"flatten: start_dim {start_dim} is after end_dim {end_dim} "
+                             f"(shape {self.shape})")
         merged = math.prod(self.shape[start:end + 1])
         return self.reshape(self.shape[:start] + (merged,) + self.shape[end + 1:])
 
     def unflatten(self, dim: int, sizes: Sequence[int]):
         axis = self._axis(dim, "unflatten")
-        return self.reshape(self.shape[:axis] + tuple(sizes) + self.shape[axis + 1:])
+        sizes = _ints(tuple(sizes), "unflatten")
+        if -1 not in sizes and math.prod(sizes) != self.shape[axis]:
+            raise ShapeError(f"unflatten: sizes {sizes} do not multiply to dim {dim}'s size "
+                             f"{self.shape[axis]} (shape {self.shape})")
+        return self.reshape(self.shape[:axis] + sizes + self.shape[axis + 1:])
 
     def squeeze(self, dim: int | Sequence[int] | None = None):
         """Drop size-1 dims: all of them, or those among `dim` (others are kept)."""
@@ -181,10 +193,10 @@ class MovementMixin:
         return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
 
     def repeat(self, repeats, *args):
-        repeats = _ints((repeats,) + args, "repeat") if not isinstance(repeats, (tuple, list)) \
-            or args else tuple(repeats)
-        if len(repeats) < self.ndim:
-            raise ShapeError(f"repeat: {len(repeats)} repeats for {self.ndim} dims")
+        repeats = _ints((repeats,) + args, "repeat")
+        if len(repeats) < self.ndim or any(r < 0 for r in repeats):
+            raise ShapeError(f"repeat: repeats {repeats} must be non-negative, one per dim of "
+                             f"shape {self.shape} (or more)")
         base = (1,) * (len(repeats) - self.ndim) + self.shape
         x = self.reshape(base)
         inter = tuple(v for s in base for v in (1, s))
@@ -193,6 +205,9 @@ class MovementMixin:
                                                                zip(repeats, base)))
 
     def repeat_interleave(self, repeats: int, dim: int | None = None):
+        if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 0:
+            raise ValueError(f"repeat_interleave: repeats must be a non-negative int, got "
+                             f"{repeats!r}")
         x = self.flatten() if dim is None else self
         axis = 0 if dim is None else self._axis(dim, "repeat_interleave")
         shape = x.shape
@@ -202,6 +217,10 @@ class MovementMixin:
 
     def cat(self, *others, dim: int = 0):
         tensors = [self, *others]
+        for x in tensors:
+            if not hasattr(x, "node"):
+                raise TypeError(f"cat: expected tensors, got {type(x).__name__}; write "
+                                f"a.cat(b, c) or Tensor.cat(*tensors)")
         axis = self._axis(dim, "cat")
         for t in tensors[1:]:
             if t.ndim != self.ndim or any(a != b for i, (a, b) in
@@ -225,6 +244,10 @@ class MovementMixin:
 
     def stack(self, *others, dim: int = 0):
         tensors = [self, *others]
+        for t in tensors:
+            if not hasattr(t, "node"):
+                raise TypeError(f"stack: expected tensors, got {type(t).__name__}; write "
+                                f"a.stack(b, c) or Tensor.stack(*tensors)")
         for t in tensors[1:]:
             if t.shape != self.shape:
                 raise ShapeError(f"stack: all shapes must match, got {[x.shape for x in tensors]}")
@@ -259,6 +282,8 @@ class MovementMixin:
             return self.flatten().roll(shifts, 0).reshape(self.shape)
         shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
         dims = (dims,) if isinstance(dims, int) else tuple(dims)
+        if len(shifts) != len(dims):
+            raise ValueError(f"roll: shifts {shifts} and dims {dims} must have the same length")
         x = self
         for shift, dim in zip(shifts, dims):
             axis = self._axis(dim, "roll")

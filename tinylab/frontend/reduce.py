@@ -19,7 +19,7 @@ class ReduceMixin:
     def _reduce_axes(self, axis, op: str) -> tuple[int, ...]:
         if axis is None:
             return tuple(range(self.ndim))
-        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
         axes = tuple(self._axis(a, op) for a in axes)
         if len(set(axes)) != len(axes):
             raise ShapeError(f"{op}: repeated axis in {axis}")
@@ -123,6 +123,8 @@ class ReduceMixin:
             return self.flatten().argmax(0)
         a = self._axis(axis, "argmax")
         n = self.shape[a]
+        if n == 0:
+            raise ShapeError(f"argmax: cannot reduce over axis {a} of size 0 (shape {self.shape})")
         is_max = self == self.max(a, keepdim=True)
         countdown = type(self).arange(n, 0, -1, device=self.device).reshape(
             (n,) + (1,) * (self.ndim - a - 1))
@@ -141,14 +143,14 @@ class ReduceMixin:
             tuple(s for i, s in enumerate(self.shape) if i not in self._reduce_axes(axis, "logsumexp")))
 
     def softmax(self, axis=-1, dtype=None, dim=None):
-        axis = dim if dim is not None else axis
+        axis = self._axis(dim if dim is not None else axis, "softmax")
         x = self if dtype is None else self.cast(dtypes.from_any(dtype))
         x = x if x.dtype.is_float else x.float()
         e = (x - x._max_or_lowest(axis, keepdim=True)).exp()
         return e / e.sum(axis, keepdim=True)
 
     def log_softmax(self, axis=-1, dtype=None, dim=None):
-        axis = dim if dim is not None else axis
+        axis = self._axis(dim if dim is not None else axis, "log_softmax")
         x = self if dtype is None else self.cast(dtypes.from_any(dtype))
         x = x if x.dtype.is_float else x.float()
         shifted = x - x._max_or_lowest(axis, keepdim=True)

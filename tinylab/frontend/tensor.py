@@ -34,6 +34,7 @@ from .reduce import ReduceMixin
 
 ALL_TENSORS: weakref.WeakSet = weakref.WeakSet()
 FOLDED_BY_BUILDERS = (Op.CONST, Op.RESHAPE, Op.PERMUTE, Op.EXPAND)
+_PENDING_COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Buffer -> lazy clones
 _JIT_CAPTURING: list = []  # set by TinyJit while it captures a step
 
 
@@ -96,7 +97,7 @@ def _shape(x) -> tuple:
 
 class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, ReduceMixin, NNMixin,
              metaclass=_TensorMeta):
-    __slots__ = ("node", "_requires_grad", "grad", "__weakref__")
+    __slots__ = ("node", "_requires_grad", "grad", "_graph", "__weakref__")
     _training = False
     no_grad = False
     __array_priority__ = 1000  # numpy scalars defer to our operators
@@ -137,6 +138,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Redu
         self.node: Node = node
         self.requires_grad = requires_grad
         self.grad: Tensor | None = None
+        self._graph: tuple[Node, Node] | None = None  # (BUFFER, the lazy node it realized)
         ALL_TENSORS.add(self)
         if tracing.active():
             tracing.note_source(node)
@@ -230,11 +232,20 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Redu
         tensors = [self, *others]
         nodes = engine.realize([t.node for t in tensors])
         for t, n in zip(tensors, nodes):
+            if t.node is not n and t.numel() == 1 and t.dtype.is_float and \
+                    t.node.op is not Op.ASSIGN and not Tensor.no_grad:
+                t._graph = (n, t.node)  # `loss.item(); loss.backward()` still finds the graph
             t.node = n
             owner = n.buffer.owner
             if owner is None or owner() is None:  # the first tensor to get a buffer owns it
                 n.buffer.owner = weakref.ref(t)
         return self
+
+    def _autograd_root(self) -> Node:
+        """The node gradients start from: the graph a realized scalar came from, if it has one."""
+        if self._graph is not None and self._graph[0] is self.node:
+            return self._graph[1]
+        return self.node
 
     def _owns_buffer(self) -> bool:
         owner = self.node.buffer.owner
@@ -295,6 +306,8 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Redu
             node = ir.contiguous(node)
         out = Tensor(node)
         out.requires_grad = self.requires_grad
+        if self.node.op is Op.BUFFER and device == self.device:  # copied before any assign
+            _PENDING_COPIES.setdefault(self.node.buffer, weakref.WeakSet()).add(out)
         return out
 
     def contiguous(self) -> Tensor:
@@ -330,6 +343,10 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Redu
             # tensor written in place gets a copy of its own first
             self.node = ir.copy_to(self.node, self.device)
             self.realize()
+        pending = [t for t in _PENDING_COPIES.pop(self.node.buffer, ()) if t.node.op is Op.COPY
+                   and t.node.src[0] is self.node]
+        if pending:  # lazy clones of the old value copy it now, before it is overwritten
+            Tensor.realize(*pending)
         self.node = ir.assign(self.node, value.node)
         return self
 
@@ -337,7 +354,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Redu
     def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
         """d self / d target for each target (zeros where self does not depend on it)."""
         root_grad = self._root_grad(gradient)
-        grads = autograd.gradients(self.node, root_grad, [t.node for t in targets])
+        grads = autograd.gradients(self._autograd_root(), root_grad, [t.node for t in targets])
         out = []
         for t in targets:
             g = grads.get(t.node)
@@ -361,10 +378,11 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Redu
         if not self.dtype.is_float:
             raise DTypeError(f"backward needs a float tensor, this one is {self.dtype.name}")
         root_grad = self._root_grad(gradient)
-        in_graph = set(self.node.toposort())
+        root = self._autograd_root()
+        in_graph = set(root.toposort())
         targets = [t for t in list(ALL_TENSORS) if t.requires_grad is not False
                    and t.node in in_graph and t.dtype.is_float and t.node.op is not Op.CONST]
-        grads = autograd.gradients(self.node, root_grad, [t.node for t in targets])
+        grads = autograd.gradients(root, root_grad, [t.node for t in targets])
         for t in targets:
             g = grads.get(t.node)
             if g is None:
