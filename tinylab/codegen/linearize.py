@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..dtype import DType, dtypes
+from ..ir import symbolic as sym
 from ..ir.node import Node
 from ..ir.ops import ALU, REDUCE, REDUCE_ALU, Op
 from . import gpu
@@ -264,13 +265,35 @@ class _Builder:
 
     @property
     def index_dtype(self) -> DType:
+        """int64 when a loop counter, or any term of an index or mask expression (inside a
+        division or modulo too), may leave int32; the C expression computes every term."""
         limit = 2 ** 31 - 1
+        if any(self.plan.axes[a].size > limit for a in self.loop_axes):
+            return dtypes.int64
         for instr in self.instrs:
             if instr.op in ("LOAD", "STORE"):
-                for e in instr.arg[1]:
-                    if e.hi > limit or e.lo < -limit:
-                        return dtypes.int64
+                exprs = list(instr.arg[1]) + _cond_exprs(instr.arg[2])
+            elif instr.op == "COND":
+                exprs = _cond_exprs(instr.arg)
+            else:
+                continue
+            if any(_largest_term_sum(e) > limit for e in exprs):
+                return dtypes.int64
         return dtypes.int32
+
+
+def _cond_exprs(conds) -> list:
+    return [leaf.x for cond in conds for leaf in cond.leaves() if leaf.x is not None]
+
+
+def _largest_term_sum(expr) -> int:
+    """A bound on |every partial sum| of `expr`, looking inside divisions and modulos."""
+    total, inner = abs(expr.const), 0
+    for atom, coeff in expr.terms:
+        total += abs(coeff) * max(abs(atom.lo), abs(atom.hi))
+        if isinstance(atom, (sym.Div, sym.Mod)):  # its operand is computed too
+            inner = max(inner, _largest_term_sum(atom.x))
+    return max(total, inner)
 
 
 def _buffer_extent(view) -> int:
