@@ -93,6 +93,8 @@ class CPURuntime:
 
     def load(self, library: Path, name: str):
         lib = ctypes.CDLL(str(library))
+        if not self.use_cache:  # a private build: loaded now, so it need not stay on disk
+            library.unlink(missing_ok=True)
         fn = getattr(lib, name)
         fn.restype = None
         return CPUProgram(name, lib, fn)

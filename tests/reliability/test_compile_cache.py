@@ -1,0 +1,160 @@
+"""The on-disk compile cache (runtimes/compile_cache.py) through a real CPURuntime in a temp dir:
+created 0700, refused when others can write to it or own it, safe when two processes build the
+same kernel at once, and a truncated or corrupted entry is detected and rebuilt."""
+import ctypes
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from tinylab.runtimes.compile_cache import CacheError
+from tinylab.runtimes.cpu import CPURuntime
+
+SOURCE = "void answer(float* out) { out[0] = 42.0f; }\n"
+
+
+def run_answer(runtime: CPURuntime, source: str = SOURCE) -> tuple[float, bool]:
+    """(what the compiled kernel wrote, whether it came from the cache)."""
+    library, hit = runtime.compile(source)
+    out = np.zeros(1, np.float32)
+    runtime.load(library, "answer")(out)
+    return float(out[0]), hit
+
+
+def entries(directory) -> list[str]:
+    return sorted(p.name for p in directory.iterdir())
+
+
+def test_fresh_cache_directory_is_private(tmp_path):
+    cache = tmp_path / "fresh" / "cpu"
+    assert run_answer(CPURuntime(cache_dir=cache)) == (42.0, False)
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    for path in cache.iterdir():
+        assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path
+
+
+def test_second_compile_is_a_cache_hit(tmp_path):
+    assert run_answer(CPURuntime(cache_dir=tmp_path))[1] is False
+    assert run_answer(CPURuntime(cache_dir=tmp_path)) == (42.0, True)
+    assert len([name for name in entries(tmp_path) if name.endswith(".so")]) == 1
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o770, 0o722])
+def test_directory_writable_by_others_is_refused(tmp_path, mode):
+    cache = tmp_path / "shared"
+    cache.mkdir()
+    cache.chmod(mode)
+    with pytest.raises(CacheError, match=r"writable by others.*chmod 700"):
+        CPURuntime(cache_dir=cache).compile(SOURCE)
+
+
+def test_cached_file_writable_by_others_is_refused(tmp_path):
+    runtime = CPURuntime(cache_dir=tmp_path)
+    library, _ = runtime.compile(SOURCE)
+    library.chmod(0o777)
+    with pytest.raises(CacheError, match="writable by others; refusing to load it"):
+        CPURuntime(cache_dir=tmp_path).compile(SOURCE)
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="changing a directory's owner needs root")
+def test_directory_owned_by_someone_else_is_refused(tmp_path):
+    cache = tmp_path / "theirs"
+    cache.mkdir(mode=0o700)
+    os.chown(cache, 65534, 65534)  # nobody
+    with pytest.raises(CacheError, match="belongs to another user"):
+        CPURuntime(cache_dir=cache).compile(SOURCE)
+
+
+def _corrupt_truncate(library):
+    library.write_bytes(library.read_bytes()[:100])
+
+
+def _corrupt_empty(library):
+    library.write_bytes(b"")
+
+
+def _corrupt_flip_bytes(library):
+    data = bytearray(library.read_bytes())
+    for i in range(len(data) // 2, len(data) // 2 + 64):
+        data[i] ^= 0xFF
+    library.write_bytes(bytes(data))
+
+
+def _corrupt_lose_checksum(library):
+    library.with_suffix(".so.sha256").unlink()
+
+
+def _corrupt_garble_checksum(library):
+    library.with_suffix(".so.sha256").write_text("not a checksum")
+
+
+@pytest.mark.parametrize("damage", [_corrupt_truncate, _corrupt_empty, _corrupt_flip_bytes,
+                                    _corrupt_lose_checksum, _corrupt_garble_checksum])
+def test_damaged_entry_is_rebuilt(tmp_path, damage):
+    library, _ = CPURuntime(cache_dir=tmp_path).compile(SOURCE)
+    damage(library)
+    # a fresh runtime (a new process would be the same): detected, rebuilt, loads and runs
+    assert run_answer(CPURuntime(cache_dir=tmp_path)) == (42.0, False)
+    assert run_answer(CPURuntime(cache_dir=tmp_path)) == (42.0, True)
+
+
+def test_failed_build_leaves_no_files(tmp_path):
+    runtime = CPURuntime(cache_dir=tmp_path)
+    with pytest.raises(Exception, match="C compile failed"):
+        runtime.compile("this is not C")
+    assert entries(tmp_path) == []
+
+
+SLOW_CC = textwrap.dedent("""\
+    #!/bin/sh
+    # a compiler that takes its time, so that two builds of one kernel overlap
+    sleep 0.5
+    exec cc "$@"
+""")
+
+COMPILE_IN_CHILD = textwrap.dedent("""
+    import ctypes, sys
+    from pathlib import Path
+    import numpy as np
+    from tinylab.runtimes.cpu import CPURuntime
+    runtime = CPURuntime(compiler=sys.argv[1], cache_dir=Path(sys.argv[2]))
+    library, hit = runtime.compile(sys.argv[3])
+    out = np.zeros(1, np.float32)
+    runtime.load(library, "answer")(out)
+    print(out[0], hit)
+""")
+
+
+def test_two_processes_compiling_the_same_kernel_both_succeed(tmp_path):
+    compiler = tmp_path / "slow-cc"
+    compiler.write_text(SLOW_CC)
+    compiler.chmod(0o700)
+    cache = tmp_path / "cache"
+    source = SOURCE.replace("42.0f", "43.0f")
+    children = [subprocess.Popen([sys.executable, "-c", COMPILE_IN_CHILD, str(compiler),
+                                  str(cache), source], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    results = [child.communicate(timeout=120) for child in children]
+    for child, (out, err) in zip(children, results):
+        assert child.returncode == 0, err
+        assert out.split()[0] == "43.0"
+    names = entries(cache)
+    assert len(names) == 2 and names[0].endswith(".so") and names[1].endswith(".so.sha256"), \
+        f"temp files left behind or duplicate entries: {names}"
+    library = cache / names[0]
+    lib = ctypes.CDLL(str(library))  # the surviving entry is whole
+    out = np.zeros(1, np.float32)
+    lib.answer(ctypes.c_void_p(out.ctypes.data))
+    assert out[0] == 43.0
+
+
+def test_uncached_builds_leave_no_files(tmp_path):
+    """Regression: with the cache disabled every compile left its private .so in the directory."""
+    runtime = CPURuntime(cache_dir=tmp_path, use_cache=False)
+    for _ in range(3):
+        assert run_answer(runtime) == (42.0, False)
+    assert entries(tmp_path) == []
