@@ -59,6 +59,12 @@ def _valid(path: Path) -> bool:
     return check.read_text().strip() == hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def discard(path: Path) -> None:
+    """Remove a cache entry (artifact and checksum), e.g. one that failed to load."""
+    path.unlink(missing_ok=True)
+    _checksum_path(path).unlink(missing_ok=True)
+
+
 def cached_build(directory: Path, key: str, build, suffix: str,
                  use_cache: bool = True) -> tuple[Path, bool]:
     """(path of the artifact for `key`, whether it came from the cache); `build(tmp_path)`

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..errors import CompileError, CompilerNotFoundError
 from .buffer import HostAllocator
-from .compile_cache import cached_build, key_of
+from .compile_cache import cached_build, discard, key_of
 
 BASE_FLAGS = ("-O2", "-march=native", "-fPIC", "-shared", "-ffp-contract=fast",
               "-fno-math-errno", "-fno-trapping-math", "-fno-semantic-interposition")
@@ -81,6 +81,9 @@ class CPURuntime:
             except FileNotFoundError as exc:
                 raise CompilerNotFoundError(f"C compiler {self.compiler} vanished: {exc}; "
                                             f"{INSTALL_HINT}") from exc
+            except OSError as exc:  # not executable, not a program...
+                raise CompileError(f"cannot run the C compiler {self.compiler}: {exc}",
+                                   source) from exc
             except subprocess.TimeoutExpired as exc:
                 raise CompileError("the C compiler timed out", source, str(exc)) from exc
             if result.returncode != 0:
@@ -88,11 +91,19 @@ class CPURuntime:
                        else f"exit status {result.returncode}")
                 raise CompileError(f"C compile failed ({' '.join(cmd[:1])}, {why})", source,
                                    result.stderr or result.stdout)
+            if not out.exists() or out.stat().st_size == 0:
+                raise CompileError(f"the C compiler {self.compiler} succeeded but wrote no "
+                                   f"shared object", source, result.stderr or result.stdout)
 
         return cached_build(self.cache_dir, key, build, ".so", self.use_cache)
 
     def load(self, library: Path, name: str):
-        lib = ctypes.CDLL(str(library))
+        try:
+            lib = ctypes.CDLL(str(library))
+        except OSError as exc:  # not a shared object: drop the entry so the next compile rebuilds
+            discard(library)
+            raise CompileError(f"the compiled kernel {name} does not load ({exc}); its cache "
+                               f"entry was removed") from exc
         if not self.use_cache:  # a private build: loaded now, so it need not stay on disk
             library.unlink(missing_ok=True)
         fn = getattr(lib, name)
