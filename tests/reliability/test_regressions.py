@@ -11,3 +11,12 @@ def test_subtracting_a_negative_constant_compiles(device):
     """C-style renderers printed NEG of the literal -2.5f as `--2.5f`, a decrement: a compile error."""
     np.testing.assert_allclose((Tensor(X) - (-2.5)).numpy(), X + 2.5)
     np.testing.assert_allclose((-(Tensor(X) * 0 - 2.5)).numpy(), np.full(3, 2.5, np.float32))
+
+
+def test_padding_an_empty_tensor_gives_zeros(device):
+    """The PYTHON backend failed to view the 1-byte placeholder of an empty float buffer."""
+    empty = Tensor(np.zeros((1, 1, 0), np.float32))
+    np.testing.assert_array_equal(empty.pad(((0, 0), (0, 0), (0, 1))).numpy(),
+                                  np.zeros((1, 1, 1), np.float32))
+    np.testing.assert_array_equal((-empty).sum(0).pad(((0, 0), (1, 1))).numpy(),
+                                  np.zeros((1, 2), np.float32))

@@ -88,7 +88,8 @@ class Buffer:
     @property
     def handle(self):
         if self._handle is None:
-            self._handle = self.allocator.alloc(max(self.nbytes, 1))
+            # at least one element: an empty buffer still views as its dtype (PYTHON kernels)
+            self._handle = self.allocator.alloc(max(self.nbytes, self.dtype.itemsize))
             LIVE_BUFFERS.add(self)
         return self._handle
 
