@@ -117,14 +117,16 @@ class CreationMixin:
 
     @classmethod
     def _index_range(cls, n: int, device=None):
-        """int32 0..n-1. Small: a running count (cumsum of ones); large: split into sqrt(n)
-        blocks, outer*block + inner, so the work stays O(n)."""
-        if n <= 256:
-            return cls.ones(n, dtype=dtypes.int32, device=device).cumsum(0) - 1
-        block = math.isqrt(n - 1) + 1
-        inner = cls._index_range(block, device)
-        grid = inner.reshape(block, 1) * block + inner.reshape(1, block)
-        return grid.flatten().shrink(((0, n),))
+        """int32 0..n-1 with no reduce (so it fuses into whatever reads it): the sum of its
+        binary digits, where digit k is a padded constant repeated with period 2^(k+1)."""
+        out = cls.zeros(n, dtype=dtypes.int32, device=device)
+        for k in range(max(n - 1, 0).bit_length()):
+            half = 1 << k
+            digit = cls.full((half,), half, dtypes.int32, device).pad(((half, 0),))  # 0.. then 2^k..
+            repeats = -(-n // (2 * half))
+            digit = digit.reshape(1, 2 * half).expand(repeats, 2 * half).reshape(repeats * 2 * half)
+            out = out + digit.shrink(((0, n),))
+        return out
 
     @classmethod
     def linspace(cls, start, stop, steps: int, dtype=None, device=None, **kwargs):

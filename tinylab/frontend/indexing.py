@@ -25,7 +25,7 @@ class BasicPlan:
     flips: list = field(default_factory=list)    # source dims that are flipped
     steps: list = field(default_factory=list)    # step per source dim
     final_shape: tuple = ()                      # after dropping ints and adding None dims
-    advanced: list = field(default_factory=list)  # (result axis, index tensor) pairs
+    advanced: list = field(default_factory=list)  # (result axis, index tensor, known >= 0)
     adjacent: bool = True                        # advanced indices next to each other
     empty_axes: list = field(default_factory=list)  # result axes from `False` (size 0)
 
@@ -146,7 +146,7 @@ def plan_index(tensor, items: list) -> BasicPlan:
             axis += 1
             continue
         if _is_tensor(item):
-            plan.advanced.append((len(final), _index_tensor(tensor, item, axis)))
+            plan.advanced.append((len(final),) + _index_tensor(tensor, item, axis))
             positions.append(len(final))
             item = slice(None)
         bounds, flipped, step, count = _slice_bounds(item, size)
@@ -160,16 +160,17 @@ def plan_index(tensor, items: list) -> BasicPlan:
     return plan
 
 
-def _index_tensor(tensor, item, axis: int):
-    """The index tensor for a tensor index; list values are checked against the dim first."""
+def _index_tensor(tensor, item, axis: int) -> tuple:
+    """(index tensor, known to be non-negative); list values are range-checked against the dim
+    and their negative entries counted from the end here, as the list is a constant."""
     if not isinstance(item, ListIndex):
-        return item
+        return item, False
     size = tensor.shape[axis]
     bad = item.values[(item.values < -size) | (item.values >= size)]
     if bad.size:
         raise IndexError(f"index {int(bad[0])} is out of bounds for dim {axis} with size {size} "
                          f"(shape {tensor.shape})")
-    return type(tensor)(item.values.astype(np.int32), device=tensor.device)
+    return type(tensor)((item.values % max(size, 1)).astype(np.int32), device=tensor.device), True
 
 
 # ---- basic indexing and its inverse -----------------------------------------------------------
@@ -225,22 +226,26 @@ def _spread(x, axis: int, step: int, size: int):
 # ---- advanced indexing -----------------------------------------------------------------------
 def _advanced_parts(y, plan: BasicPlan):
     """For the advanced axes of y: (rest axes, advanced axes, broadcast index shape, one-hot mask
-    of shape index_shape + advanced sizes)."""
+    of shape index_shape + (product of the advanced sizes,)): the indices are combined into one
+    flat position over the advanced axes (-1, matching nothing, where one is out of range)."""
     from .tensor import broadcast_shape
-    axes = [a for a, _ in plan.advanced]
+    axes = [a for a, _, _ in plan.advanced]
     rest = [a for a in range(y.ndim) if a not in axes]
-    indices = [t for _, t in plan.advanced]
-    index_shape = broadcast_shape(*[t.shape for t in indices], op="index")
-    sizes = [y.shape[a] for a in axes]
-    mask = None
-    for k, (index, size) in enumerate(zip(indices, sizes)):
-        index = index._broadcast_to(index_shape, "index")
-        index = (index < 0).where(index + size, index)
-        classes = type(y).arange(size, dtype=index.dtype, device=y.device)
-        classes = classes.reshape((1,) * len(index_shape) + tuple(size if j == k else 1
-                                                                  for j in range(len(sizes))))
-        hot = index.reshape(index_shape + (1,) * len(sizes)) == classes
-        mask = hot if mask is None else mask & hot
+    index_shape = broadcast_shape(*[t.shape for _, t, _ in plan.advanced], op="index")
+    flat, inside, total = None, None, 1
+    for axis, index, non_negative in reversed(plan.advanced):
+        size = y.shape[axis]
+        index = index._broadcast_to(index_shape, "index").cast(dtypes.int32)
+        if not non_negative:  # negative indices count from the end
+            index = (index < 0).where(index + size, index)
+        if len(plan.advanced) > 1:  # one out-of-range index must not alias another position
+            valid = (index >= 0) & (index < size)
+            inside = valid if inside is None else inside & valid
+        flat = index * total if flat is None else flat + index * total
+        total *= size
+    flat = flat if inside is None else inside.where(flat, -1)
+    classes = type(y).arange(total, device=y.device)
+    mask = flat.unsqueeze(-1) == classes.reshape((1,) * len(index_shape) + (total,))
     return rest, axes, index_shape, mask
 
 
@@ -252,17 +257,18 @@ def _sum_keep_dtype(x, axes: tuple):
 
 
 def apply_advanced(y, plan: BasicPlan):
+    """Gather along the advanced axes: values and one-hot mask are laid out in the result's
+    order with the (flattened) indexed axes last, so the summing reduce writes the result."""
     rest, axes, index_shape, mask = _advanced_parts(y, plan)
-    rest_shape = tuple(y.shape[a] for a in rest)
-    sizes = tuple(y.shape[a] for a in axes)
-    values = y.permute(rest + axes).reshape(rest_shape + (1,) * len(index_shape) + sizes)
-    mask = mask.reshape((1,) * len(rest) + mask.shape)
-    picked = mask.where(values, values._const(0, shape=()))
-    out = _sum_keep_dtype(picked, tuple(range(-len(sizes), 0)))
     where = sum(1 for a in rest if a < axes[0]) if plan.adjacent else 0
-    order = list(range(len(rest)))
-    block = list(range(len(rest), len(rest) + len(index_shape)))
-    return out.permute(order[:where] + block + order[where:])
+    before, after = rest[:where], rest[where:]
+    total = mask.shape[-1]
+    values = y.permute(before + after + axes).reshape(
+        tuple(y.shape[a] for a in before) + (1,) * len(index_shape) +
+        tuple(y.shape[a] for a in after) + (total,))
+    mask = mask.reshape((1,) * len(before) + index_shape + (1,) * len(after) + (total,))
+    picked = mask.where(values, values._const(0, shape=()))
+    return _sum_keep_dtype(picked, (-1,))
 
 
 def write_advanced(y, plan: BasicPlan, value):
@@ -273,16 +279,15 @@ def write_advanced(y, plan: BasicPlan, value):
     n_rest, n_index = len(rest), len(index_shape)
     order = list(range(where)) + list(range(where + n_index, n_rest + n_index)) + \
         list(range(where, where + n_index))
-    value = value.permute(order)  # (rest..., index...)
-    sizes = tuple(y.shape[a] for a in axes)
-    value = value.reshape(value.shape + (1,) * len(sizes))
-    mask = mask.reshape((1,) * n_rest + mask.shape)
+    value = value.permute(order).unsqueeze(-1)  # (rest..., index..., 1)
+    mask = mask.reshape((1,) * n_rest + mask.shape)  # (1.., index..., total)
     index_axes = tuple(range(n_rest, n_rest + n_index))
     hit = mask.max(index_axes) if n_index else mask
     low = value._const(value.dtype.min_value(), shape=())
     chosen = mask.where(value, low).max(index_axes) if n_index else value
-    old = y.permute(rest + axes)
-    new = hit.where(chosen, old)
+    rest_shape = tuple(y.shape[a] for a in rest)
+    old = y.permute(rest + axes).reshape(rest_shape + (mask.shape[-1],))
+    new = hit.where(chosen, old).reshape(rest_shape + tuple(y.shape[a] for a in axes))
     inverse = sorted(range(y.ndim), key=lambda i: (rest + axes)[i])
     return new.permute(inverse)
 
