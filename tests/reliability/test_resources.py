@@ -1,0 +1,112 @@
+"""Resources: 1,000 realize() calls and 200 TinyJit training steps leave the allocator's live
+buffer count (runtimes/buffer.LIVE_BUFFERS) flat, and an allocation larger than the machine
+raises MemoryError naming the size, after which the next kernel still runs. (RSS over a training
+loop is measured, not asserted, by bench/memory.py.)"""
+import gc
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from tinylab import Context, Tensor, TinyJit, nn
+from tinylab.runtimes.buffer import LIVE_BUFFERS, HostAllocator
+
+RNG = np.random.default_rng(0)
+
+
+def live_buffers() -> int:
+    gc.collect()
+    return len(LIVE_BUFFERS)
+
+
+def count_after_warmup(step, warmup: int, total: int) -> tuple[int, int]:
+    """(live buffers after `warmup` calls, live buffers after `total` calls)."""
+    for i in range(warmup):
+        step(i)
+    before = live_buffers()
+    for i in range(warmup, total):
+        step(i)
+    return before, live_buffers()
+
+
+@pytest.mark.parametrize("device", ["CPU", "PYTHON"])
+def test_thousand_realizes_leave_live_buffers_flat(device):
+    data = RNG.standard_normal((8, 16)).astype(np.float32)
+    with Context(DEV=device):
+        weight = Tensor(np.zeros(16, np.float32)).realize()
+
+        def step(i: int):
+            x = Tensor(data + i)                       # a fresh input buffer every call
+            y = ((x * weight).relu().sum(1) + 1).realize()
+            z = (x.max(0) - y.mean()).realize()         # a second schedule reading the first
+            weight.assign(weight + z * 1e-6).realize()  # an in-place update, as optimizers do
+            return y
+
+        before, after = count_after_warmup(step, 20, 1000)
+    assert after <= before, f"{after - before} buffers leaked over 980 realize() rounds"
+
+
+def test_two_hundred_jit_steps_leave_live_buffers_flat():
+    Tensor.manual_seed(0)
+    with Context(DEV=""):  # the default device: looking it up must not keep anything alive
+        model = nn.Linear(16, 4)
+        optimizer = nn.optim.SGD(nn.state.get_parameters(model), lr=0.01)
+
+        @TinyJit
+        @Tensor.train()
+        def train_step(x: Tensor, y: Tensor) -> Tensor:
+            optimizer.zero_grad()
+            loss = (model(x) - y).square().mean().backward()
+            optimizer.step()
+            return loss
+
+        losses = []
+
+        def step(i: int):
+            x = Tensor(RNG.standard_normal((32, 16)).astype(np.float32))
+            y = Tensor(np.ones((32, 4), np.float32))
+            losses.append(train_step(x, y).item())
+
+        before, after = count_after_warmup(step, 10, 200)
+    assert train_step.step is not None, "the step was never captured"
+    assert after <= before, f"{after - before} buffers leaked over 190 TinyJit steps"
+    assert losses[-1] < losses[0]  # and it really trained
+
+
+DEFAULT_DEVICE_LOOP = textwrap.dedent("""
+    import gc
+    import numpy as np
+    from tinylab import Tensor
+    from tinylab.runtimes.buffer import LIVE_BUFFERS
+    def make(i):
+        return Tensor(np.full((256, 256), i, np.float32)).sum().item()  # a 256 KiB buffer
+    for i in range(300):
+        make(i)
+    gc.collect()
+    print(len(LIVE_BUFFERS))
+""")
+
+
+def test_tensors_on_the_default_device_are_freed():
+    """Regression: with DEV unset, every Tensor() asked each backend whether it works; an
+    unusable one re-raised one stored exception, whose traceback grew by the caller's frames
+    each time, so every tensor (and its data) built that way stayed alive forever."""
+    env = {k: v for k, v in os.environ.items() if k != "DEV"}
+    done = subprocess.run([sys.executable, "-c", DEFAULT_DEVICE_LOOP], capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.split()[-1]) < 20, "tensors built on the default device leaked"
+
+
+def test_allocation_beyond_the_machine_names_the_size():
+    with pytest.raises(MemoryError, match=r"cannot allocate 1024\.00 GiB on the host"):
+        HostAllocator().alloc(2 ** 40)
+
+
+def test_too_large_tensor_is_a_memory_error_and_the_next_kernel_runs(device):
+    with pytest.raises(MemoryError, match=r"cannot allocate [\d.]+ [MG]iB"):
+        (Tensor.zeros(2 ** 38) + 1).realize()
+    np.testing.assert_array_equal((Tensor.ones(3) + 1).numpy(), np.full(3, 2, np.float32))
