@@ -2,7 +2,7 @@
 program that showed it, checked on every backend against numpy."""
 import numpy as np
 
-from tinylab import Tensor
+from tinylab import Context, Tensor
 
 X = np.array([1.0, -2.0, 3.5], np.float32)
 
@@ -20,3 +20,13 @@ def test_padding_an_empty_tensor_gives_zeros(device):
                                   np.zeros((1, 1, 1), np.float32))
     np.testing.assert_array_equal((-empty).sum(0).pad(((0, 0), (1, 1))).numpy(),
                                   np.zeros((1, 2), np.float32))
+
+
+def test_empty_intermediates_of_different_dtypes_do_not_share_a_buffer(device):
+    """Unfused, the memory planner gave an empty int32 intermediate the (empty) buffer of a bool
+    one; its one-byte placeholder could not be viewed as int32 on the PYTHON backend."""
+    x = Tensor(np.array([[[[7]]]], np.int32))
+    y = (-x).shrink(((0, 1), (0, 0), (0, 0), (0, 0)))
+    with Context(FUSE=0):
+        out = y.neg().neg().relu().pad(((0, 0), (0, 1), (0, 1), (0, 1))).numpy()
+    np.testing.assert_array_equal(out, np.zeros((1, 1, 1, 1), np.int32))

@@ -13,8 +13,8 @@ def share_by_lifetime(steps: list[list], size_of: dict, keep: set) -> tuple[dict
     last: dict = {}
     for t, keys in enumerate(steps):
         for key in keys:
-            if key in keep:
-                continue
+            if key in keep or not size_of[key][1]:  # empty: nothing to save, and its one-element
+                continue                             # placeholder fits its own dtype only
             first.setdefault(key, t)
             last[key] = t
     starts = sorted(first, key=lambda k: first[k])
