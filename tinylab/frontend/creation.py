@@ -171,7 +171,9 @@ class CreationMixin:
         seed = cls.full((half,), _RandomState.seed & 0xFFFFFFFF, dtypes.uint32, device)
         k1 = key.reshape(1).expand(half)
         x0, x1 = threefry2x32(count, count + half, seed, k1)
-        return x0.cat(x1).shrink(((0, n),))
+        # the bits get a buffer of their own: one Threefry kernel per size, shared by every
+        # distribution and shape drawn from it (it is the expensive kernel to compile)
+        return x0.cat(x1).shrink(((0, n),)).contiguous()
 
     @classmethod
     def rand(cls, *shape, dtype=None, device=None, **kwargs):
