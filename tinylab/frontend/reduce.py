@@ -117,7 +117,7 @@ class ReduceMixin:
         return self.bool().logical_not().any(axis, keepdim, dim).logical_not()
 
     def argmax(self, axis=None, keepdim: bool = False, dim=None):
-        """Index of the first maximum (int32)."""
+        """Index of the first maximum (int32); a NaN counts as the maximum, as in PyTorch."""
         axis = dim if dim is not None else axis
         if axis is None:
             return self.flatten().argmax(0)
@@ -126,6 +126,8 @@ class ReduceMixin:
         if n == 0:
             raise ShapeError(f"argmax: cannot reduce over axis {a} of size 0 (shape {self.shape})")
         is_max = self == self.max(a, keepdim=True)
+        if self.dtype.is_float:  # the max of a row with a NaN is NaN, equal to nothing
+            is_max = is_max | (self != self)
         countdown = type(self).arange(n, 0, -1, device=self.device).reshape(
             (n,) + (1,) * (self.ndim - a - 1))
         found = (is_max.cast(dtypes.int32) * countdown).max(a, keepdim)
