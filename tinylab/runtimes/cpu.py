@@ -19,6 +19,9 @@ from .compile_cache import cached_build, discard, key_of
 BASE_FLAGS = ("-O2", "-march=native", "-fPIC", "-shared", "-ffp-contract=fast",
               "-fno-math-errno", "-fno-trapping-math", "-fno-semantic-interposition")
 OPENMP_FLAGS = ("-fopenmp",)
+# float16 arithmetic rounds after every op (as in PyTorch): a fused a*b+c rounds once, which in
+# half precision moves results by up to a unit in the last place (far more after cancellation)
+FLOAT16_FLAGS = ("-ffp-contract=off",)
 
 INSTALL_HINT = ("install one: `apt-get install gcc` (Debian/Ubuntu), `dnf install gcc` (Fedora), "
                 "`xcode-select --install` (macOS), or point CC at a compiler")
@@ -66,7 +69,8 @@ class CPURuntime:
         _ = self.compiler
 
     def flags(self, source: str) -> tuple[str, ...]:
-        return BASE_FLAGS + (OPENMP_FLAGS if "#pragma omp" in source else ())
+        return (BASE_FLAGS + (OPENMP_FLAGS if "#pragma omp" in source else ())
+                + (FLOAT16_FLAGS if "_Float16" in source else ()))
 
     def compile(self, source: str) -> tuple[Path, bool]:
         """(shared object for `source`, True if it came from the on-disk cache)."""
