@@ -7,6 +7,7 @@ task, via contextvars). The engine reads settings and passes plain values down t
 from __future__ import annotations
 
 import contextvars
+import numbers
 import os
 from pathlib import Path
 
@@ -32,7 +33,7 @@ class Setting:
     """A named setting with an environment default and contextvar overrides."""
 
     def __init__(self, name: str, default, doc: str):
-        self.name, self.doc = name, doc
+        self.name, self.doc, self.default = name, doc, default
         self._var = contextvars.ContextVar(name, default=getenv(name, default))  # noqa: B039
         SETTINGS[name] = self
 
@@ -91,6 +92,18 @@ PARALLEL_COMPILE = Setting("PARALLEL_COMPILE", 1, "compile a schedule's kernels 
 COLOR = Setting("COLOR", 1, "colour kernel names in the terminal")
 
 
+def check_value(setting: Setting, value) -> None:
+    """Text settings take a str, the others a non-negative int (True/False count as 1/0)."""
+    if isinstance(setting.default, str):
+        if not isinstance(value, str):
+            raise TypeError(f"Context: {setting.name} must be a string, got {value!r}")
+    elif not isinstance(value, numbers.Integral):
+        raise TypeError(f"Context: {setting.name} must be an int, got {value!r} "
+                        f"({type(value).__name__}); {setting.name}: {setting.doc}")
+    elif value < 0:
+        raise ValueError(f"Context: {setting.name} must be >= 0, got {value}")
+
+
 class Context:
     """`with Context(DEBUG=4, BEAM=2): ...` overrides settings inside the block only."""
 
@@ -98,6 +111,8 @@ class Context:
         unknown = [k for k in overrides if k not in SETTINGS]
         if unknown:
             raise ValueError(f"unknown setting(s) {unknown}; known: {sorted(SETTINGS)}")
+        for key, value in overrides.items():
+            check_value(SETTINGS[key], value)
         self.overrides = overrides
         self._tokens: list = []
 
