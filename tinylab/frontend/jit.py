@@ -31,6 +31,9 @@ def _tensors_in(value) -> list[Tensor]:
 
 class TinyJit:
     def __init__(self, fn):
+        if not callable(fn):
+            raise TypeError(f"TinyJit: needs the step function to capture, got "
+                            f"{type(fn).__name__} {fn!r}")
         self.fn = fn
         functools.update_wrapper(self, fn)
         self.reset()
