@@ -40,7 +40,7 @@ bench: $(STAMP)
 	$(PY) -m bench.run
 
 fuzz: $(STAMP)
-	FUZZ_EXAMPLES=2000 $(PY) -m pytest -q tests/reliability/test_fuzz.py
+	FUZZ_EXAMPLES=2000 $(PY) -m pytest -q tests/reliability/test_fuzz.py tests/reliability/test_safe_load_fuzz.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
