@@ -131,3 +131,15 @@ def test_dropout_in_training_keeps_the_expected_fraction_and_scales():
     assert abs(kept.mean() - 0.75) < 0.02
     np.testing.assert_allclose(out[kept], 1 / 0.75, rtol=1e-6)
     np.testing.assert_array_equal(x.dropout(0.25).numpy(), np.ones(N, np.float32))  # eval: none
+
+
+def test_attention_dropout_applies_only_while_training():
+    rows, keys = 2000, 8
+    q, k, v = Tensor.zeros(rows, 4), Tensor.zeros(keys, 4), Tensor.ones(keys, 1)  # uniform weights
+    np.testing.assert_allclose(q.scaled_dot_product_attention(k, v, dropout_p=0.5).numpy(), 1.0,
+                               rtol=1e-6)
+    with Tensor.train():
+        out = q.scaled_dot_product_attention(k, v, dropout_p=0.5).numpy()
+    kept = out * keys / 2  # each kept weight 1/keys is scaled by 1/(1 - p) = 2
+    np.testing.assert_allclose(kept, np.round(kept), atol=1e-5)
+    assert abs(out.mean() - 1.0) < 0.03 and out.std() > 0.2

@@ -320,7 +320,7 @@ class ElementwiseMixin:
     def celu(self, alpha: float = 1.0):
         return self.maximum(0) + (self / alpha).exp().sub(1).mul(alpha).minimum(0)
 
-    def selu(self, alpha: float = 1.67326, gamma: float = 1.0507):
+    def selu(self, alpha: float = 1.6732632423543772, gamma: float = 1.0507009873554805):
         return gamma * (self > 0).where(self, alpha * (self.exp() - 1))
 
     def sigmoid(self):
