@@ -52,8 +52,8 @@ def _reused_along(plan: KernelPlan, axis: int) -> bool:
 
 
 def _upcast(plan: KernelPlan) -> KernelPlan:
-    if not plan.has_reduce:
-        return plan
+    if not plan.has_reduce or plan.axes_of(AxisKind.GROUP):  # grouped: each tile would need
+        return plan                                          # its own local-memory array
     for _ in range(2):
         tiled = {plan.axes[i].origin for i in plan.axes_of(AxisKind.UPCAST)}
         candidates = [i for i in plan.axes_of(AxisKind.GLOBAL)

@@ -21,6 +21,7 @@ class Backend:
     make_runtime: Callable | None   # None: render-only
     description: str
     default_rank: int = 100         # lower is preferred for Device.DEFAULT
+    default_if: Callable | None = None  # (DeviceSpec) -> may it be the default when usable?
 
 
 def _cpu_renderer():
@@ -43,12 +44,40 @@ def _python_runtime():
     return PythonRuntime()
 
 
+def _cl_renderer():
+    from ..renderers.opencl import OpenCLRenderer
+    return OpenCLRenderer()
+
+
+def _cl_runtime():
+    from ..runtimes.opencl import OpenCLRuntime
+    return OpenCLRuntime(config.cache_dir() / "opencl", not config.DISABLE_CACHE)
+
+
+def _cuda_renderer():
+    from ..renderers.cuda import CUDARenderer
+    return CUDARenderer()
+
+
+def _cuda_runtime():
+    from ..runtimes.cuda import CUDARuntime
+    return CUDARuntime(config.cache_dir() / "cuda", not config.DISABLE_CACHE)
+
+
+def _is_gpu(spec) -> bool:
+    return spec.runtime.is_gpu
+
+
 BACKENDS: dict[str, Backend] = {
+    "CUDA": Backend("CUDA", _cuda_renderer, _cuda_runtime, "CUDA C through nvcc and pycuda", 10),
+    "CL": Backend("CL", _cl_renderer, _cl_runtime, "OpenCL C through pyopencl", 20,
+                  default_if=_is_gpu),  # PoCL's CPU device works, but the C backend is faster
     "CPU": Backend("CPU", _cpu_renderer, _cpu_runtime, "C compiled by the system compiler", 50),
     "PYTHON": Backend("PYTHON", _python_renderer, _python_runtime,
                       "Python/numpy interpreter of the linear program", 90),
 }
-RENDER_ONLY_ALIASES: dict[str, str] = {}  # e.g. NULL:C -> CPU renderer (filled by backends)
+# render-only devices: the whole pipeline up to source text, for any machine
+RENDER_ONLY_ALIASES: dict[str, str] = {"NULL:C": "CPU", "NULL:CL": "CL", "NULL:CUDA": "CUDA"}
 
 
 @dataclass(eq=False)
@@ -101,6 +130,18 @@ class DeviceSpec:
         except DeviceError:
             return False
 
+    def describe(self) -> str:
+        """What it is: the backend, the hardware its runtime opened, render-only or default-able."""
+        if self.render_only:
+            language = type(self.renderer).__name__.replace("Renderer", "")
+            return f"renders {language} source only (DEBUG=4 shows it); runs nothing"
+        text = self.backend.description
+        if hasattr(self.runtime, "describe"):
+            text += f" on {self.runtime.describe()}"
+        if self.backend.default_if is not None and not self.backend.default_if(self):
+            text += "; usable, not chosen by default"
+        return text
+
     def __repr__(self):
         return f"<Device {self.name}>"
 
@@ -121,6 +162,9 @@ class _DeviceRegistry:
             text = "CL"
         if text == "CLANG" or text == "C":
             text = "CPU"
+        if text.startswith("NULL:"):  # NULL:OPENCL -> NULL:CL, NULL:CLANG -> NULL:C
+            inner = self.canonicalize(text[5:])
+            text = "NULL:" + ("C" if inner == "CPU" else inner)
         return text
 
     def known(self) -> list[str]:
@@ -147,7 +191,8 @@ class _DeviceRegistry:
             self[key].check()
             return key
         for backend in sorted(BACKENDS.values(), key=lambda b: b.default_rank):
-            if self[backend.name].available:
+            spec = self[backend.name]
+            if spec.available and (backend.default_if is None or backend.default_if(spec)):
                 return backend.name
         raise DeviceError("no device is usable: " + "; ".join(
             f"{name}: {reason}" for name, _, reason in self.status()))
@@ -159,8 +204,7 @@ class _DeviceRegistry:
             spec = self[name]
             try:
                 spec.check()
-                rows.append((name, True, spec.backend.description
-                             + (" (render only)" if spec.render_only else "")))
+                rows.append((name, True, spec.describe()))
             except DeviceError as exc:
                 rows.append((name, False, str(exc)))
         return rows

@@ -46,8 +46,8 @@ class CapturedStep:
             if direct is not None:  # CPU: ctypes pointers made once
                 pointers = [ctypes.c_void_p(b.handle.ctypes.data) for b in launch.buffers]
                 self._calls.append(("pointers", direct, pointers, patches))
-            else:
-                self._calls.append(("buffers", fn, launch.buffers, patches))
+            else:  # the Runner passes the launch dimensions (GPU runtimes need them)
+                self._calls.append(("buffers", launch.runner, launch.buffers, patches))
 
     def replay(self, inputs: list[Buffer]) -> None:
         for kind, call, args, patches in self._calls:
@@ -59,7 +59,7 @@ class CapturedStep:
             if kind == "pointers":
                 call(args)
             elif kind == "buffers":
-                call(*[b.handle for b in args])
+                call(args)
             else:
                 args[0].copyin(args[1].numpy())
 

@@ -36,6 +36,12 @@ class KernelRecord:
     run_s: float | None = None
     buffer_sizes: list = field(default_factory=list)
 
+    def render(self, backend: str) -> str:
+        """This kernel's source for any backend ("CPU", "CL", "CUDA", "PYTHON"), planned with that
+        backend's heuristic; needs no hardware (render-only)."""
+        from .realize import render_for
+        return render_for(self.ast, backend)
+
     @property
     def gflops(self) -> float | None:
         return self.flops / self.run_s / 1e9 if self.run_s else None

@@ -230,10 +230,11 @@ class _Walk:
         if op == "VREDUCE":
             acc = instr.src[0]
             width = self.p.instrs[acc].dtype.count
-            value = self.ref(acc, 0)
-            for lane in range(1, width):
-                value = self.r.alu(instr.arg, [value, self.ref(acc, lane)], scalar, scalar)
-            self.names[i] = [self.define(f"red{i}", 0, 1, t, value)]
+            name = self.define(f"red{i}", 0, 1, t, self.ref(acc, 0))
+            for lane in range(1, width):  # one statement per lane: nested MAX text grows 3^lanes
+                folded = self.r.alu(instr.arg, [name, self.ref(acc, lane)], scalar, scalar)
+                self.emit(f"{name} = {folded};")
+            self.names[i] = [name]
             return
         src_dtype = self.p.instrs[instr.src[0]].dtype.scalar if instr.src else scalar
         names = []

@@ -1,0 +1,137 @@
+"""What OpenCL C and CUDA C share on top of the C family renderer: output loops become work-group
+and work-item ids (no loop), GROUP_REDUCE goes through local memory behind a barrier, and
+float16 lives in memory only (registers hold float; loads, stores and casts convert).
+Subclasses name the ids, qualifiers, barrier and half conversions. Pure string building.
+"""
+from __future__ import annotations
+
+from ..dtype import DType, dtypes
+from ..ir import symbolic as sym
+from ..ir.ops import ALU
+from ..runtimes.launch import launch_dims
+from .cstyle import CStyleRenderer, _Walk, cond_text, index_text
+
+
+class GPURenderer(CStyleRenderer):
+    local_qualifier = ""     # "__local " / "__shared__ "
+    barrier = ""             # the work-group barrier statement
+    # GPUs here: threads are work-items, tiles are registers, no vector lanes
+    supported_actions = ("UPCAST", "UNROLL", "LOCAL", "GROUP", "SWAP")
+    is_gpu = True               # plans come from codegen/heuristic_gpu.py
+    ops = frozenset(ALU)        # every primitive ALU op renders natively ...
+    half_arithmetic = False     # ... but float16 math runs in float (codegen/decompose.py)
+
+    def id_text(self, space: str, dim: int) -> str:
+        raise NotImplementedError
+
+    def load_half(self, buffer: str, index: str) -> str:
+        raise NotImplementedError
+
+    def store_half(self, buffer: str, index: str, value: str) -> str:
+        raise NotImplementedError
+
+    def round_half(self, value: str) -> str:
+        raise NotImplementedError
+
+    def type_name(self, dtype: DType) -> str:
+        return "float" if dtype.scalar == dtypes.float16 else self.scalar_type(dtype.scalar)
+
+    def scalar_type(self, dtype: DType) -> str:
+        return dtype.c_name
+
+    def memory_type(self, dtype: DType) -> str:
+        """The element type of a buffer parameter."""
+        return "half" if dtype.scalar == dtypes.float16 else self.type_name(dtype)
+
+    def literal(self, value, dtype: DType) -> str:
+        if dtype.scalar == dtypes.float16:
+            dtype = dtypes.float32   # a half value is exact in float
+        return super().literal(value, dtype)
+
+    def alu(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
+        if op == "CAST" and dtype.scalar == dtypes.float16:
+            return self.round_half(f"(float)({args[0]})")
+        if op == "BITCAST" and dtypes.float16 in (dtype.scalar, src_dtype.scalar):
+            raise NotImplementedError(f"{type(self).__name__}: BITCAST to/from float16")
+        return super().alu(op, args, dtype, src_dtype)
+
+    def param(self, index: int, dtype: DType, is_output: bool, is_input: bool) -> str:
+        const = "const " if not is_output else ""
+        return f"{self.buffer_qualifier}{const}{self.memory_type(dtype)}* {self.restrict} " \
+               f"data{index}"
+
+    def render(self, program) -> str:
+        return _GPUWalk(self, program).run()
+
+
+class _GPUWalk(_Walk):
+    """The C walk with ids for output loops, local memory for GROUP_REDUCE, half conversions."""
+
+    def __init__(self, renderer: GPURenderer, program):
+        super().__init__(renderer, program)
+        self.parts = {part.var: part for part in launch_dims(program.loops).parts}
+        self.opened: list[bool] = []   # per RANGE: did it open a brace?
+        self.local_lines: list[str] = []
+
+    def run(self) -> str:
+        text = super().run()
+        if not self.local_lines:
+            return text
+        head, _, body = text.partition(" {\n")
+        return head + " {\n" + "".join(f"  {line}\n" for line in self.local_lines) + body
+
+    def step(self, i: int, instr) -> None:
+        if instr.op == "RANGE" and instr.arg[0] in self.parts:
+            self.emit(f"{self.index_type} {instr.arg[0]} = {self.id_expression(instr.arg[0])};")
+            self.opened.append(False)
+            return
+        if instr.op == "RANGE":
+            self.opened.append(True)
+        if instr.op == "END" and not self.opened.pop():
+            return
+        if instr.op == "GROUP_REDUCE":
+            return self.group_reduce(i, instr)
+        if instr.op in ("LOAD", "STORE") and instr.dtype.scalar == dtypes.float16:
+            return self.half_memory(i, instr)
+        super().step(i, instr)
+
+    def id_expression(self, var: str) -> str:
+        part = self.parts[var]
+        text = self.r.id_text(part.space, part.dim)
+        if part.alone:
+            return text
+        text = f"(({self.index_type}){text})"
+        return f"(({text}/{part.below})%{part.size})" if part.below > 1 else f"({text}%{part.size})"
+
+    def group_reduce(self, i: int, instr) -> None:
+        op, slot, base, count, size = instr.arg
+        t = self.r.type_name(instr.dtype.scalar)
+        names = []
+        for lane in range(len(self.names[instr.src[0]])):
+            buffer = f"temp{i}" + (f"_{lane}" if len(self.names[instr.src[0]]) > 1 else "")
+            self.local_lines.append(f"{self.r.local_qualifier}{t} {buffer}[{size}];")
+            self.emit(f"{buffer}[{index_text(slot)}] = {self.ref(instr.src[0], lane)};")
+            self.emit(self.r.barrier)
+            value = f"{buffer}[{index_text(base)}]"
+            name = self.define(f"red{i}", lane, len(self.names[instr.src[0]]), t, value)
+            loop = f"for (int part{i} = 1; part{i} < {count}; part{i}++)"
+            read = f"{buffer}[{index_text(base + sym.var(f'part{i}', 0, count - 1))}]"
+            self.emit(f"{loop} {name} = {self.r.alu(op, [name, read], instr.dtype, instr.dtype)};")
+            names.append(name)
+        self.names[i] = names
+
+    def half_memory(self, i: int, instr) -> None:
+        buf, indices, valids = instr.arg
+        names = []
+        for lane in range(instr.dtype.count):
+            index, valid = index_text(indices[lane]), valids[lane]
+            if instr.op == "STORE":
+                store = self.r.store_half(f"data{buf}", index, self.ref(instr.src[0], lane)) + ";"
+                self.emit(store if valid.is_true else f"if {cond_text(valid)} {store}")
+                continue
+            load = self.r.load_half(f"data{buf}", index)
+            if not valid.is_true:
+                load = f"({cond_text(valid)}?{load}:0.0f)"
+            names.append(self.define(f"val{i}", lane, instr.dtype.count, "float", load))
+        self.names[i] = names
+

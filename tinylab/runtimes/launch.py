@@ -1,0 +1,82 @@
+"""GPU launch dimensions from a kernel's loop list [(var, size, kind)], outermost first.
+
+Output loops ("global") become the grid (work-groups), "local" and "group" loops the work-group
+(block). The innermost loop takes dimension 0; beyond three loops, or past a dimension's limit,
+loops share a dimension and each reads its part as (id / below) % size. Renderers use
+`launch_dims` to write the index code, runtimes to launch: both must fold alike, so the limits
+are fixed here (CUDA's, which OpenCL devices accept too).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GRID_KINDS = ("global", "thread")
+BLOCK_KINDS = ("local", "group")
+GRID_LIMITS = (2 ** 31 - 1, 65535, 65535)
+BLOCK_LIMITS = (1024, 1024, 64)
+
+
+@dataclass(frozen=True)
+class IdPart:
+    """Loop `var` is (id[dim] / below) % size, where id is the group id or the local id."""
+    var: str
+    space: str       # "group" (work-group / block index) or "local" (work-item / thread index)
+    dim: int
+    below: int       # product of the sizes sharing this dimension inside this loop
+    size: int
+    alone: bool      # the only loop on this dimension: the id itself
+
+
+@dataclass(frozen=True)
+class LaunchDims:
+    grid: tuple      # work-groups per dimension (CUDA gridDim)
+    block: tuple     # work-items per work-group per dimension (CUDA blockDim)
+    parts: tuple     # IdPart per global / local loop
+
+    @property
+    def global_size(self) -> tuple:
+        """OpenCL's global work size: work-items per dimension."""
+        return tuple(g * b for g, b in zip(self.grid, self.block))
+
+
+def _assign(loops: list, limits: tuple) -> list[list]:
+    """Group loops (innermost first) into at most three dimensions within `limits`."""
+    dims: list[list] = [[], [], []]
+    for i, loop in enumerate(reversed(loops)):
+        dims[min(i, 2)].append(loop)
+    sizes = [_product(d) for d in dims]
+    if any(size > limit for size, limit in zip(sizes, limits)):
+        dims = [list(reversed(loops)), [], []]   # fold everything into dimension 0
+    return dims
+
+
+def _product(loops) -> int:
+    total = 1
+    for _, size, _ in loops:
+        total *= size
+    return total
+
+
+def _parts(dims: list[list], space: str) -> list[IdPart]:
+    parts = []
+    for dim, loops in enumerate(dims):
+        below = 1
+        for var, size, _ in loops:
+            parts.append(IdPart(var, space, dim, below, size, len(loops) == 1))
+            below *= size
+    return parts
+
+
+def launch_dims(loops, grid_limits: tuple = GRID_LIMITS,
+                block_limits: tuple = BLOCK_LIMITS) -> LaunchDims:
+    grid_loops = [loop for loop in loops if loop[2] in GRID_KINDS]
+    block_loops = [loop for loop in loops if loop[2] in BLOCK_KINDS]
+    grid_dims = _assign(grid_loops, grid_limits)
+    block_dims = _assign(block_loops, block_limits)
+    if _product(block_loops) > block_limits[0]:
+        raise ValueError(f"work-group of {_product(block_loops)} work-items exceeds "
+                         f"{block_limits[0]}")
+    grid = tuple(_product(d) for d in grid_dims)
+    block = tuple(_product(d) for d in block_dims)
+    parts = tuple(_parts(grid_dims, "group") + _parts(block_dims, "local"))
+    return LaunchDims(grid, block, parts)

@@ -1,0 +1,160 @@
+"""The OpenCL runtime (pyopencl): opens a GPU if there is one, else any device (PoCL's CPU device
+on a machine without a GPU), builds OpenCL C into a program binary (cached on disk by source and
+device), launches over work-groups derived from the kernel's loops and times it with events.
+
+Takes source text and buffers; knows nothing of the IR. A missing package, driver or device, a
+failed build (with the build log) and an allocation the device refuses raise errors saying why.
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import CompileError, DeviceError
+from .buffer import Allocator
+from .compile_cache import cached_build, key_of
+from .launch import launch_dims
+
+INSTALL = "pip install 'tinylab[opencl]' (pyopencl, plus pocl-binary-distribution as a CPU driver)"
+
+
+def import_pyopencl():
+    try:
+        import pyopencl
+    except ImportError as exc:
+        raise DeviceError(f"pyopencl is not installed: {INSTALL}") from exc
+    return pyopencl
+
+
+def _devices(cl) -> list:
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error as exc:
+        raise DeviceError(f"no OpenCL driver found ({exc}): install your GPU vendor's OpenCL "
+                          f"driver, or {INSTALL}") from exc
+    found = []
+    for platform in platforms:
+        try:
+            found += platform.get_devices()
+        except cl.Error:  # a platform with no devices raises DEVICE_NOT_FOUND
+            continue
+    if not found:
+        names = ", ".join(p.name for p in platforms) or "none"
+        raise DeviceError(f"OpenCL driver(s) found ({names}) but no device")
+    return found
+
+
+def _open():
+    cl = import_pyopencl()
+    devices = _devices(cl)
+    gpus = [d for d in devices if d.type & cl.device_type.GPU]
+    device = (gpus or devices)[0]
+    context = cl.Context([device])
+    queue = cl.CommandQueue(context, device,
+                            properties=cl.command_queue_properties.PROFILING_ENABLE)
+    return cl, device, context, queue
+
+
+class OpenCLRuntime:
+    name = "CL"
+
+    def __init__(self, cache_dir: Path | None = None, use_cache: bool = True):
+        self.cache_dir, self.use_cache = cache_dir, use_cache
+        self.allocator = CLAllocator(self)
+        self._opened = None
+        self._build_lock = threading.Lock()  # the engine compiles from threads; builds take turns
+
+    def open(self):
+        """(pyopencl, device, context, queue), opened once."""
+        if isinstance(self._opened, DeviceError):
+            # asked once: a missing driver does not appear later. A fresh error each time:
+            # re-raising one object grows its traceback, keeping every caller's frame alive
+            raise DeviceError(str(self._opened))
+        if self._opened is None:
+            try:
+                self._opened = _open()
+            except DeviceError as exc:
+                self._opened = DeviceError(str(exc))  # the message only: no frames kept
+                raise
+        return self._opened
+
+    def check(self) -> None:
+        self.open()
+
+    @property
+    def is_gpu(self) -> bool:
+        cl, device, _, _ = self.open()
+        return bool(device.type & cl.device_type.GPU)
+
+    def describe(self) -> str:
+        cl, device, _, _ = self.open()
+        kind = "GPU" if self.is_gpu else "CPU" if device.type & cl.device_type.CPU else "other"
+        return f"{device.name.strip()} ({kind}, {device.platform.name.strip()})"
+
+    def compile(self, source: str) -> tuple[Path, bool]:
+        """(program binary for `source` on this device, True if it came from the disk cache)."""
+        cl, device, context, _ = self.open()
+        key = key_of(source, device.name, device.driver_version, device.platform.version)
+
+        def build(out: Path) -> None:
+            try:
+                with self._build_lock:
+                    program = cl.Program(context, source).build()
+            except cl.Error as exc:
+                raise CompileError(f"OpenCL build failed on {device.name.strip()}", source,
+                                   str(exc)) from None
+            out.write_bytes(program.get_info(cl.program_info.BINARIES)[0])
+
+        return cached_build(self.cache_dir, key, build, ".clbin", self.use_cache)
+
+    def load(self, binary: Path, name: str):
+        cl, device, context, queue = self.open()
+        with self._build_lock:
+            program = cl.Program(context, [device], [binary.read_bytes()]).build()
+            kernel = cl.Kernel(program, name)
+        return CLProgram(name, kernel, queue)
+
+
+class CLProgram:
+    """A built kernel. Call with buffer handles and the kernel's loops; returns seconds taken."""
+
+    def __init__(self, name: str, kernel, queue):
+        self.name, self.kernel, self.queue = name, kernel, queue
+
+    def __call__(self, *handles, global_size=(), wait: bool = True, **launch) -> float:
+        dims = launch_dims(global_size)  # the same folding the renderer indexed with
+        event = self.kernel(self.queue, dims.global_size, dims.block, *handles)
+        if not wait:
+            return 0.0
+        event.wait()
+        return (event.profile.end - event.profile.start) * 1e-9
+
+
+class CLAllocator(Allocator):
+    """Device buffers (`cl.Buffer`); copies go through host memory."""
+
+    def __init__(self, runtime: OpenCLRuntime):
+        self.runtime = runtime
+
+    def alloc(self, nbytes: int):
+        cl, device, context, _ = self.runtime.open()
+        limit = min(device.max_mem_alloc_size, device.global_mem_size)
+        where = f"CL ({device.name.strip()})"
+        if nbytes > limit:
+            raise MemoryError(f"cannot allocate {nbytes / 2**20:.1f} MiB on {where}: it allows "
+                              f"at most {limit / 2**20:.1f} MiB in one buffer")
+        try:
+            return cl.Buffer(context, cl.mem_flags.READ_WRITE, nbytes)
+        except cl.Error as exc:
+            raise MemoryError(f"cannot allocate {nbytes / 2**20:.1f} MiB on {where}: {exc}") \
+                from exc
+
+    def copyin(self, handle, data: memoryview) -> None:
+        cl, _, _, queue = self.runtime.open()
+        cl.enqueue_copy(queue, handle, np.frombuffer(data, dtype=np.uint8), is_blocking=True)
+
+    def copyout(self, handle, out: memoryview) -> None:
+        cl, _, _, queue = self.runtime.open()
+        cl.enqueue_copy(queue, np.frombuffer(out, dtype=np.uint8), handle, is_blocking=True)
