@@ -46,6 +46,8 @@ MATH = [
     unary("clip", lambda x: x.clip(-0.5, 0.7), lambda x: x.clip(-0.5, 0.7)),
     unary("clamp_min", lambda x: x.clamp(min_=-0.2), lambda x: x.clamp(min=-0.2)),
     unary("clamp_max", lambda x: x.clamp(max_=0.3), lambda x: x.clamp(max=0.3)),
+    unary("clamp_torch_keywords", lambda x: x.clamp(min=-0.3, max=0.4),
+          lambda x: x.clamp(min=-0.3, max=0.4)),
     unary("lerp_scalar", lambda x: x.lerp(x * 2 + 1, 0.25), lambda x: x.lerp(x * 2 + 1, 0.25)),
 ]
 

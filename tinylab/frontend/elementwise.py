@@ -278,7 +278,10 @@ class ElementwiseMixin:
     def frac(self):
         return self - self.trunc()
 
-    def clip(self, min_=None, max_=None):
+    def clip(self, min_=None, max_=None, min=None, max=None):  # noqa: A002 - PyTorch's names
+        """Limit to [min_, max_] (either may be None); PyTorch's min=/max= work too."""
+        min_ = min if min_ is None else min_
+        max_ = max if max_ is None else max_
         if min_ is None and max_ is None:
             raise ValueError("clip: give at least one of min_ and max_")
         x = self

@@ -216,6 +216,9 @@ class MovementMixin:
         return x.reshape(shape[:axis] + (shape[axis] * repeats,) + shape[axis + 1:])
 
     def cat(self, *others, dim: int = 0):
+        """a.cat(b, c, dim=d), Tensor.cat(a, b, c) or PyTorch's Tensor.cat([a, b, c])."""
+        if isinstance(self, (list, tuple)) and self:
+            return self[0].cat(*self[1:], *others, dim=dim)
         tensors = [self, *others]
         for x in tensors:
             if not hasattr(x, "node"):
@@ -243,6 +246,9 @@ class MovementMixin:
         return out
 
     def stack(self, *others, dim: int = 0):
+        """a.stack(b, dim=d), Tensor.stack(a, b) or PyTorch's Tensor.stack([a, b])."""
+        if isinstance(self, (list, tuple)) and self:
+            return self[0].stack(*self[1:], *others, dim=dim)
         tensors = [self, *others]
         for t in tensors:
             if not hasattr(t, "node"):
