@@ -30,3 +30,21 @@ def test_empty_intermediates_of_different_dtypes_do_not_share_a_buffer(device):
     with Context(FUSE=0):
         out = y.neg().neg().relu().pad(((0, 0), (0, 1), (0, 1), (0, 1))).numpy()
     np.testing.assert_array_equal(out, np.zeros((1, 1, 1, 1), np.int32))
+
+
+def test_a_group_axis_cannot_be_upcast():
+    """The kernel fuzzer found UPCAST accepted on a GROUP (work-group reduce) axis: the plan then
+    summed only one of the group's elements (CL gave -0.132 for -0.132 + 0.126)."""
+    from tinylab.codegen.plan import KernelPlan, Opt, OptError
+    from tinylab.schedule.fusion import SchedulerOptions
+    from tinylab.schedule.schedule import schedule
+    total = Tensor(np.array([[0.125], [-0.25]], np.float32)).sum(0)
+    (item,) = schedule([total.node], SchedulerOptions()).kernels
+    grouped = KernelPlan.from_ast(item.ast).apply(Opt("GROUP", 0, 0))
+    for action in ("UPCAST", "LOCAL"):
+        try:
+            grouped.apply(Opt(action, 0, 0))
+        except OptError as error:
+            assert "needs a global loop" in str(error)
+        else:
+            raise AssertionError(f"{action} was applied to a GROUP axis")

@@ -272,7 +272,7 @@ class KernelPlan:
             if axis.kind not in (AxisKind.GLOBAL, AxisKind.REDUCE):
                 raise OptError(f"{opt}: vectorize a global or reduce loop")
         elif wants_reduce != (axis.kind is AxisKind.REDUCE) or not axis.kind.is_loop \
-                or axis.kind is AxisKind.THREAD:
+                or axis.kind is AxisKind.THREAD or axis.reduce != wants_reduce:  # not a GROUP
             need = "a reduce" if wants_reduce else "a global"
             raise OptError(f"{opt}: {opt.action} needs {need} loop, axis {opt.axis} is "
                            f"{axis.kind.value}")
