@@ -212,6 +212,7 @@ class Recipe:
     values: list[np.ndarray] = field(default_factory=list)   # numpy value of every step
     exact: list[bool] = field(default_factory=list)          # integer-valued, order-independent
     loose: bool = False                                      # went through float16
+    also: int | None = None   # an intermediate step realized together with the result
 
     @property
     def expected(self) -> np.ndarray:
@@ -226,10 +227,14 @@ class Recipe:
         return 2e-3 if self.loose else 1e-4
 
     def build(self) -> Tensor:
+        return self.build_all()[-1]
+
+    def build_all(self) -> list[Tensor]:
+        """A fresh Tensor for every step (fresh leaf buffers: nothing is reused from before)."""
         tensors: list[Tensor] = []
         for step in self.steps:
             tensors.append(play_tensor(step, tensors))
-        return tensors[-1]
+        return tensors
 
     def add(self, step: Step, exact_op: bool = True) -> int:
         value = play_numpy(step, self.values)
@@ -242,7 +247,10 @@ class Recipe:
         return len(self.steps) - 1
 
     def __str__(self) -> str:
-        return "\n".join(s.describe(i) for i, s in enumerate(self.steps))
+        lines = [s.describe(i) for i, s in enumerate(self.steps)]
+        if self.also is not None:
+            lines.append(f"realize(v{len(self.steps) - 1}, v{self.also})")
+        return "\n".join(lines)
 
 
 def _magnitude(value: np.ndarray) -> float:
@@ -506,4 +514,7 @@ def recipes(draw, max_steps: int = 8) -> Recipe:
             current = STEP_KINDS[kind](draw, recipe, current)
         if _magnitude(recipe.values[current]) > SQUASH_ABOVE:
             current = recipe.add(Step("clip", (current,), 64))
+    inner = [i for i, s in enumerate(recipe.steps[:-1]) if s.op != "leaf"]
+    if inner and draw(st.booleans()):
+        recipe.also = draw(st.sampled_from(inner))
     return recipe

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from random_graphs import recipes
 
-from tinylab import Context, Device
+from tinylab import Context, Device, Tensor
 from tinylab.codegen.decompose import decompose
 from tinylab.codegen.linearize import linearize
 from tinylab.codegen.plan import KernelPlan, Opt, OptError
@@ -39,8 +39,8 @@ def fuzz_settings(examples: int):
                                            HealthCheck.filter_too_much])
 
 
-def assert_close(got: np.ndarray, recipe, what: str):
-    expected = recipe.expected
+def assert_close(got: np.ndarray, recipe, what: str, expected: np.ndarray | None = None):
+    expected = recipe.expected if expected is None else expected
     context = f"{what}\nprogram:\n{recipe}"
     assert got.shape == expected.shape, f"shape {got.shape} != {expected.shape}; {context}"
     assert got.dtype == expected.dtype, f"dtype {got.dtype} != {expected.dtype}; {context}"
@@ -56,8 +56,13 @@ def check_recipe(recipe, device: str) -> None:
     """Every configuration of one program: fused/unfused x optimized/plain, on `device`."""
     for fuse, noopt in CONFIGS:
         with Context(DEV=device, FUSE=fuse, NOOPT=noopt):
-            tensor = recipe.build()
+            tensors = recipe.build_all()
+            tensor = tensors[-1]
             oracle = evaluate(tensor.node)  # before realizing: the lazy graph itself
+            if recipe.also is not None:  # two outputs of one schedule
+                Tensor.realize(tensor, tensors[recipe.also])
+                assert_close(tensors[recipe.also].numpy(), recipe, f"{device} second output",
+                             recipe.values[recipe.also])
             got = tensor.numpy()
         assert_close(oracle, recipe, "the IR oracle disagrees with numpy")
         assert_close(got, recipe, f"{device} FUSE={fuse} NOOPT={noopt} disagrees with numpy")
