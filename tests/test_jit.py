@@ -83,3 +83,17 @@ def test_share_by_lifetime():
     sizes = {k: ("CPU", 64) for k in "abcdx"}
     rep, saved = share_by_lifetime(steps, sizes, keep={"x", "d"})
     assert rep == {"c": "a"} and saved == 64
+
+
+def test_loss_after_step_is_the_loss_before_the_update():
+    # `loss.backward(); opt.step(); loss.item()`: the optimizer computes the loss in its own
+    # schedule, from the weights before the update (as eager PyTorch would report it)
+    Tensor.manual_seed(0)
+    w = Tensor([[1.0, -2.0], [0.5, 3.0]]).realize()
+    x = Tensor([[1.0, 2.0]])
+    opt = nn.optim.SGD([w], lr=0.5)
+    loss = (x @ w).square().sum() if hasattr(Tensor, "square") else ((x @ w) * (x @ w)).sum()
+    loss.backward()
+    opt.step()
+    expected = float(((np.array([[1.0, 2.0]]) @ np.array([[1.0, -2.0], [0.5, 3.0]])) ** 2).sum())
+    assert abs(loss.item() - expected) < 1e-4

@@ -110,6 +110,10 @@ def _old_full(ast: Node) -> tuple:
 def _mergeable(views: list[ViewStack], shape: tuple, i: int) -> bool:
     merged = shape[:i] + (shape[i] * shape[i + 1],) + shape[i + 2:]
     for vs in views:
+        if len(vs.views) > 1:
+            # a stacked view splits its flat index again below: merged loop variables would come
+            # back as div/mod chains, separate ones simplify away
+            return False
         top = vs.top
         target = merged if top.shape == shape else \
             top.shape[:i] + (top.shape[i] * top.shape[i + 1],) + top.shape[i + 2:]
@@ -317,7 +321,9 @@ class KernelPlan:
 
 
 def view_index(view: ViewStack, idxs: list[sym.Lin]) -> tuple[sym.Lin, sym.Cond]:
-    """Buffer index and validity of a view whose size-1 dimensions read index 0."""
+    """Buffer index and validity of a view whose size-1 dimensions read index 0, simplified
+    where the index is valid (the only place it is used)."""
     fixed = [sym.ZERO if s == 1 else i for s, i in zip(view.shape, idxs)]
-    return view.to_index(fixed)
+    index, valid = view.to_index(fixed)
+    return sym.simplify_valid(index, valid)
 

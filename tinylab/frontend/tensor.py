@@ -33,6 +33,7 @@ from .nn_ops import NNMixin
 from .reduce import ReduceMixin
 
 ALL_TENSORS: weakref.WeakSet = weakref.WeakSet()
+_BACKWARD_ROOTS: list = []  # weakrefs to tensors backward() ran on, for the next optimizer step
 FOLDED_BY_BUILDERS = (Op.CONST, Op.RESHAPE, Op.PERMUTE, Op.EXPAND)
 _PENDING_COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Buffer -> lazy clones
 _JIT_CAPTURING: list = []  # set by TinyJit while it captures a step
@@ -388,7 +389,19 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Redu
             if g is None:
                 continue
             t.grad = Tensor(g) if t.grad is None else t.grad + Tensor(g)
+        if self.node.op is not Op.BUFFER:
+            _BACKWARD_ROOTS.append(weakref.ref(self))
         return self
+
+    @staticmethod
+    def pending_backward_roots() -> list[Tensor]:
+        """Unrealized tensors backward() was called on since the last call (then forgotten).
+        Optimizers realize them with their update, so `loss.backward(); opt.step();
+        loss.item()` gives the loss before the update and computes the forward pass once."""
+        roots = [t for t in (ref() for ref in _BACKWARD_ROOTS)
+                 if t is not None and t.node.op is not Op.BUFFER]
+        _BACKWARD_ROOTS.clear()
+        return roots
 
     # ---- helpers the mixins share ----
     def _axis(self, axis: int, op: str, ndim: int | None = None) -> int:

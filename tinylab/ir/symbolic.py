@@ -449,13 +449,188 @@ def render(x: Lin, div_fn=None, mod_fn=None) -> str:
     return out if len(pieces) == 1 else f"({out})"
 
 
-def render_cond(cond: Cond, div_fn=None, mod_fn=None) -> str:
+def render_cond(cond: Cond, div_fn=None, mod_fn=None, and_text: str = " && ") -> str:
     if cond.is_true:
         return "1"
     if cond.is_false:
         return "0"
     if cond.kind == "and":
-        return "(" + " && ".join(render_cond(p, div_fn, mod_fn) for p in cond.parts) + ")"
+        return "(" + and_text.join(render_cond(p, div_fn, mod_fn) for p in cond.parts) + ")"
     if all(k < 0 for _, k in cond.x.terms):  # -x < c  reads better as  x >= 1-c
         return f"({render(-cond.x, div_fn, mod_fn)}>={1 - cond.c})"
     return f"({render(cond.x, div_fn, mod_fn)}<{cond.c})"
+
+
+# ---- simplifying an index where it is valid ----------------------------------------------------
+_FRESH = [0]
+
+
+def _fresh(lo: int, hi: int) -> Var:
+    _FRESH[0] += 1
+    return Var(f"__t{_FRESH[0]}", lo, hi)
+
+
+def _bounds(valid: Cond) -> dict:
+    """Range of each expression the validity condition bounds: {terms-only Lin: (lo, hi)}."""
+    out: dict = {}
+    for leaf in valid.leaves():
+        if leaf.kind != "lt" or not leaf.x.terms:
+            continue
+        x, c = leaf.x, leaf.c
+        if x.terms[0][1] > 0:  # x < c
+            lo, hi = out.get(x, (x.lo, x.hi))
+            out[x] = (lo, min(hi, c - 1))
+        else:  # -y < c  ->  y > -c
+            y = -x
+            lo, hi = out.get(y, (y.lo, y.hi))
+            out[y] = (max(lo, -c + 1), hi)
+    return out
+
+
+def _bounded(x: Lin, bounds: dict):
+    """(scale, key, lo, hi) when x == scale*key + x.const and the condition bounds key."""
+    if not x.terms:
+        return None
+    scale = math.gcd(*[k for _, k in x.terms])
+    if x.terms[0][1] < 0:
+        scale = -scale
+    key = Lin(tuple((a, k // scale) for a, k in x.terms), 0)
+    if key not in bounds:
+        return None
+    lo, hi = bounds[key]
+    return scale, key, lo, hi
+
+
+def _range_of(x: Lin, bounds: dict) -> tuple[int, int]:
+    """x's range, tightened by what the validity condition says about it."""
+    found = _bounded(x, bounds)
+    if found is None:
+        return x.lo, x.hi
+    scale, _, lo, hi = found
+    ends = (scale * lo + x.const, scale * hi + x.const)
+    return max(x.lo, min(ends)), min(x.hi, max(ends))
+
+
+def _tightened(operand: Lin, bounds: dict) -> tuple[Lin, dict]:
+    """operand with its terms replaced by a fresh variable of the validity-implied range."""
+    found = _bounded(operand, bounds)
+    if found is None:
+        return operand, {}
+    scale, key, lo, hi = found
+    if lo > hi or (lo, hi) == (key.lo, key.hi):
+        return operand, {}
+    fresh = _fresh(lo, hi)
+    return lin(fresh) * scale + operand.const, {fresh: key}
+
+
+def _rebuild(x: Lin, bounds: dict) -> Lin:
+    """x with every div/mod re-simplified using the ranges the validity condition implies."""
+    out = lin(x.const)
+    for atom, coeff in x.terms:
+        if isinstance(atom, Var):
+            out = out + lin(atom) * coeff
+            continue
+        inner = _rebuild(atom.x, bounds)
+        inner_t, back = _tightened(inner, bounds)
+        value = div(inner_t, atom.c) if isinstance(atom, Div) else mod(inner_t, atom.c)
+        out = out + (substitute(value, back) if back else value) * coeff
+    return out
+
+
+def _rebuild_cond(cond: Cond, bounds: dict) -> Cond:
+    if cond.kind in ("true", "false"):
+        return cond
+    parts = []
+    for leaf in cond.leaves():
+        parts.append(lt(_rebuild(leaf.x, bounds), leaf.c))
+    return and_(*parts)
+
+
+def _balanced(x: Lin, c: int) -> tuple[Lin, Lin]:
+    """x == q*c + y with each coefficient of y in (-c/2, c/2]: y's range is as small as it gets."""
+    q_terms, y_terms = [], []
+    for atom, coeff in x.terms:
+        rem = coeff % c
+        if rem > c // 2:
+            rem -= c
+        q_terms.append((atom, (coeff - rem) // c))
+        y_terms.append((atom, rem))
+    q_const, y_const = divmod(x.const, c)
+    return Lin(tuple(q_terms), q_const), Lin(tuple(y_terms), y_const)
+
+
+def _atoms(x: Lin, found: list) -> list:
+    for atom, _ in x.terms:
+        if not isinstance(atom, Var):
+            _atoms(atom.x, found)
+            if atom not in found:
+                found.append(atom)
+    return found
+
+
+def _replace_atom(x: Lin, old: Atom, new: Lin) -> Lin:
+    out = lin(x.const)
+    for atom, coeff in x.terms:
+        if atom is old:
+            out = out + new * coeff
+        elif isinstance(atom, Var):
+            out = out + lin(atom) * coeff
+        else:
+            inner = _replace_atom(atom.x, old, new)
+            out = out + (div(inner, atom.c) if isinstance(atom, Div) else mod(inner, atom.c)) * coeff
+    return out
+
+
+def _replace_atom_cond(cond: Cond, old: Atom, new: Lin) -> Cond:
+    if cond.kind in ("true", "false"):
+        return cond
+    return and_(*[lt(_replace_atom(leaf.x, old, new), leaf.c) for leaf in cond.leaves()])
+
+
+def _split_cases(index: Lin, valid: Cond) -> tuple[Lin, Cond]:
+    """For x//c or x%c where x = q*c + y and y straddles 0, keep the one sign of y the validity
+    condition allows: then x//c is q (or q-1) and x%c is y (or y+c), and the sign becomes part
+    of the condition."""
+    bounds = _bounds(valid)
+    for atom in _atoms(index, []) + [a for leaf in valid.leaves() if leaf.x is not None
+                                      for a in _atoms(leaf.x, [])]:
+        if isinstance(atom, Var):
+            continue
+        q, y = _balanced(atom.x, atom.c)
+        partner_div, partner_mod = Div(atom.x, atom.c), Mod(atom.x, atom.c)
+        y_lo, y_hi = _range_of(y, bounds)  # what the validity condition says about y
+        if 0 <= y_lo and y_hi < atom.c:  # where valid, x // c is q and x % c is y exactly
+            index = _replace_atom(_replace_atom(index, partner_div, q), partner_mod, y)
+            valid = _replace_atom_cond(_replace_atom_cond(valid, partner_div, q), partner_mod, y)
+            return _split_cases(index, valid)
+        if not (-atom.c < y_lo < 0 <= y_hi < atom.c):
+            continue
+        for sign, shift in ((1, 0), (-1, 1)):  # keep y >= 0, or keep y < 0
+            other = _fresh(y.lo, -1) if sign == 1 else _fresh(0, y.hi)
+            other_q = q - (1 if sign == 1 else 0)
+            other_y = lin(other) + (atom.c if sign == 1 else 0)
+            dropped = _replace_atom_cond(_replace_atom_cond(valid, partner_div, other_q),
+                                         partner_mod, other_y)
+            if not dropped.is_false:
+                continue
+            keep_q, keep_y = q - shift, y + shift * atom.c
+            sign_cond = lt(-y, 1) if sign == 1 else lt(y, 0)  # y >= 0  or  y < 0
+            index = _replace_atom(_replace_atom(index, partner_div, keep_q), partner_mod, keep_y)
+            valid = and_(_replace_atom_cond(_replace_atom_cond(valid, partner_div, keep_q),
+                                            partner_mod, keep_y), sign_cond)
+            return _split_cases(index, valid)
+    return index, valid
+
+
+def simplify_valid(index: Lin, valid: Cond) -> tuple[Lin, Cond]:
+    """(index, validity) simplified on the assumption that the index is only used where valid."""
+    if valid.is_true or valid.is_false:
+        return index, valid
+    for _ in range(3):
+        bounds = _bounds(valid)
+        new_index, new_valid = _rebuild(index, bounds), _rebuild_cond(valid, bounds)
+        new_index, new_valid = _split_cases(new_index, new_valid)
+        if new_index is index and new_valid is valid:
+            break
+        index, valid = new_index, new_valid
+    return index, valid

@@ -78,9 +78,12 @@ class Optimizer:
             if p.grad.shape != p.shape:
                 raise ValueError(f"{type(self).__name__}: parameter {index} has shape {p.shape} "
                                  f"but its gradient has shape {p.grad.shape}")
+        # the losses backward() ran on are computed in the same schedule, from the weights as they
+        # were before this update (and sharing the forward pass with the gradients)
+        losses = Tensor.pending_backward_roots()
         self.step_count.assign(self.step_count + 1)
         state = self._update(self.lr.reshape(()), self.step_count.reshape(()))
-        return [self.step_count, *state, *self.params, *self.buffers]
+        return [*losses, self.step_count, *state, *self.params, *self.buffers]
 
     def _update(self, lr: Tensor, step: Tensor) -> list[Tensor]:
         """Assign each parameter its new value; return the state tensors that changed."""

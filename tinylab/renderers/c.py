@@ -39,6 +39,7 @@ class _VectorWalk(_Walk):
         self.native: set[int] = set()   # instructions held in one vector variable
         self.masks: set[int] = set()    # native bool values: int lane masks (-1 / 0)
         self.typedefs: dict[str, str] = {}
+        self.helpers_used: dict[str, str] = {}
 
     # ---- types ----
     def vector_type(self, dtype: DType, lanes: int, unaligned: bool = False) -> str:
@@ -53,6 +54,15 @@ class _VectorWalk(_Walk):
         instr = self.p.instrs[i]
         lanes = instr.dtype.count
         return self.vector_type(dtypes.int32 if i in self.masks else instr.dtype, lanes)
+
+    def masked_loader(self, dtype: DType, lanes: int) -> str:
+        """Name of a helper that loads `lanes` consecutive values where the mask is set, without
+        touching memory where it is not (AVX masked loads; a lane loop elsewhere)."""
+        t, m = self.vector_type(dtype, lanes), self.vector_type(dtypes.int32, lanes)
+        name = f"tl_maskload_{t}"
+        if name not in self.helpers_used:
+            self.helpers_used[name] = _masked_load_helper(name, t, m, NATIVE_LANES[dtype], lanes)
+        return name
 
     # ---- references ----
     def ref(self, i: int, lane: int) -> str:
@@ -81,6 +91,8 @@ class _VectorWalk(_Walk):
         if not self.typedefs:
             return text
         defs = "\n".join(self.typedefs[k] for k in sorted(self.typedefs)) + "\n"
+        if self.helpers_used:
+            defs = "#include <immintrin.h>\n" + defs + "".join(self.helpers_used.values())
         head = self.r.preamble
         return head + defs + text[len(head):]
 
@@ -120,7 +132,21 @@ class _VectorWalk(_Walk):
         scalar = instr.dtype.scalar
         if scalar not in NATIVE_LANES:
             return False
-        same = all(ix is indices[0] for ix in indices) and all(v is valids[0] for v in valids)
+        same_index = all(ix is indices[0] for ix in indices)
+        if same_index and not all(v is valids[0] for v in valids):
+            # one address, lanes masked differently: load once (if any lane needs it), mask lanes
+            t = self.vector_type(scalar, len(indices))
+            m = self.vector_type(dtypes.int32, len(indices))
+            any_lane = " || ".join(dict.fromkeys(cond_text(v) for v in valids))
+            zero = self.r.literal(0, scalar)
+            self.emit(f"{self.r.type_name(scalar)} one{i} = ({any_lane}) ? "
+                      f"data{buf}[{index_text(indices[0])}] : {zero};")
+            mask = f"(({m}){{{', '.join(f'-({cond_text(v)})' for v in valids)}}})"
+            self.emit(f"{t} val{i} = {_select(mask, f'(({t}){{}}+one{i})', f'(({t}){{}})', t, m)};")
+            self.names[i] = [f"val{i}"]
+            self.native.add(i)
+            return True
+        same = same_index and all(v is valids[0] for v in valids)
         if same:  # one value for every lane: load once, broadcast on use
             load = f"data{buf}[{index_text(indices[0])}]"
             if not valids[0].is_true:
@@ -131,6 +157,11 @@ class _VectorWalk(_Walk):
         if _consecutive(indices) and all(v.is_true for v in valids):
             tu = self.vector_type(scalar, len(indices), unaligned=True)
             value = f"*(({tu}*)(data{buf}+{index_text(indices[0])}))"
+        elif _consecutive(indices):  # consecutive lanes, some masked: one masked vector load
+            m = self.vector_type(dtypes.int32, len(indices))
+            mask = f"(({m}){{{', '.join(f'-({cond_text(v)})' for v in valids)}}})"
+            value = f"{self.masked_loader(scalar, len(indices))}(data{buf}+" \
+                    f"{index_text(indices[0])}, {mask})"
         else:
             zero = self.r.literal(0, scalar)
             lanes = []
@@ -228,3 +259,26 @@ def _select(mask: str, a: str, b: str, t: str, mask_type: str) -> str:
     if t.startswith("int"):
         return f"(({mask}&{a})|(~{mask}&{b}))"
     return f"(({t})(({mask}&(({mask_type}){a}))|(~{mask}&(({mask_type}){b}))))"
+
+
+# x86 masked loads that never touch memory in masked-off lanes, by (element type, lanes)
+_MASKED_LOAD = {
+    ("float", 16): ("__AVX512F__", "(float16)_mm512_maskz_loadu_ps(_mm512_cmpneq_epi32_mask("
+                    "(__m512i)m, _mm512_setzero_si512()), p)"),
+    ("float", 8): ("__AVX2__", "(float8)_mm256_maskload_ps(p, (__m256i)m)"),
+    ("float", 4): ("__AVX__", "(float4)_mm_maskload_ps(p, (__m128i)m)"),
+    ("int", 16): ("__AVX512F__", "(int16)_mm512_maskz_loadu_epi32(_mm512_cmpneq_epi32_mask("
+                  "(__m512i)m, _mm512_setzero_si512()), p)"),
+    ("int", 8): ("__AVX2__", "(int8)_mm256_maskload_epi32(p, (__m256i)m)"),
+    ("int", 4): ("__AVX2__", "(int4)_mm_maskload_epi32(p, (__m128i)m)"),
+}
+
+
+def _masked_load_helper(name: str, t: str, m: str, base: str, lanes: int) -> str:
+    fallback = (f"  {t} r = {{}};\n  for (int l = 0; l < {lanes}; l++) "
+                f"if (m[l]) r[l] = p[l];\n  return r;\n")
+    guard, body = _MASKED_LOAD.get((base, lanes), (None, None))
+    text = f"static inline {t} {name}(const {base}* p, {m} m) {{\n"
+    if guard is None:
+        return text + fallback + "}\n"
+    return text + f"#if defined({guard})\n  return {body};\n#else\n{fallback}#endif\n}}\n"

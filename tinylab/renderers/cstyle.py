@@ -26,7 +26,9 @@ def index_text(expr: sym.Lin) -> str:
 
 
 def cond_text(cond: sym.Cond) -> str:
-    return sym.render_cond(cond, _floor_div, _floor_mod)
+    # `&` not `&&`: comparisons have no side effects, and without branches compilers hoist and
+    # vectorize masks
+    return sym.render_cond(cond, _floor_div, _floor_mod, " & ")
 
 
 class CStyleRenderer:

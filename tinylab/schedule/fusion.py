@@ -83,7 +83,7 @@ class SchedulerOptions:
     recompute_limit: int = 8         # ALU ops a broadcast producer may have before it is cut
                                      # instead of recomputed per copy (0 = no limit)
     max_buffers: int = 0             # kernel-argument limit (0 = none)
-    fold_reduces: bool = False       # a sum of a view of a sum becomes one sum (rewrite.py);
+    fold_reduces: bool = True        # a sum of a view of a sum becomes one sum (rewrite.py);
                                      # off: for conv gradients the folded index math costs more
                                      # than the intermediate buffer it saves (measured)
 

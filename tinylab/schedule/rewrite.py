@@ -18,16 +18,16 @@ from .fusion import FusionDecision, Reason
 MAX_EXTRA_WORK = 2.0  # folded work may be at most this multiple of the two sums' work
 
 
-def _lift(op: Op, arg, extra: int):
-    """The same movement on a tensor with one more trailing dim of size `extra`."""
+def _lift(op: Op, arg, extra: tuple):
+    """The same movement on a tensor with trailing dims `extra` it leaves alone."""
     if op in (Op.RESHAPE, Op.EXPAND):
-        return tuple(arg) + (extra,)
+        return tuple(arg) + extra
     if op is Op.PERMUTE:
-        return tuple(arg) + (len(arg),)
+        return tuple(arg) + tuple(range(len(arg), len(arg) + len(extra)))
     if op is Op.PAD:
-        return tuple(arg) + ((0, 0),)
+        return tuple(arg) + ((0, 0),) * len(extra)
     if op is Op.SHRINK:
-        return tuple(arg) + ((0, extra),)
+        return tuple(arg) + tuple((0, e) for e in extra)
     return arg  # FLIP: axes are unchanged
 
 
@@ -66,12 +66,13 @@ def _fold(outer: Node, ops: list, inner: Node) -> Node | None:
     work_before = source.numel + outer.src[0].numel
     if outer.src[0].numel * summed > MAX_EXTRA_WORK * work_before:
         return None
+    extra = tuple(source.shape[i] for i in inner.axes)  # the inner sum's dims, carried last
     y = source.permute(tuple(keep) + tuple(inner.axes))
-    y = y.reshape(tuple(source.shape[i] for i in keep) + (summed,))
-    y = y.reshape(inner.shape + (summed,))
+    y = y.reshape(inner.shape + extra)
     for op, arg in ops:
-        y = _apply(op, y, _lift(op, arg, summed))
-    folded = y.sum(tuple(outer.axes) + (y.ndim - 1,))
+        y = _apply(op, y, _lift(op, arg, extra))
+    carried = tuple(range(y.ndim - len(extra), y.ndim))
+    folded = y.sum(tuple(outer.axes) + carried)
     return folded.reshape(outer.shape)
 
 
@@ -91,7 +92,7 @@ def fold_nested_reduces(outputs: list[Node], realized) -> tuple[list[Node], list
         if node in realized or not node.src:
             memo[node] = node
             return node
-        order, stack = [], [(node, False)]
+        stack = [(node, False)]
         while stack:  # iterative post-order: graphs can be deep
             n, done = stack.pop()
             if n in memo:

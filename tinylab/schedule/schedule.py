@@ -127,6 +127,7 @@ def _reshape_like_permute(node: Node) -> bool:
 @dataclass
 class _Region:
     root: Node
+    store_chain: tuple = ()  # reshapes/permutes between the kernel's reduce and its output
     nodes: set = field(default_factory=set)
     pre: set = field(default_factory=set)     # nodes computed inside the reduce loop
     reduce: Node | None = None
@@ -173,6 +174,11 @@ def _walk(out: Node, cut: dict, realized, violations: dict, options=None) -> _Re
     memo: dict = {}
     region = _Region(out)
     root = _kernel_root(out)
+    chain, below = _store_chain(root, cut, realized)
+    if chain and below is not out:  # a reduce stored in a reader's order: the store does it
+        region.store_chain = chain
+        region.nodes.update(chain)
+        root = below
     stack = [(root, "post", ())]
     seen = set()
     while stack:
@@ -189,6 +195,12 @@ def _walk(out: Node, cut: dict, realized, violations: dict, options=None) -> _Re
             region.pre.add(node)
         if node.op in REDUCE:
             problem = _reduce_problem(node, mode, path, region)
+            reordered = _reordered_store(path, node, mode) if mode != "post" else None
+            if reordered is not None and reordered not in cut:
+                violations.setdefault(reordered, (Reason.VIEW_OF_REDUCE,
+                                                  f"the reduce is stored in the order its reader "
+                                                  f"walks it ({_chain_text(path, reordered)})"))
+                continue
             if problem is not None:
                 violations.setdefault(node, problem)
                 region.nodes.discard(node)
@@ -210,9 +222,43 @@ def _walk(out: Node, cut: dict, realized, violations: dict, options=None) -> _Re
             next_mode = mode if clean else "dirty"
             stack.append((node.src[0], next_mode, path + (node,)))
             continue
+        below = path + (node,) if node.op in MOVEMENT else path
         for src in reversed(node.src):
-            stack.append((src, mode, path))
+            stack.append((src, mode, below))
     return region
+
+
+def _chain_text(path: tuple, top: Node) -> str:
+    return ", ".join(f"{m.op.name.lower()} {m.arg}" for m in path[path.index(top):])
+
+
+def _store_chain(node: Node, cut: dict, realized) -> tuple[tuple, Node]:
+    """(reshape/permute nodes from `node` down to a reduce, the reduce), or ((), node)."""
+    chain = []
+    while node.op in (Op.RESHAPE, Op.PERMUTE) and node not in realized and \
+            (not chain or node not in cut):
+        chain.append(node)
+        node = node.src[0]
+    if chain and node.op in REDUCE and node not in realized and node not in cut:
+        if any(n.op is Op.PERMUTE and not _reshape_like_permute(n) for n in chain):
+            return tuple(chain), node
+    return (), node
+
+
+def _reordered_store(path: tuple, node: Node, mode: str):
+    """The top of the reshape/permute chain right above a reduce, if it reorders the reduce:
+    cutting there stores the reduce in the order its reader walks it."""
+    top = None
+    for movement in reversed(path):
+        if movement.op not in (Op.RESHAPE, Op.PERMUTE):
+            break
+        top = movement
+    if top is None or (mode == "dirty" and top is path[0]):
+        return None
+    chain = path[path.index(top):]
+    if any(m.op is Op.PERMUTE and not _reshape_like_permute(m) for m in chain):
+        return top
+    return None
 
 
 def _reduce_problem(node: Node, mode: str, path: tuple, region: _Region):
@@ -483,6 +529,19 @@ class _Lowerer:
         return value
 
 
+def _inverse_store(out_shape: tuple, chain: tuple) -> ViewStack:
+    """Where each element of the reduce (chain[-1]'s source) lands in the output buffer, for an
+    output made from it by the reshapes/permutes in `chain` (outermost first)."""
+    view = ViewStack.contiguous(out_shape)
+    for node in chain:
+        if node.op is Op.PERMUTE:
+            inverse = tuple(sorted(range(len(node.order)), key=lambda i: node.order[i]))
+            view = view.permute(inverse)
+        else:
+            view = view.reshape(node.src[0].shape)
+    return view
+
+
 def _apply(view: ViewStack, op: Op, arg) -> ViewStack:
     if op is Op.RESHAPE:
         return view.reshape(arg)
@@ -506,9 +565,13 @@ def _lower_region(region: _Region, out: Node, out_slot, cut, realized, slot_of) 
     lowerer.buffer_index(out_slot)
     root = _kernel_root(out)
     space = region.reduce.shape if region.reduce is not None else root.shape
-    movs = ((Op.RESHAPE, space),) if root.shape != space else ()
-    value = lowerer.lower(root, movs)
-    store_view = ViewStack.contiguous(out.shape).reshape(space)
+    if region.store_chain:  # root = reshapes/permutes of the reduce: undo them in the store
+        value = lowerer.lower(region.store_chain[-1].src[0], ())
+        store_view = _inverse_store(out.shape, region.store_chain)
+    else:
+        movs = ((Op.RESHAPE, space),) if root.shape != space else ()
+        value = lowerer.lower(root, movs)
+        store_view = ViewStack.contiguous(out.shape).reshape(space)
     store = Node(Op.STORE, value.dtype, (value,), (0, store_view), space)
     sink = Node(Op.SINK, dtypes.void, (store,), None, ())
     fused = [n for n in region.nodes]
