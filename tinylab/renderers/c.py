@@ -13,7 +13,8 @@ from .cstyle import CStyleRenderer, _Walk, cond_text, index_text
 NATIVE_LANES = {dtypes.float32: "float", dtypes.int32: "int"}
 NATIVE_WIDTHS = (2, 4, 8, 16)
 NATIVE_ALU = {"ADD", "MUL", "NEG", "RECIPROCAL", "MAX", "CMPLT", "CMPNE", "WHERE", "AND", "OR",
-              "XOR", "CAST", "BITCAST"}
+              "XOR", "CAST", "BITCAST", "EXP2", "LOG2", "SQRT"}
+VECTOR_MATH = {"EXP2", "LOG2", "SQRT"}  # float32 lanes: helpers below (libm has no vector forms)
 
 
 class CRenderer(CStyleRenderer):
@@ -224,6 +225,15 @@ class _VectorWalk(_Walk):
             a, b = self.packed(srcs[1], t), self.packed(srcs[2], t)
             self.finish(i, t, _select(cond, a, b, t, m))
             return True
+        if op in VECTOR_MATH:
+            if instr.dtype.scalar != dtypes.float32:
+                return False
+            m = self.vector_type(dtypes.int32, instr.dtype.count)
+            name = f"tl_{op.lower()}_{t}"
+            if name not in self.helpers_used:
+                self.helpers_used[name] = _vector_math(op, name, t, m, instr.dtype.count)
+            self.finish(i, t, f"{name}({self.packed(srcs[0], t)})")
+            return True
         args = [self.packed(s, t) for s in srcs]
         self.finish(i, t, self.vector_alu(op, args, t, self.vector_type(dtypes.int32,
                                                                        instr.dtype.count)))
@@ -282,3 +292,62 @@ def _masked_load_helper(name: str, t: str, m: str, base: str, lanes: int) -> str
     if guard is None:
         return text + fallback + "}\n"
     return text + f"#if defined({guard})\n  return {body};\n#else\n{fallback}#endif\n}}\n"
+
+
+# 2^f on [-1/2, 1/2]: the Taylor coefficients ln2^k / k!, k = 1..7 (error below float rounding)
+_EXP2_COEFFS = ("1.525273380405984e-05f", "1.540353039338161e-04f", "1.333355814642844e-03f",
+                "9.618129107628477e-03f", "5.550410866482158e-02f", "2.402265069591007e-01f",
+                "6.931471805599453e-01f", "1.0f")
+# ln(m) = 2 atanh(s), s = (m-1)/(m+1): odd series 2/(2k+1) s^(2k+1), k = 0..5
+_LOG_COEFFS = ("0.18181818181818182f", "0.2222222222222222f", "0.2857142857142857f",
+               "0.4f", "0.6666666666666666f", "2.0f")
+_SQRT = {16: ("__AVX512F__", "_mm512_sqrt_ps((__m512)x)"), 8: ("__AVX__", "_mm256_sqrt_ps((__m256)x)"),
+         4: ("__SSE__", "_mm_sqrt_ps((__m128)x)")}
+
+
+def _horner(coeffs, x: str) -> str:
+    text = coeffs[0]
+    for c in coeffs[1:]:
+        text = f"({text}*{x}+{c})"
+    return text
+
+
+def _vector_math(op: str, name: str, t: str, m: str, lanes: int) -> str:
+    """A vector helper for EXP2 / LOG2 / SQRT on float32 lanes, written with vector ops only."""
+    head = f"static inline {t} {name}({t} x) {{\n"
+    if op == "SQRT":
+        guard, body = _SQRT.get(lanes, (None, None))
+        loop = f"  {t} r; for (int l = 0; l < {lanes}; l++) r[l] = sqrtf(x[l]);\n  return r;\n"
+        if guard is None:
+            return head + loop + "}\n"
+        return head + f"#if defined({guard})\n  return ({t}){body};\n#else\n{loop}#endif\n}}\n"
+    if op == "EXP2":
+        return head + (
+            f"  {m} nan = x != x;\n"
+            f"  {t} c = x > 128.0f ? 128.0f : x; c = c < -150.0f ? -150.0f : c;\n"
+            f"  {t} n = (c + 12582912.0f) - 12582912.0f;  /* round to nearest */\n"
+            f"  {t} f = c - n;\n"
+            f"  {t} p = {_horner(_EXP2_COEFFS, 'f')};\n"
+            f"  {m} k = __builtin_convertvector(n, {m}); {m} a = k >> 1, b = k - a;\n"
+            f"  {t} r = p * ({t})((a + 127) << 23) * ({t})((b + 127) << 23);\n"
+            f"  return ({t})((nan & ({m})x) | (~nan & ({m})r));\n}}\n").replace(
+                f"x > 128.0f ? 128.0f : x", f"({t})(((x > 128.0f) & ({m})(({t}){{}}+128.0f)) | "
+                f"(~(x > 128.0f) & ({m})x))").replace(
+                f"c < -150.0f ? -150.0f : c", f"({t})(((c < -150.0f) & ({m})(({t}){{}}-150.0f)) | "
+                f"(~(c < -150.0f) & ({m})c))")
+    return head + (  # LOG2
+        f"  {m} tiny = x < 1.17549435e-38f;  /* subnormals: scale up by 2^23 first */\n"
+        f"  {t} y = ({t})((tiny & ({m})(x * 8388608.0f)) | (~tiny & ({m})x));\n"
+        f"  {m} bits = ({m})y;\n"
+        f"  {m} e = ((bits >> 23) & 255) - 127 - (tiny & 23);\n"
+        f"  {t} mant = ({t})((bits & 8388607) | 1065353216);\n"
+        f"  {m} big = mant > 1.41421356f;\n"
+        f"  mant = ({t})((big & ({m})(mant * 0.5f)) | (~big & ({m})mant)); e = e - big;\n"
+        f"  {t} s = (mant - 1.0f) / (mant + 1.0f), s2 = s * s;\n"
+        f"  {t} ln = s * {_horner(_LOG_COEFFS, 's2')};\n"
+        f"  {t} r = __builtin_convertvector(e, {t}) + ln * 1.4426950408889634f;\n"
+        f"  {t} inf = ({t}){{}} + INFINITY, ninf = -inf, qnan = ({t}){{}} + NAN;\n"
+        f"  r = ({t})(((x == inf) & ({m})inf) | (~(x == inf) & ({m})r));\n"
+        f"  r = ({t})(((x == 0.0f) & ({m})ninf) | (~(x == 0.0f) & ({m})r));\n"
+        f"  {m} bad = (x < 0.0f) | (x != x);\n"
+        f"  return ({t})((bad & ({m})qnan) | (~bad & ({m})r));\n}}\n")

@@ -1,0 +1,86 @@
+"""The beautiful_mnist train step at batch 512 under TinyJit, beside the same model and Adam in
+PyTorch; and TinyJit's replay cost per kernel for a step of 50 tiny kernels."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from bench.common import Row, median_time, optional_torch
+from tinylab import Tensor, TinyJit, nn
+from tinylab.examples.beautiful_mnist import Model
+
+
+def _tinylab_step(batch: int, runs: int):
+    Tensor.manual_seed(0)
+    model = Model()
+    optimizer = nn.optim.Adam(nn.state.get_parameters(model))
+
+    @TinyJit
+    @Tensor.train()
+    def step(images, labels):
+        optimizer.zero_grad()
+        loss = model(images).sparse_categorical_crossentropy(labels).backward()
+        optimizer.step()
+        return loss
+
+    rng = np.random.default_rng(0)
+    images = Tensor(rng.random((batch, 1, 28, 28), dtype=np.float32)).realize()
+    labels = Tensor(rng.integers(0, 10, batch).astype(np.int32)).realize()
+    seconds = median_time(lambda: step(images, labels).item(), runs, warmup=3)
+    return seconds, step
+
+
+def _torch_step(torch, batch: int, runs: int) -> float:
+    nn_ = torch.nn
+    model = nn_.Sequential(
+        nn_.Conv2d(1, 32, 5), nn_.ReLU(), nn_.Conv2d(32, 32, 5), nn_.ReLU(),
+        nn_.BatchNorm2d(32), nn_.MaxPool2d(2), nn_.Conv2d(32, 64, 3), nn_.ReLU(),
+        nn_.Conv2d(64, 64, 3), nn_.ReLU(), nn_.BatchNorm2d(64), nn_.MaxPool2d(2),
+        nn_.Flatten(), nn_.Linear(576, 10))
+    optimizer = torch.optim.Adam(model.parameters())
+    rng = np.random.default_rng(0)
+    images = torch.from_numpy(rng.random((batch, 1, 28, 28), dtype=np.float32))
+    labels = torch.from_numpy(rng.integers(0, 10, batch))
+
+    def step():
+        optimizer.zero_grad()
+        loss = nn_.functional.cross_entropy(model(images), labels)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+    return median_time(step, runs, warmup=2)
+
+
+def run(batch: int = 512, runs: int = 5) -> list[Row]:
+    seconds, step = _tinylab_step(batch, runs)
+    values = {"tinylab": seconds}
+    torch = optional_torch()
+    ratio = None
+    if torch is not None:
+        values["torch"] = _torch_step(torch, batch, runs)
+        ratio = values["torch"] / seconds
+    notes = [f"{step.kernel_count} kernels per step, memory planner saved "
+             f"{step.bytes_saved / 2**20:.1f} MiB"]
+    return [Row(f"beautiful_mnist train step b{batch}", "s/step", values,
+                "≤ 1.5× torch's time (ratio ≥ 0.67)", ratio, "torch", notes), jit_overhead()]
+
+
+def jit_overhead(kernels: int = 50, runs: int = 200) -> Row:
+    """Replay cost of a step of `kernels` one-element kernels: an upper bound on TinyJit's cost per
+    kernel beyond the kernel itself (each kernel does almost nothing)."""
+    @TinyJit
+    def step(x):
+        for _ in range(kernels):
+            x = (x + 1).contiguous()
+        return x.realize()
+
+    x = Tensor([0.0]).realize()
+    for _ in range(3):
+        step(x)
+    start = time.perf_counter()
+    for _ in range(runs):
+        step(x)
+    per_kernel = (time.perf_counter() - start) / runs / step.kernel_count
+    return Row(f"TinyJit replay, {step.kernel_count} tiny kernels", "µs/kernel",
+               {"tinylab": per_kernel * 1e6}, "≤ 20 µs per kernel beyond kernel time")
