@@ -322,19 +322,17 @@ def _vector_math(op: str, name: str, t: str, m: str, lanes: int) -> str:
             return head + loop + "}\n"
         return head + f"#if defined({guard})\n  return ({t}){body};\n#else\n{loop}#endif\n}}\n"
     if op == "EXP2":
+        clamped_high = _select("(x > 128.0f)", f"(({t}){{}}+128.0f)", "x", t, m)
+        clamped = _select("(c < -150.0f)", f"(({t}){{}}-150.0f)", "c", t, m)
         return head + (
             f"  {m} nan = x != x;\n"
-            f"  {t} c = x > 128.0f ? 128.0f : x; c = c < -150.0f ? -150.0f : c;\n"
+            f"  {t} c = {clamped_high};\n  c = {clamped};\n"
             f"  {t} n = (c + 12582912.0f) - 12582912.0f;  /* round to nearest */\n"
             f"  {t} f = c - n;\n"
             f"  {t} p = {_horner(_EXP2_COEFFS, 'f')};\n"
             f"  {m} k = __builtin_convertvector(n, {m}); {m} a = k >> 1, b = k - a;\n"
             f"  {t} r = p * ({t})((a + 127) << 23) * ({t})((b + 127) << 23);\n"
-            f"  return ({t})((nan & ({m})x) | (~nan & ({m})r));\n}}\n").replace(
-                f"x > 128.0f ? 128.0f : x", f"({t})(((x > 128.0f) & ({m})(({t}){{}}+128.0f)) | "
-                f"(~(x > 128.0f) & ({m})x))").replace(
-                f"c < -150.0f ? -150.0f : c", f"({t})(((c < -150.0f) & ({m})(({t}){{}}-150.0f)) | "
-                f"(~(c < -150.0f) & ({m})c))")
+            f"  return {_select('nan', 'x', 'r', t, m)};\n}}\n")
     return head + (  # LOG2
         f"  {m} tiny = x < 1.17549435e-38f;  /* subnormals: scale up by 2^23 first */\n"
         f"  {t} y = ({t})((tiny & ({m})(x * 8388608.0f)) | (~tiny & ({m})x));\n"
