@@ -1,6 +1,7 @@
 """Index arithmetic past 2^31 elements: kernels over huge lazy buffers (never allocated) get 64-bit
 loop counters and index expressions on every renderer, small kernels keep 32-bit ones, and a
 compiled CPU kernel really reads element 2^31 + 5 (through a shifted pointer, in a subprocess)."""
+import re
 import subprocess
 import sys
 import textwrap
@@ -54,32 +55,59 @@ def program_needs_64_bits(program) -> bool:
     return False
 
 
+def padded_four() -> Tensor:
+    """A 3-element buffer padded to 4: small, but reads under a mask."""
+    return lazy_buffer(3, (3,)).pad(((0, 1),))
+
+
 def huge_views() -> dict:
+    """Kernels that cannot count in int32 however their loops are merged or split."""
     big = 2 ** 31 + 16
-    padded = lazy_buffer(3, (3,)).pad(((0, 1),)).reshape(1, 1, 4).expand(2 ** 19, 4096, 4)
     return {
         "offset past 2^31": lazy_buffer(big, (big,))[2 ** 31 + 5: 2 ** 31 + 10] + 1,
         "sum over 3 x 2^30": lazy_buffer(3 * 2 ** 30, (3, 2 ** 30)).sum(0),
         "2^32 outputs": lazy_buffer(2 ** 32, (2 ** 32,)) * 2,
         "flipped 2^32": lazy_buffer(2 ** 32, (2 ** 32,)).flip(0)[:4] - 1,
-        # a reduce of 2^33 steps over a small padded buffer: loop counter and mod operands
-        "reduce of 2^33 steps": padded.reshape(2 ** 19, 4096 * 4).pad(((0, 0), (0, 3)))
-                                      .reshape(-1, 7).sum(),
     }
 
 
-@pytest.mark.parametrize("name", list(huge_views()))
-@pytest.mark.parametrize("opts", [(), (Opt("UPCAST", 0, 4),), (Opt("UNROLL", 0, 4),)])
-def test_huge_views_get_64_bit_indices(name, opts):
-    for ast in kernel_asts(huge_views()[name]):
-        plan = KernelPlan.from_ast(ast)
+def tricky_views() -> dict:
+    """Kernels whose loop and index sizes depend on how the plan merges axes."""
+    return {
+        "reduce of 2^33 steps": padded_four().reshape(1, 4).expand(2 ** 31, 4).sum(),
+        "2^33 steps through mod": padded_four().reshape(1, 1, 4).expand(2 ** 19, 4096, 4)
+        .reshape(2 ** 19, 4096 * 4).pad(((0, 0), (0, 3))).reshape(-1, 7).sum(),
+        "strided 2^31 view": lazy_buffer(2 ** 32, (2 ** 16, 2 ** 16))[::2, 1::2].sum(1),
+    }
+
+
+OPTS = [(), (Opt("UPCAST", 0, 4),), (Opt("UNROLL", 0, 4),)]
+
+
+def programs(tensor: Tensor, opts) -> list:
+    out = []
+    for ast in kernel_asts(tensor):
         try:
-            plan = plan.apply_all(opts)
+            out.append(linearize(KernelPlan.from_ast(ast).apply_all(opts)))
         except ValueError:
             continue  # this plan has no axis of that kind
-        program = linearize(plan)
+    return out
+
+
+@pytest.mark.parametrize("name", list(huge_views()))
+@pytest.mark.parametrize("opts", OPTS)
+def test_huge_views_get_64_bit_indices(name, opts):
+    for program in programs(huge_views()[name], opts):
         assert program_needs_64_bits(program)
         assert program.index_dtype == dtypes.int64, f"{name}: {program.print()}"
+
+
+@pytest.mark.parametrize("name", list(tricky_views()))
+@pytest.mark.parametrize("opts", OPTS)
+def test_64_bit_indices_whenever_a_term_needs_them(name, opts):
+    for program in programs(tricky_views()[name], opts):
+        if program_needs_64_bits(program):
+            assert program.index_dtype == dtypes.int64, f"{name}: {program.print()}"
 
 
 @pytest.mark.parametrize("device", list(TYPE_64))
@@ -93,11 +121,13 @@ def test_renderers_declare_64_bit_counters(device):
 
 
 def test_reduce_loop_longer_than_int32_counts_in_64_bits():
-    """Regression: the loop counter of a 2^33-step reduce was `int` (it overflowed, never ended)."""
-    (ast,) = kernel_asts(huge_views()["reduce of 2^33 steps"])
+    """Regression: a reduce loop of 2^31 or more steps counted with `int` (it overflowed)."""
+    (ast,) = kernel_asts(tricky_views()["reduce of 2^33 steps"])
     with Context(NOOPT=1):
         source = render_for(ast, "NULL:C")
-    assert "for (long long ridx0 = 0; ridx0 < 8591507456;" in source, source
+    loops = re.findall(r"for \((.+?) (ridx\d+) = 0; ridx\d+ < (\d+);", source)
+    assert any(int(bound) > INT32_MAX for _, _, bound in loops), source
+    assert all(kind == "long long" for kind, _, _ in loops), source
 
 
 def test_small_kernels_keep_32_bit_indices():
