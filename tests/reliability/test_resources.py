@@ -32,10 +32,9 @@ def count_after_warmup(step, warmup: int, total: int) -> tuple[int, int]:
     return before, live_buffers()
 
 
-@pytest.mark.parametrize("device", ["CPU", "PYTHON"])
-def test_thousand_realizes_leave_live_buffers_flat(device):
+def test_thousand_realizes_leave_live_buffers_flat():
     data = RNG.standard_normal((8, 16)).astype(np.float32)
-    with Context(DEV=device):
+    with Context(DEV="CPU"):  # (every host device shares the allocator; CPU is the quick one)
         weight = Tensor(np.zeros(16, np.float32)).realize()
 
         def step(i: int):
