@@ -102,9 +102,10 @@ def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
     if noopt:
         return plan
     actions = spec.renderer.supported_actions
-    if beam:
+    if beam and not spec.render_only:
         from ..codegen.beam import beam_search
-        return beam_search(plan, spec, beam)
+        cache = None if config.DISABLE_CACHE.value else config.cache_dir() / "beam"
+        return beam_search(plan, spec, beam, cache, config.cpu_count())
     if getattr(spec.renderer, "is_gpu", False):  # OpenCL / CUDA: work-groups
         return plan.apply_all(choose_gpu_opts(plan, actions))
     return plan.apply_all(choose_opts(plan, actions, config.cpu_count()))

@@ -1,0 +1,53 @@
+"""BEAM search: the winner computes what the plain kernel computes, is at least as fast on the
+timer's own measurements, and is cached on disk so a second search reuses it."""
+import numpy as np
+
+from tinylab import Device, Tensor
+from tinylab.codegen import beam
+from tinylab.codegen.plan import KernelPlan
+from tinylab.engine.realize import REALIZED
+from tinylab.schedule.schedule import schedule
+
+
+def _plan(n=32):
+    a = Tensor(np.random.default_rng(0).random((n, n), dtype=np.float32)).realize()
+    b = Tensor(np.random.default_rng(1).random((n, n), dtype=np.float32)).realize()
+    (kernel,) = schedule([(a @ b).node], realized=REALIZED).kernels
+    return KernelPlan.from_ast(kernel.ast)
+
+
+def test_beam_winner_matches_plain_and_is_cached(tmp_path, monkeypatch):
+    plan, device = _plan(), Device["CPU"]
+    winner = beam.beam_search(plan, device, width=2, cache_dir=tmp_path, rounds=2)
+    timer = beam._Timer(device, plan)
+    np.testing.assert_allclose(timer.output(winner), timer.output(plan), rtol=1e-5)
+    assert timer.time(winner) <= timer.time(plan) * 1.5  # noisy machine: no regression beyond noise
+    assert len(list(tmp_path.glob("*.json"))) == 1
+    calls = []
+    monkeypatch.setattr(beam._Timer, "time", lambda self, p: calls.append(p) or 1.0)
+    again = beam.beam_search(plan, device, width=2, cache_dir=tmp_path, rounds=2)
+    assert again.opts == winner.opts and not calls  # from the cache: nothing timed
+
+
+def test_beam_through_the_engine(tmp_path):
+    from tinylab import Context
+    from tinylab.config import CACHE
+    with Context(BEAM=1, TINYLAB_CACHE=str(tmp_path)):
+        assert CACHE.value == str(tmp_path)
+        a = Tensor(np.arange(64, dtype=np.float32).reshape(8, 8))
+        out = (a @ a.T + 1).numpy()
+    ref = np.arange(64, dtype=np.float32).reshape(8, 8)
+    np.testing.assert_allclose(out, ref @ ref.T + 1, rtol=1e-5)
+
+
+def test_second_process_uses_the_compile_cache(tmp_path):
+    import subprocess
+    import sys
+    code = ("from tinylab import Tensor, GlobalCounters; import numpy as np;"
+            "x = Tensor(np.ones((16, 16), np.float32)); (x @ x + 3).exp().numpy();"
+            "print(GlobalCounters.compile_count)")
+    env = {"TINYLAB_CACHE": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert int(first.stdout.split()[-1]) >= 1, first.stderr
+    assert int(second.stdout.split()[-1]) == 0, second.stderr

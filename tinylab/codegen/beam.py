@@ -1,0 +1,145 @@
+"""BEAM search: find optimization actions by timing candidates on the device.
+
+`beam_search(plan, device, width, cache_dir)` starts from the plain plan, tries every single
+action on each of the `width` fastest plans so far, compiles and times each candidate on random
+inputs, keeps the fastest `width`, and repeats until a round brings no gain. The winner is
+checked against the plain plan's output and cached on disk by kernel AST and device, so later
+processes reuse it. `device` is the engine's DeviceSpec (a renderer and a runtime), passed in so
+this layer imports neither. Called by the engine when BEAM=n.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..ir.printer import print_graph
+from ..runtimes.buffer import Buffer
+from ..runtimes.compile_cache import secure_dir
+from .linearize import linearize
+from .plan import ACTIONS, KernelPlan, Opt, OptError
+
+AMOUNTS = (2, 3, 4, 8, 16)
+MAX_ROUNDS = 5
+RUNS = 3
+
+
+def _candidates(plan: KernelPlan, actions, threads: int) -> list[KernelPlan]:
+    out = []
+    for axis_index in range(len(plan.axes)):
+        for action in actions:
+            if action == "THREAD":
+                amounts = (threads,) if threads > 1 else ()
+            elif action == "SWAP":
+                amounts = tuple(range(len(plan.axes)))
+            else:
+                amounts = AMOUNTS
+            for amount in amounts:
+                try:
+                    out.append(plan.apply(Opt(action, axis_index, amount)))
+                except OptError:
+                    continue
+    return out
+
+
+def _buffers(program, device) -> list[Buffer]:
+    rng = np.random.default_rng(0)
+    buffers = []
+    for param in program.params:
+        buf = Buffer(device.name, max(param.size, 1), param.dtype, device.allocator)
+        if param.dtype.is_float:
+            data = rng.standard_normal(buf.size).astype(param.dtype.np)
+        elif param.dtype.is_bool:
+            data = rng.random(buf.size) < 0.5
+        else:
+            data = rng.integers(0, 4, buf.size).astype(param.dtype.np)
+        buffers.append(buf.copyin(data))
+    return buffers
+
+
+class _Timer:
+    """Compiles and times plans of one kernel on shared random buffers."""
+
+    def __init__(self, device, base: KernelPlan):
+        self.device = device
+        self.buffers = _buffers(linearize(base), device)
+        self.seen: dict[tuple, float] = {}
+
+    def program(self, plan: KernelPlan):
+        name = plan.name
+        source = self.device.renderer.render(linearize(plan, name))
+        library, _ = self.device.runtime.compile(source)
+        return self.device.runtime.load(library, name)
+
+    def time(self, plan: KernelPlan) -> float:
+        key = tuple(plan.opts)
+        if key not in self.seen:
+            try:
+                fn = self.program(plan)
+                handles = [b.handle for b in self.buffers]
+                fn(*handles)
+                self.seen[key] = min(fn(*handles) for _ in range(RUNS))
+            except Exception:  # noqa: BLE001 - a candidate that fails is just not chosen
+                self.seen[key] = float("inf")
+        return self.seen[key]
+
+    def output(self, plan: KernelPlan) -> np.ndarray:
+        self.buffers[0].copyin(np.zeros(self.buffers[0].size, self.buffers[0].dtype.np))
+        self.program(plan)(*[b.handle for b in self.buffers])
+        return self.buffers[0].numpy()
+
+
+def _key(plan: KernelPlan, device, width: int, threads: int) -> str:
+    text = f"{device.name}\n{width}\n{threads}\n{print_graph(plan.ast)}"
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _load(cache: Path | None, key: str):
+    if cache is None or not (cache / f"{key}.json").exists():
+        return None
+    try:
+        return [Opt(a, x, n) for a, x, n in json.loads((cache / f"{key}.json").read_text())]
+    except (ValueError, TypeError):
+        return None
+
+
+def _store(cache: Path | None, key: str, opts: list[Opt]) -> None:
+    if cache is None:
+        return
+    tmp = cache / f"{key}.tmp{time.time_ns()}"
+    tmp.write_text(json.dumps([[o.action, o.axis, o.amount] for o in opts]))
+    tmp.replace(cache / f"{key}.json")
+
+
+def beam_search(plan: KernelPlan, device, width: int, cache_dir: Path | None = None,
+                threads: int = 1, rounds: int = MAX_ROUNDS) -> KernelPlan:
+    cache = secure_dir(cache_dir) if cache_dir is not None else None
+    key = _key(plan, device, width, threads)
+    cached = _load(cache, key)
+    if cached is not None:
+        try:
+            return plan.apply_all(cached)
+        except OptError:
+            pass  # an old cache entry from a different plan shape: search again
+    actions = [a for a in device.renderer.supported_actions if a in ACTIONS]
+    timer = _Timer(device, plan)
+    beam = [(timer.time(plan), plan)]
+    for _ in range(rounds):
+        children = []
+        for _, parent in beam:
+            for child in _candidates(parent, actions, threads):
+                children.append((timer.time(child), child))
+        best_now = min(t for t, _ in beam)
+        children = sorted([c for c in children if c[0] < float("inf")], key=lambda c: c[0])
+        if not children or children[0][0] >= best_now * 0.98:
+            break
+        beam = sorted(beam + children, key=lambda c: c[0])[:width]
+    winner = min(beam, key=lambda c: c[0])[1]
+    if winner is not plan and not np.allclose(timer.output(winner), timer.output(plan),
+                                              rtol=1e-4, atol=1e-4, equal_nan=True):
+        winner = plan  # never trade correctness for speed
+    _store(cache, key, winner.opts)
+    return winner
