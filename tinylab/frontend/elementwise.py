@@ -16,10 +16,21 @@ LOG2_E = 1 / math.log(2)
 LN_2 = math.log(2)
 
 
+def _horner(x, coefficients):
+    """c0 + c1*x + c2*x² + ... evaluated from the inside out."""
+    out = coefficients[-1]
+    for c in reversed(coefficients[:-1]):
+        out = out * x + c
+    return out
+
+
 class ElementwiseMixin:
     __slots__ = ()
 
     # ---- helpers ----
+    def _as_float(self):
+        return self if self.dtype.is_float else self.cast(dtypes.default_float)
+
     def _unary(self, op: Op):
         x = self if self.dtype.is_float else self.cast(dtypes.default_float)
         return x._wrap(ir.alu(op, x.node))
@@ -162,10 +173,20 @@ class ElementwiseMixin:
         return self.log2() * (LN_2 / math.log(10))
 
     def log1p(self):
-        return (self + 1).log()
+        """log(1 + x); a Taylor series for |x| < 1/4, where 1 + x would round away x's digits."""
+        x = self._as_float()
+        small = x.abs() < 0.25
+        s = small.where(x, 0.0)  # each branch reads only its own range (finite gradients)
+        series = s * _horner(-s, [1 / k for k in range(1, 11)])
+        return small.where(series, small.where(1.0, x + 1).log())
 
     def expm1(self):
-        return self.exp() - 1
+        """exp(x) - 1; a Taylor series for |x| < 1/2, where the subtraction would cancel."""
+        x = self._as_float()
+        small = x.abs() < 0.5
+        s = small.where(x, 0.0)
+        series = s * _horner(s, [1 / math.factorial(k) for k in range(1, 10)])
+        return small.where(series, x.exp() - 1)
 
     def sin(self):
         return self._unary(Op.SIN)
@@ -205,30 +226,58 @@ class ElementwiseMixin:
         return offset + poly
 
     def sinh(self):
-        return (self.exp() - (-self).exp()) / 2
+        # (e + e/(e + 1)) / 2 with e = expm1(x) keeps the digits near 0
+        x = self._as_float()
+        small = x.abs() < 1
+        e = small.where(x, 0.0).expm1()
+        return small.where((e + e / (e + 1)) / 2, (x.exp() - (-x).exp()) / 2)
 
     def cosh(self):
-        return (self.exp() + (-self).exp()) / 2
+        # 1 + 2 sinh²(x/2): its gradient sinh(x) then keeps its digits near 0 too
+        return 1 + 2 * (self._as_float() / 2).sinh().square()
 
     def tanh(self):
-        return 2.0 * (2.0 * self).sigmoid() - 1.0
+        # e / (e + 2) with e = expm1(2x): no cancellation near 0; |x| > 9 is ±1 in float32
+        x = self._as_float()
+        saturated = x.abs() > 9
+        e = (2 * saturated.where(0.0, x)).expm1()
+        return saturated.where(x.sign(), e / (e + 2))
 
     def asinh(self):
-        return (self + (self * self + 1).sqrt()).log()
+        # odd: for t = |x|, log1p(t + t²/(1 + sqrt(1 + t²))), or log(2t) once t² would overflow
+        x = self._as_float()
+        negative = x < 0
+        t = negative.where(-x, x)  # |x| with derivative ±1 at 0 (abs has 0 there)
+        huge = t > 1e4
+        u = huge.where(0.0, t)
+        near = (u + u * u / (1 + (u * u + 1).sqrt())).log1p()
+        out = huge.where(huge.where(t, 1.0).log() + LN_2, near)
+        return negative.where(-out, out)
 
     def acosh(self):
-        return (self + (self * self - 1).sqrt()).log()
+        # log1p((x - 1) + sqrt((x - 1)(x + 1))) keeps the digits near 1; log(2x) for huge x
+        x = self._as_float()
+        huge = x > 1e4
+        u = huge.where(1.0, x)
+        near = ((u - 1) + ((u - 1) * (u + 1)).sqrt()).log1p()
+        return huge.where(huge.where(x, 1.0).log() + LN_2, near)
 
     def atanh(self):
-        return ((1 + self) / (1 - self)).log() / 2
+        return (2 * self / (1 - self)).log1p() / 2
 
     def erf(self):
-        # Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7)
-        x = self.abs()
-        t = 1.0 / (1.0 + 0.3275911 * x)
+        """Its Maclaurin series for |x| < 1/2 (relative accuracy near 0); beyond, Abramowitz-
+        Stegun 7.1.26 (|error| < 1.5e-7)."""
+        x = self._as_float()
+        negative = x < 0
+        a = negative.where(-x, x)
+        small = a < 0.5
+        s = small.where(x, 0.0)
+        series = s * _horner(-s * s, [1 / (math.factorial(k) * (2 * k + 1)) for k in range(7)])
+        t = 1.0 / (1.0 + 0.3275911 * a)
         y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t
-                   + 0.254829592) * t * (-x * x).exp()
-        return self.sign() * y
+                   + 0.254829592) * t * (-a * a).exp()
+        return small.where(series * (2 / math.sqrt(math.pi)), negative.where(-y, y))
 
     def abs(self):
         if self.dtype.is_bool:
@@ -305,64 +354,6 @@ class ElementwiseMixin:
 
     def lerp(self, end, weight):
         return self + (end - self) * weight
-
-    # ---- activations ----
-    def relu(self):
-        # where keeps NaN (like PyTorch) and gives 0 gradient at 0
-        return (self > 0).where(self, (self != self).where(self, 0))
-
-    def relu6(self):
-        return self.relu().minimum(6)
-
-    def leaky_relu(self, neg_slope: float = 0.01):
-        return (self > 0).where(self, self * neg_slope)
-
-    def elu(self, alpha: float = 1.0):
-        return (self > 0).where(self, alpha * (self.exp() - 1))
-
-    def celu(self, alpha: float = 1.0):
-        return self.maximum(0) + (self / alpha).exp().sub(1).mul(alpha).minimum(0)
-
-    def selu(self, alpha: float = 1.6732632423543772, gamma: float = 1.0507009873554805):
-        return gamma * (self > 0).where(self, alpha * (self.exp() - 1))
-
-    def sigmoid(self):
-        x = self if self.dtype.is_float else self.cast(dtypes.default_float)
-        return (1 + (x * -LOG2_E)._unary(Op.EXP2)).reciprocal()
-
-    def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5):
-        return (alpha * self + beta).relu().minimum(1)
-
-    def hardswish(self):
-        return self * (self + 3).relu6() * (1 / 6)
-
-    def hardtanh(self, min_val: float = -1.0, max_val: float = 1.0):
-        return self.clip(min_val, max_val)
-
-    def gelu(self):
-        return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self ** 3)).tanh())
-
-    def quick_gelu(self):
-        return self * (self * 1.702).sigmoid()
-
-    def silu(self):
-        return self * self.sigmoid()
-
-    swish = silu
-
-    def mish(self):
-        return self * self.softplus().tanh()
-
-    def softplus(self, beta: float = 1.0, threshold: float = 20.0):
-        scaled = self * beta
-        soft = (1 + scaled.exp()).log() / beta
-        return (scaled > threshold).where(self, soft)
-
-    def softsign(self):
-        return self / (1 + self.abs())
-
-    def logsigmoid(self):
-        return -(-self).softplus()
 
     # ---- logic ----
     def logical_not(self):

@@ -25,6 +25,7 @@ from ..ir.node import Node
 from ..ir.ops import Op
 from ..runtimes.buffer import Buffer
 from . import autograd
+from .activations import ActivationMixin
 from .creation import CreationMixin
 from .elementwise import ElementwiseMixin
 from .indexing import IndexingMixin
@@ -96,8 +97,8 @@ def _shape(x) -> tuple:
     return ()
 
 
-class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, ReduceMixin, NNMixin,
-             metaclass=_TensorMeta):
+class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, ActivationMixin,
+             ReduceMixin, NNMixin, metaclass=_TensorMeta):
     __slots__ = ("node", "_requires_grad", "grad", "_graph", "__weakref__")
     _training = False
     no_grad = False

@@ -1,0 +1,75 @@
+"""Activation functions (relu, gelu, silu, softplus, hardswish...): each a short composite of
+elementwise methods, so it fuses into the kernel around it. Mixed into Tensor
+(frontend/tensor.py) beside ElementwiseMixin, whose math they use.
+"""
+from __future__ import annotations
+
+import math
+
+from ..dtype import dtypes
+from ..ir.ops import Op
+
+LOG2_E = 1 / math.log(2)
+
+
+class ActivationMixin:
+    __slots__ = ()
+
+    def relu(self):
+        # where keeps NaN (like PyTorch) and gives 0 gradient at 0
+        return (self > 0).where(self, (self != self).where(self, 0))
+
+    def relu6(self):
+        return self.relu().minimum(6)
+
+    def leaky_relu(self, neg_slope: float = 0.01):
+        return (self > 0).where(self, self * neg_slope)
+
+    def elu(self, alpha: float = 1.0):
+        return (self > 0).where(self, alpha * self.expm1())
+
+    def celu(self, alpha: float = 1.0):
+        return self.maximum(0) + ((self / alpha).expm1() * alpha).minimum(0)
+
+    def selu(self, alpha: float = 1.6732632423543772, gamma: float = 1.0507009873554805):
+        return gamma * (self > 0).where(self, alpha * self.expm1())
+
+    def sigmoid(self):
+        x = self if self.dtype.is_float else self.cast(dtypes.default_float)
+        return (1 + (x * -LOG2_E)._unary(Op.EXP2)).reciprocal()
+
+    def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5):
+        return (alpha * self + beta).relu().minimum(1)
+
+    def hardswish(self):
+        return self * (self + 3).relu6() * (1 / 6)
+
+    def hardtanh(self, min_val: float = -1.0, max_val: float = 1.0):
+        return self.clip(min_val, max_val)
+
+    def gelu(self):
+        return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self ** 3)).tanh())
+
+    def quick_gelu(self):
+        return self * (self * 1.702).sigmoid()
+
+    def silu(self):
+        return self * self.sigmoid()
+
+    swish = silu
+
+    def mish(self):
+        return self * self.softplus().tanh()
+
+    def softplus(self, beta: float = 1.0, threshold: float = 20.0):
+        scaled = self * beta
+        linear = scaled > threshold  # there softplus(x) is x; the other branch reads 0 instead
+        soft = linear.where(0.0, scaled).exp().log1p() / beta
+        return linear.where(self, soft)
+
+    def softsign(self):
+        return self / (1 + self.abs())
+
+    def logsigmoid(self):
+        return -(-self).softplus()
+
