@@ -9,22 +9,53 @@ from ..ir.ops import ALU, REDUCE, Op
 from .plan import AxisKind, KernelPlan, view_index
 
 
-def _expr(node: Node, plan: KernelPlan, values: dict) -> str:
-    if node.op is Op.CONST:
-        return repr(node.value)
-    if node.op is Op.LOAD:
-        index, valid = view_index(node.view, plan.index_exprs(values))
-        load = f"buf{node.buffer_index}[{index}]"
-        return load if valid.is_true else f"({valid} ? {load} : 0)"
-    if node.op is Op.VALID:
-        return str(view_index(node.view, plan.index_exprs(values))[1])
-    if node.op in REDUCE:
-        return "acc"
-    assert node.op in ALU
-    args = ", ".join(_expr(s, plan, values) for s in node.src)
-    if node.op in (Op.CAST, Op.BITCAST):
-        return f"{node.op.name.lower()}<{node.dtype.name}>({args})"
-    return f"{node.op.name.lower()}({args})"
+class _ExprPrinter:
+    """Prints kernel-AST expressions; a node used more than once is named once (`t3 = ...`)
+    so shared subexpressions (a random-number hash, say) print in linear, not exponential, size."""
+
+    def __init__(self, plan: KernelPlan, values: dict):
+        self.plan, self.values = plan, values
+        self.names: dict[Node, str] = {}
+        self.lets: list[str] = []
+
+    def render(self, root: Node) -> str:
+        uses: dict[Node, int] = {}
+        for node in root.toposort():
+            for src in node.src:
+                uses[src] = uses.get(src, 0) + 1
+        text: dict[Node, str] = {}
+        for node in root.toposort():
+            if node in self.names:
+                text[node] = self.names[node]
+                continue
+            value = self._one(node, [text[s] for s in node.src])
+            if uses.get(node, 0) > 1 and node.op in ALU:
+                name = f"t{len(self.names)}"
+                self.names[node] = name
+                self.lets.append(f"{name} = {value}")
+                value = name
+            text[node] = value
+        return text[root]
+
+    def take_lets(self) -> list[str]:
+        lets, self.lets = self.lets, []
+        return lets
+
+    def _one(self, node: Node, args: list[str]) -> str:
+        if node.op is Op.CONST:
+            return repr(node.value)
+        if node.op is Op.LOAD:
+            index, valid = view_index(node.view, self.plan.index_exprs(self.values))
+            load = f"buf{node.buffer_index}[{index}]"
+            return load if valid.is_true else f"({valid} ? {load} : 0)"
+        if node.op is Op.VALID:
+            return str(view_index(node.view, self.plan.index_exprs(self.values))[1])
+        if node.op in REDUCE:
+            return "acc"
+        assert node.op in ALU
+        if node.op in (Op.CAST, Op.BITCAST):
+            return f"{node.op.name.lower()}<{node.dtype.name}>({', '.join(args)})"
+        return f"{node.op.name.lower()}({', '.join(args)})"
 
 
 def print_plan(plan: KernelPlan) -> str:
@@ -61,11 +92,16 @@ def print_plan(plan: KernelPlan) -> str:
                 lines.append(f"{inner}for {names[i]} in 0..{axis.size} ({axis.kind.value}):")
                 inner += "  "
         op = "+" if reduce.op is Op.REDUCE_SUM else "max"
-        lines.append(f"{inner}acc = acc {op} {_expr(reduce.src[0], plan, values)}")
+        inner_printer = _ExprPrinter(plan, values)
+        body = inner_printer.render(reduce.src[0])
+        lines.extend(f"{inner}{let}" for let in inner_printer.take_lets())
+        lines.append(f"{inner}acc = acc {op} {body}")
+    printer = _ExprPrinter(plan, values)
     for store in plan.stores:
         index, _ = view_index(store.view, plan.index_exprs(values))
-        lines.append(f"{indent}buf{store.buffer_index}[{index}] = "
-                     f"{_expr(store.src[0], plan, values)}")
+        value = printer.render(store.src[0])
+        lines.extend(f"{indent}{let}" for let in printer.take_lets())
+        lines.append(f"{indent}buf{store.buffer_index}[{index}] = {value}")
     return "\n".join(lines)
 
 

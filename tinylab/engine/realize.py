@@ -84,6 +84,7 @@ class Runner:
 
 
 _RUNNERS: dict = {}
+_ANNOUNCED: set = set()  # devices DEBUG>=1 has reported opening
 _NAMES: dict[str, list] = {}
 
 
@@ -127,6 +128,11 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
     if key in _RUNNERS:
         return _RUNNERS[key]
     spec = Device[device]
+    if device not in _ANNOUNCED:
+        _ANNOUNCED.add(device)
+        if int(config.DEBUG.value) >= 1:
+            print(f"opened device {device}: {spec.backend.description}"
+                  + (" (render only)" if spec.render_only else ""))
     plan = choose_plan(device, ast, noopt, beam)
     name = _unique_name(plan.name, (ast, tuple(plan.opts)))
     program = linearize(plan, name)
