@@ -352,7 +352,9 @@ def _choose_cuts(graph, outputs, realized, options):
     for _ in range(len(graph) + 1):
         regions, violations = _regions(cut, realized, options)
         if not violations:
-            violations = _shared_reduces(regions) or _buffer_limit(regions, options)
+            violations = (_shared_reduces(regions) or
+                          _shared_expensive(regions, cut, realized, options) or
+                          _buffer_limit(regions, options))
         if not violations:
             return cut, regions
         for node, why in violations.items():
@@ -367,6 +369,25 @@ def _shared_reduces(regions) -> dict:
             owners.setdefault(region.reduce, []).append(region.root)
     return {r: (Reason.SHARED_REDUCE, f"read by {len(roots)} kernels")
             for r, roots in owners.items() if len(roots) > 1}
+
+
+def _shared_expensive(regions, cut, realized, options) -> dict:
+    """Long elementwise computations that several kernels would each redo (a random-number hash
+    read by every kernel of a softmax, say) get a buffer instead."""
+    if not options.recompute_limit:
+        return {}
+    kernels: dict[Node, int] = {}
+    for region in regions.values():
+        for node in region.nodes:
+            if node.op in ALU and node is not _kernel_root(region.root):
+                kernels[node] = kernels.get(node, 0) + 1
+    memo: dict = {}
+    shared = {n for n, k in kernels.items() if k > 1
+              and _fused_ops(n, cut, realized, memo) >= 2 * options.recompute_limit}
+    inside = {s for n in shared for s in n.toposort() if s is not n}
+    return {n: (Reason.EXPENSIVE_RECOMPUTE, f"{_fused_ops(n, cut, realized, memo)} ops would be "
+                f"recomputed in {kernels[n]} kernels")
+            for n in shared if n not in inside}
 
 
 def _buffer_limit(regions, options) -> dict:
