@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lab bench fuzz system clean
+.PHONY: demo test lab notebooks bench fuzz system clean
 
 # Debian packages the stack uses (C compiler, graphviz, chromium, Fashion-MNIST), installed only
 # when running as root and only if missing.
@@ -33,8 +33,15 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup tests
 
+# JupyterLab on the tutorials (each notebook runs %load_ext tinylab itself); as root (containers)
+# Jupyter needs --allow-root
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab notebooks/
+	$(VENV)/bin/jupyter lab notebooks/ $$([ "$$(id -u)" = "0" ] && echo --allow-root)
+
+# re-execute the tutorials from their jupytext twins (notebooks/py) and strip widget state;
+# `make notebooks NAMES=02_laziness_and_fusion` rebuilds one
+notebooks: $(STAMP)
+	$(PY) notebooks/build.py $(NAMES)
 
 bench: $(STAMP)
 	$(PY) -m bench.run

@@ -1,0 +1,155 @@
+# %% [markdown]
+# # 00 · A tour: from `Tensor` to generated C in ten cells
+#
+# tinylab is a small deep-learning stack you can watch compile. This notebook follows one line of
+# tensor code through every stage; the notebooks after it take one stage each.
+#
+# ```
+# Tensor ops ──> lazy graph (ir) ──> schedule: kernels + the reason for every boundary
+#    ──> loop IR (codegen) ──> optimized loop IR ──> linear program ──> C / OpenCL / CUDA source
+#    ──> compiled and launched (runtimes) ──> buffers
+# ```
+#
+# | notebook | the layer it opens |
+# |---|---|
+# | 01_tensors_and_autograd | the Tensor API, broadcasting, the primitive ops, backward as rules |
+# | 02_laziness_and_fusion | lazy graphs, kernels, *why* a boundary exists, "what if" |
+# | 03_ir_and_codegen | views and index math, the loop IR, each pass, the C source |
+# | 04_backends | the same kernel as C, OpenCL and CUDA; PoCL; the Python interpreter |
+# | 05_train_mnist | a CNN on Fashion-MNIST with the training monitor; saving weights |
+# | 06_write_a_backend | a renderer written in a cell, checked by the test suite's op checks |
+# | 07_make_it_fast | optimization actions, BEAM, TinyJit, a roofline |
+#
+# Every number and every piece of source below is computed by the cell above it — rerun any cell
+# and compare. `%load_ext tinylab` adds the `%%tinygrad` inspector magic.
+
+# %%
+# %load_ext tinylab
+import numpy as np
+from tinylab import Device, GlobalCounters, Tensor, trace
+from tinylab.ir.printer import print_graph
+
+print("default device:", Device.DEFAULT)
+
+# %% [markdown]
+# ## 1. A tensor is a recipe, not a value
+#
+# Operations build a graph and return at once. Nothing runs until a value is needed.
+
+# %%
+rng = np.random.default_rng(0)
+a = Tensor(rng.standard_normal((4, 8)).astype(np.float32))
+b = Tensor(rng.standard_normal((4, 8)).astype(np.float32))
+
+GlobalCounters.reset()
+c = (a * b).sum(axis=1) + 1          # a row-wise dot product plus one
+print(c.shape, c.dtype.name, "| kernels run so far:", GlobalCounters.kernel_count)
+
+# %% [markdown]
+# ## 2. The graph is made of a few primitive ops
+#
+# `c` is a node in an immutable graph. `sum` is a `REDUCE_SUM` that keeps the reduced axis as
+# size 1; the `RESHAPE` that drops it costs nothing — it only changes how memory is indexed.
+
+# %%
+print(print_graph(c.node))
+
+# %% [markdown]
+# ## 3. Asking for the value schedules, compiles and runs kernels
+#
+# `tinylab.trace()` records every stage of everything realized inside it. The scheduler
+# decided how many kernels this takes and why:
+
+# %%
+with trace() as recorded:
+    values = c.numpy()
+print(values)
+print("kernels:", len(recorded.kernels), [kernel.name for kernel in recorded.kernels])
+for decision in recorded.decisions:
+    print(decision)
+
+# %% [markdown]
+# The multiply is computed *inside* the reduce loop (`into_reduce`), the reshape and the `+ 1`
+# ride along in the same kernel, and the only boundary is the one you asked for (`requested`):
+# `.numpy()` needs the result in a buffer. `r_4_8` says it has a reduce (`r_`) over a 4 × 8 loop
+# nest.
+#
+# ## 4. The inspector shows the same thing beside the cell
+#
+# `%%tinygrad` traces a cell and shows the op graph collapsed by kernel, each kernel's source
+# and every fusion decision (in JupyterLab a live widget; on GitHub the static picture below).
+
+# %%
+# %%tinygrad
+d = Tensor(rng.standard_normal((4, 8)).astype(np.float32))
+((d * d).sum(axis=1) + 1).numpy()
+
+# %% [markdown]
+# ## 5. The kernel as loops
+#
+# Code generation turns the kernel into a loop nest (the *loop IR*) and applies optimization
+# actions. Here the heuristic chose to read the 8-long reduce axis as one vector of 8 lanes:
+
+# %%
+kernel = recorded.kernels[0]
+print("actions:", [str(opt) for opt in kernel.opts])
+print(kernel.passes["plan"])
+
+# %% [markdown]
+# ## 6. The linear program
+#
+# The loop nest is flattened into a list of instructions — every renderer walks this list.
+
+# %%
+print(kernel.passes["linear"])
+
+# %% [markdown]
+# ## 7. The C source that ran
+#
+# The C renderer turns the program into C with vector types; the system compiler built it and
+# the CPU runtime loaded it with ctypes.
+
+# %%
+print(kernel.source)
+
+# %% [markdown]
+# ## 8. The same kernel for a GPU
+#
+# Any kernel renders for any backend, without the hardware. On CUDA the 4 rows become 4 threads
+# of a block (`threadIdx.x`) and the reduce stays a loop:
+
+# %%
+print(kernel.render("CUDA"))
+
+# %% [markdown]
+# ## 9. What it cost
+#
+# `GlobalCounters` counts what the engine ran since the last reset: kernel launches, FLOPs and
+# bytes moved (times are in `GlobalCounters.time_sum_s`).
+
+# %%
+print(f"{GlobalCounters.kernel_count} kernels, {GlobalCounters.global_ops} FLOPs, "
+      f"{GlobalCounters.global_mem} bytes moved")
+print(f"kernel {kernel.name}: {kernel.flops} FLOPs, {kernel.bytes_moved} bytes")
+
+# %% [markdown]
+# ## 10. Your turn: predict, then check
+#
+# How many kernels does `a.softmax(axis=1)` take? Softmax is `exp(x - max) / sum(exp(x - max))`,
+# and notebook 02 explains the answer. Replace the `...` with a number and run both cells.
+
+# %%
+guess = ...
+
+# %%
+from exercises import check
+
+fresh = Tensor(rng.standard_normal((4, 8)).astype(np.float32))
+with trace() as softmax_trace:
+    fresh.softmax(axis=1).realize()
+cuts = sorted({d.reason.value for d in softmax_trace.decisions if not d.merged})
+check("kernels in softmax", guess, len(softmax_trace.kernels), "boundaries: " + ", ".join(cuts))
+
+# %% [markdown]
+# **Next:** `01_tensors_and_autograd`. The inspector's own tour (clicking around the widget) is
+# `inspector.ipynb`.

@@ -1,0 +1,208 @@
+# %% [markdown]
+# # 02 · Laziness and fusion: how many kernels, and why
+#
+# A tinylab program is a lazy graph. When a value is needed, the **scheduler** cuts the graph
+# into kernels: everything it can compute in one loop nest shares a kernel, and every boundary
+# it places is recorded as a `FusionDecision` with a reason. This notebook reads those decisions.
+
+# %%
+# %load_ext tinylab
+from collections import Counter
+
+import numpy as np
+from exercises import check_all
+from tinylab import Context, GlobalCounters, Tensor, trace
+from tinylab.schedule.fusion import SchedulerOptions
+from tinylab.schedule.schedule import schedule
+
+rng = np.random.default_rng(0)
+
+
+def fresh(*shape) -> Tensor:
+    """A new input buffer: nothing computed earlier can be reused for it."""
+    return Tensor(rng.standard_normal(shape).astype(np.float32))
+
+
+def run(fn, *shapes):
+    """Realize fn(*fresh inputs) inside a trace; returns the trace."""
+    inputs = [fresh(*shape) for shape in shapes]
+    with trace() as recorded:
+        fn(*inputs).realize()
+    return recorded
+
+
+def cut_reasons(recorded) -> str:
+    counts = Counter(d.reason.value for d in recorded.decisions if not d.merged)
+    return ", ".join(f"{reason}×{n}" for reason, n in sorted(counts.items()))
+
+
+# %% [markdown]
+# ## Nothing runs until a value is needed
+
+# %%
+GlobalCounters.reset()
+x, y = fresh(4, 8), fresh(4, 8)
+z = ((x + y) * 2).relu().exp()
+print("after building z:  ", GlobalCounters.kernel_count, "kernels")
+z.realize()
+print("after z.realize(): ", GlobalCounters.kernel_count, "kernel")
+z.numpy()
+print("after z.numpy():   ", GlobalCounters.kernel_count, "kernel (the value is already there)")
+
+# %% [markdown]
+# Five elementwise ops became one loop: each element is loaded once, computed through the whole
+# chain in registers, and stored once.
+#
+# ## A matmul written as reshape, multiply and sum is one kernel
+#
+# `a.reshape(N, 1, N) * b.T.reshape(1, N, N)` describes an N × N × N tensor of products. It is
+# never stored: the reshapes, the transpose and the broadcast are views, the multiply happens
+# inside the reduce loop that sums it.
+
+# %%
+N = 16
+a, b = fresh(N, N), fresh(N, N)
+
+# %%
+# %%tinygrad
+c = (a.reshape(N, 1, N) * b.T.reshape(1, N, N)).sum(axis=2)
+c.numpy()[0, :4]
+
+# %%
+recorded = run(lambda a, b: (a.reshape(N, 1, N) * b.T.reshape(1, N, N)).sum(axis=2), (N, N), (N, N))
+(kernel,) = recorded.kernels
+print("kernels:", len(recorded.kernels))
+print(f"bytes the kernel moves: {kernel.bytes_moved}  "
+      f"(the N×N×N product would be {N ** 3 * 4} bytes on its own)")
+print("equals a @ b:", np.allclose(c.numpy(), a.numpy() @ b.numpy(), atol=1e-5))
+
+# %% [markdown]
+# With fusion switched off (`FUSE=0`, the scheduler's `fuse=False`) every op gets a kernel and
+# every intermediate a buffer:
+
+# %%
+with Context(FUSE=0):
+    unfused = run(lambda a, b: (a.reshape(N, 1, N) * b.T.reshape(1, N, N)).sum(axis=2),
+                  (N, N), (N, N))
+print(f"FUSE=0: {len(unfused.kernels)} kernels, "
+      f"{sum(k.bytes_moved for k in unfused.kernels)} bytes moved; "
+      f"fused: {len(recorded.kernels)} kernel, {kernel.bytes_moved} bytes")
+
+# %% [markdown]
+# ## Softmax is several kernels — and each boundary says why
+#
+# `softmax(x) = exp(x - max(x)) / sum(exp(x - max(x)))` along a row. Run it under the inspector
+# and open the *why* panel (or read the static summary):
+
+# %%
+s = fresh(4, 5)
+
+# %%
+# %%tinygrad
+s.softmax(axis=1).numpy().round(3)
+
+# %% [markdown]
+# The same facts as data: every decision of the schedule, grouped by kernel.
+
+# %%
+softmax_trace = run(lambda s: s.softmax(axis=1), (4, 5))
+print(softmax_trace.realizes[0].schedule)
+
+# %% [markdown]
+# Read the `CUT` lines: a row's max is a reduce whose result is read back across the axis it
+# reduced (every element of the row needs it), so it must be complete before the next loop
+# starts — `broadcast_reduce`. The sum is cut for the same reason. `exp(x - max)` is cheap, so it
+# is `recomputed` in both kernels that read it instead of getting a buffer.
+#
+# ## What if a rule were off?
+#
+# The scheduler takes its rules as arguments, so a counterfactual is one call: schedule the same
+# outputs with a `SchedulerOptions` switch flipped. The inspector's *what if* panel shows these;
+# here they are by hand.
+
+# %%
+record = softmax_trace.realizes[0]
+scenarios = {"the real schedule": SchedulerOptions(),
+             "fuse=False": SchedulerOptions(fuse=False),
+             "recompute_shared=False": SchedulerOptions(recompute_shared=False),
+             "fuse_into_reduce=False": SchedulerOptions(fuse_into_reduce=False),
+             "fuse_after_reduce=False": SchedulerOptions(fuse_after_reduce=False)}
+for title, options in scenarios.items():
+    other = schedule(record.outputs, options, realized=record.schedule.leaves)
+    moved = sum(slot.nbytes for item in other.items for slot in item.slots)
+    print(f"{title:<24} {len(other.kernels)} kernels, {moved:4d} bytes read+written")
+
+# %% [markdown]
+# With `recompute_shared=False`, `exp(x - max)` gets a kernel and a buffer of its own instead of
+# being computed in both kernels that read it: compare that row's kernels and bytes with the
+# real schedule's. For a producer this cheap, recomputing it is the better trade.
+#
+# ## A table of kernel counts, computed here
+#
+# Each row is realized from fresh inputs and counted from the trace. Cut reasons other than
+# `requested` are the boundaries the scheduler chose.
+
+# %%
+EXPRESSIONS = {
+    "((x+y)*2).relu().exp()": (lambda x, y, w: ((x + y) * 2).relu().exp()),
+    "(x*y).sum(1)": (lambda x, y, w: (x * y).sum(1)),
+    "x.sum(1).sqrt()": (lambda x, y, w: x.sum(1).sqrt()),
+    "(x @ y.T + 1).relu()": (lambda x, y, w: (x @ y.T + 1).relu()),
+    "x - x.max(1, keepdim=True)": (lambda x, y, w: x - x.max(1, keepdim=True)),
+    "x.softmax(1)": (lambda x, y, w: x.softmax(1)),
+    "x.layernorm()": (lambda x, y, w: x.layernorm()),
+    "t = (x+1).exp(); t + t.T": (lambda x, y, w: (lambda t: t + t.T)((x + 1).exp())),
+    "m = x @ y; m + m.T": (lambda x, y, w: (lambda m: m + m.T)(x @ y)),
+    "x + (y - x) * w": (lambda x, y, w: x + (y - x) * w),
+    "x * (1 - w) + y * w": (lambda x, y, w: x * (1 - w) + y * w),
+    "x.cumsum(1)": (lambda x, y, w: x.cumsum(1)),
+}
+for text, fn in EXPRESSIONS.items():
+    counted = run(fn, (8, 8), (8, 8), (8, 8))
+    print(f"{text:<28} {len(counted.kernels)} kernel(s)   cuts: {cut_reasons(counted)}")
+
+# %% [markdown]
+# tinygrad users asked why `a + (b - a) * w` is one kernel there but `a * (1 - w) + b * w` is
+# two, with nothing to say why (tinygrad issue #5527). Here each boundary carries its reason;
+# compare the two rows above.
+#
+# ## DEBUG levels
+#
+# `Context(DEBUG=n)` prints what each stage did, scoped to the block: 1 the schedule sizes,
+# 2 one line per kernel run (time, GFLOPS, GB/s), 3 the fusion decisions and optimization
+# actions, 4 the generated source (5 adds the kernel AST, loop IR and linear program).
+
+# %%
+for level in (1, 2, 3, 4):
+    print(f"----- DEBUG={level}")
+    with Context(DEBUG=level):
+        (fresh(4, 8) * 2).sum(axis=1).realize()
+
+# %% [markdown]
+# ## Exercises: predict the kernel counts
+#
+# Fill in a number for each, then run the check (it realizes each from fresh inputs).
+
+# %%
+guesses = {
+    "x.exp().sum(1) + 1": ...,
+    "(x - x.mean(1, keepdim=True)).exp()": ...,
+    "(x @ y).relu() @ y": ...,
+    "x.max(1) + y.sum(0)": ...,
+}
+
+# %%
+QUESTIONS = {
+    "x.exp().sum(1) + 1": lambda x, y: x.exp().sum(1) + 1,
+    "(x - x.mean(1, keepdim=True)).exp()": lambda x, y: (x - x.mean(1, keepdim=True)).exp(),
+    "(x @ y).relu() @ y": lambda x, y: (x @ y).relu() @ y,
+    "x.max(1) + y.sum(0)": lambda x, y: x.max(1) + y.sum(0),
+}
+actual, why = {}, {}
+for text, fn in QUESTIONS.items():
+    counted = run(fn, (8, 8), (8, 8))
+    actual[text], why[text] = len(counted.kernels), "cuts: " + cut_reasons(counted)
+check_all(guesses, actual, why)
+
+# %% [markdown]
+# **Next:** `03_ir_and_codegen` — what happens inside one kernel.

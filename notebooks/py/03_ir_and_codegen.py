@@ -1,0 +1,209 @@
+# %% [markdown]
+# # 03 · The IR and code generation
+#
+# Inside one kernel: how movement ops become index arithmetic (views and the symbolic
+# simplifier), what a scheduled kernel looks like (the kernel AST), how it becomes loops (the
+# plan and its optimization actions), a flat program (linearize) and finally C.
+
+# %%
+# %load_ext tinylab
+import numpy as np
+from exercises import check
+from tinylab import Device, Tensor, trace
+from tinylab.codegen.linearize import linearize
+from tinylab.codegen.plan import KernelPlan, Opt, OptError
+from tinylab.ir import symbolic as sym
+from tinylab.ir.printer import print_graph
+from tinylab.ir.view import ViewStack
+from tinylab.runtimes.python import NAMESPACE
+
+rng = np.random.default_rng(0)
+
+# %% [markdown]
+# ## The graph is hash-consed
+#
+# Building the same node twice gives the same object: common subexpressions are shared for free
+# and a node is its own cache key.
+
+# %%
+a = Tensor(rng.standard_normal((8, 8)).astype(np.float32))
+b = Tensor(rng.standard_normal((8, 8)).astype(np.float32))
+print((a + b).node is (a + b).node, (a + b).node is (b + a).node)
+
+# %% [markdown]
+# ## Views: movement ops are index arithmetic
+#
+# A `View` is (shape, strides, offset, mask): element `(i, j)` of the view reads buffer index
+# `offset + i·stride0 + j·stride1`, and reads 0 outside the mask. Every movement op maps a view
+# to a view; the data never moves.
+
+# %%
+base = ViewStack.contiguous((3, 4))
+for title, view in [("contiguous (3,4)", base),
+                    ("permute (1,0)", base.permute((1, 0))),
+                    ("expand (1,4)->(3,4)", ViewStack.contiguous((1, 4)).expand((3, 4))),
+                    ("shrink rows 1:3", base.shrink(((1, 3), (0, 4)))),
+                    ("flip axis 1", base.flip((1,))),
+                    ("pad 1 on each side", base.pad(((1, 1), (1, 1))))]:
+    print(f"{title:<22} {view}")
+
+# %% [markdown]
+# Give the view symbolic loop variables and it returns the buffer index and the condition under
+# which the element is real (padding reads 0):
+
+# %%
+i, j = sym.var("i", 0, 4), sym.var("j", 0, 5)          # loop variables with their ranges
+index, valid = base.pad(((1, 1), (1, 1))).to_index([i, j])
+print("index:", sym.render(index))
+print("valid:", sym.render_cond(valid))
+
+# %% [markdown]
+# A reshape that strides cannot express (here: a transposed matrix read as one flat vector)
+# stacks a second view; its index needs a division and a modulo:
+
+# %%
+flat = base.permute((1, 0)).reshape((12,))
+k = sym.var("k", 0, 11)
+print(flat, "\n", "index:", sym.render(flat.to_index([k])[0]))
+
+# %% [markdown]
+# ## The simplifier keeps indices small
+#
+# Expressions are built in one canonical form and simplified as they are built, using what is
+# known about each variable's range:
+
+# %%
+row, col = sym.var("row", 0, 9), sym.var("col", 0, 7)    # col < 8
+x = sym.var("x", 0, 23)
+for text, expr in [("(row*8 + col) // 8", (row * 8 + col) // 8),
+                   ("(row*8 + col) % 8", (row * 8 + col) % 8),
+                   ("col // 8", col // 8),
+                   ("(x//4)*4 + x%4", (x // 4) * 4 + x % 4),
+                   ("(x % 12) // 4", (x % 12) // 4)]:
+    print(f"{text:<20} -> {sym.render(expr)}")
+
+# %% [markdown]
+# ## A scheduled kernel: the kernel AST
+#
+# The scheduler turns the fused part of the graph into a kernel AST: a `SINK` of `STORE`s whose
+# values are computed from `LOAD`s, each load reading through its view. This is `a @ b`:
+
+# %%
+with trace() as recorded:
+    product = (a @ b).numpy()
+kernel = recorded.kernels[0]
+print(kernel.passes["ast"])
+
+# %% [markdown]
+# The loads read `a` and `b` through views of the 8 × 8 × 8 loop space: a stride of 0 means
+# "the same element for every value of this loop" — `a` is the same for every output column,
+# `b` for every output row. The product itself exists only as this loop nest.
+#
+# ## The plan: loops, and actions on them
+#
+# `KernelPlan.from_ast` gives one loop per dimension (global loops over outputs, then reduce
+# loops). Printed, that is the *loop IR*:
+
+# %%
+plan = KernelPlan.from_ast(kernel.ast)
+print(plan.describe())
+
+# %% [markdown]
+# An optimization action rewrites the loops. `UPCAST(0, 4)` splits the first global loop and
+# unrolls 4 rows into registers (a *tile*): each `b` load now feeds 4 accumulators. The kernel
+# name lists every axis size, so it changes too:
+
+# %%
+tiled = plan.apply(Opt("UPCAST", 0, 4))
+print(tiled.describe())
+
+# %% [markdown]
+# Actions check that they fit the loop they are applied to:
+
+# %%
+try:
+    plan.apply(Opt("UNROLL", 0, 4))
+except OptError as error:
+    print("OptError:", error)
+
+# %% [markdown]
+# ## Linearize: the flat program
+#
+# The plan becomes a list of SSA instructions. Tiles are expanded, equal instructions shared,
+# and each instruction placed in the outermost loop its inputs allow.
+
+# %%
+program = linearize(tiled, tiled.name)
+print(program.print())
+
+# %% [markdown]
+# ## Render: C source
+#
+# The C renderer walks the program; the 4 accumulators are 4 C variables.
+
+# %%
+print(Device["CPU"].renderer.render(program))
+
+# %% [markdown]
+# Any plan can be checked by running it. The Python renderer turns the same program into
+# numpy code (notebook 04 looks at it closely); run it and compare with numpy's matmul:
+
+# %%
+def run_in_python(plan: KernelPlan, *inputs: np.ndarray) -> np.ndarray:
+    program = linearize(plan, plan.name)
+    namespace = dict(NAMESPACE)
+    exec(Device["PYTHON"].renderer.render(program), namespace)
+    out = np.zeros(program.params[0].size, dtype=np.float32)
+    namespace[program.name](out, *[array.ravel() for array in inputs])
+    return out.reshape(product.shape)
+
+
+print("tiled plan == numpy:", np.allclose(run_in_python(tiled, a.numpy(), b.numpy()),
+                                         a.numpy() @ b.numpy(), atol=1e-5))
+
+# %% [markdown]
+# ## Every pass, as the engine recorded it
+#
+# A trace keeps each compiled kernel's printed passes and its source. What the engine chose for
+# this kernel (its heuristic, notebook 07):
+
+# %%
+print("actions:", ", ".join(str(opt) for opt in kernel.opts))
+for name, text in kernel.passes.items():
+    print(f"--- pass {name}: {len(text.splitlines())} lines")
+print(kernel.passes["plan"])
+print(f"--- source ({kernel.language}): {len(kernel.source.splitlines())} lines")
+
+# %% [markdown]
+# ## Exercises
+#
+# **1.** The view `ViewStack.contiguous((4, 6)).permute((1, 0)).shrink(((1, 4), (0, 2)))`:
+# which buffer index does its element `(2, 1)` read?
+
+# %%
+answer_index = ...
+
+# %%
+view = ViewStack.contiguous((4, 6)).permute((1, 0)).shrink(((1, 4), (0, 2)))
+where, _ = view.to_index([sym.const(2), sym.const(1)])
+check("buffer index of (2, 1)", answer_index, sym.evaluate(where, {}),
+      f"{view}: offset + 2·stride0 + 1·stride1")
+
+# %% [markdown]
+# **2.** Starting from the plain matmul plan `r_8_8_8`, apply `UPCAST(1, 2)` and then unroll the
+# reduce loop by 4. What is the kernel's name? (Axes are listed as: loops, then tiles.)
+
+# %%
+answer_name = ...
+
+# %%
+step = plan.apply(Opt("UPCAST", 1, 2))
+reduce_axis = [n for n, axis in enumerate(step.axes) if axis.kind.value == "reduce"][0]
+step = step.apply(Opt("UNROLL", reduce_axis, 4))
+check("name after UPCAST(1,2) and UNROLL by 4", answer_name, step.name,
+      "axes " + ", ".join(f"{axis.size} ({axis.kind.value})" for axis in step.axes))
+print("and it still computes a @ b:",
+      np.allclose(run_in_python(step, a.numpy(), b.numpy()), a.numpy() @ b.numpy(), atol=1e-5))
+
+# %% [markdown]
+# **Next:** `04_backends` — the same program as OpenCL, CUDA and Python.

@@ -1,0 +1,161 @@
+# %% [markdown]
+# # 04 · Backends: one kernel, many targets
+#
+# A backend is a **renderer** (linear program → source text) plus a **runtime** (compile the
+# text, allocate buffers, launch). The rest of the stack is shared, so the same kernel can be
+# shown as C, OpenCL C, CUDA C or Python — and run wherever a runtime works.
+
+# %%
+# %load_ext tinylab
+import numpy as np
+from exercises import check
+from tinylab import Context, Device, Tensor, trace
+from tinylab.runtimes.python import NAMESPACE
+
+rng = np.random.default_rng(0)
+data = rng.standard_normal((4, 6)).astype(np.float32)
+
+# %% [markdown]
+# ## What runs here
+#
+# `python -m tinylab.device` prints the same list with the reason a backend cannot run.
+
+# %%
+for name, usable, _why in Device.status():
+    print(f"{name:<10} {'runs here' if usable else 'not here'}")
+print("Device.DEFAULT =", Device.DEFAULT)
+
+# %% [markdown]
+# ## The same kernel, four renderers
+#
+# A row-wise sum of squares, traced on the default device. `KernelRecord.render(backend)` plans
+# the same kernel AST for another backend (with that backend's heuristic) and renders it —
+# no hardware needed.
+
+# %%
+with trace() as recorded:
+    expected = (Tensor(data) ** 2).sum(axis=1).numpy()
+kernel = recorded.kernels[0]
+for backend in ("CPU", "CL", "CUDA", "PYTHON"):
+    print(f"======== {backend}")
+    print(kernel.render(backend))
+
+# %% [markdown]
+# The loop body — load, multiply, accumulate — is the same in all four. What differs is where
+# the rows go, and each backend's heuristic chooses that: lanes of a vector register, one GPU
+# thread per row (`get_local_id(0)` / `threadIdx.x`), or one numpy array holding every row.
+#
+# ## Running on OpenCL (PoCL)
+#
+# PoCL is an OpenCL implementation that runs on the CPU, so OpenCL kernels can run on a machine
+# without a GPU (`pip install -e ".[opencl]"`). A tensor created on `"CL"` runs its kernels
+# there:
+
+# %%
+if Device["CL"].available:
+    with trace() as on_cl:
+        result = (Tensor(data, device="CL") ** 2).sum(axis=1).numpy()
+    print("ran on", on_cl.kernels[0].device, "| same as CPU:", np.allclose(result, expected))
+    print(on_cl.kernels[0].source)
+else:
+    print("OpenCL cannot run here:", dict((n, w) for n, _, w in Device.status())["CL"])
+
+# %% [markdown]
+# ## Render-only devices
+#
+# `NULL:CUDA` runs the whole pipeline up to CUDA source and launches nothing: with `DEBUG=4` it
+# prints each kernel's source. Useful for reading GPU code on a laptop.
+
+# %%
+with Context(DEV="NULL:CUDA", DEBUG=4):
+    (Tensor(data) ** 2).sum(axis=1).realize()
+
+# %% [markdown]
+# ## The Python backend, step by step
+#
+# `DEV=PYTHON` renders the linear program as numpy code and executes it: global loops become
+# arrays of indices (every row at once), reduce loops stay Python `for` loops, and each ALU op
+# calls the same numpy arithmetic the reference evaluator uses.
+
+# %%
+with trace() as on_python:
+    result = (Tensor(data, device="PYTHON") ** 2).sum(axis=1).numpy()
+python_kernel = on_python.kernels[0]
+print("ran on", python_kernel.device, "| same as CPU:", np.allclose(result, expected))
+print(python_kernel.source)
+
+# %% [markdown]
+# Because it is plain Python, we can watch it run: execute the same source with the helpers
+# (`load`, `alu`, `store`) wrapped so that each call prints what it did. Two rows of three keep
+# the output short.
+
+# %%
+def run_printing(source: str, name: str, *arrays: np.ndarray, quiet: bool = False) -> list:
+    calls = []
+    namespace = dict(NAMESPACE)
+
+    def wrap(helper, label):
+        def traced(*args):
+            out = helper(*args)
+            shown = np.asarray(out if out is not None else args[2]).round(3).tolist()
+            calls.append(label)
+            what = args[0] if label == "alu" else ""
+            if not quiet:
+                print(f"  {label:<5} {what:<4} -> {shown}")
+            return out
+        return traced
+
+    for label in ("load", "alu", "store"):
+        namespace[label] = wrap(NAMESPACE[label], label)
+    exec(source, namespace)
+    namespace[name](*arrays)
+    return calls
+
+
+small = np.arange(6, dtype=np.float32).reshape(2, 3)
+with trace() as tiny:
+    (Tensor(small, device="PYTHON") ** 2).sum(axis=1).realize()
+out = np.zeros(2, dtype=np.float32)
+calls = run_printing(tiny.kernels[0].source, tiny.kernels[0].name, out, small.ravel())
+print("result:", out, "| numpy:", (small ** 2).sum(axis=1))
+
+# %% [markdown]
+# Each `load` returns both rows' values at once (one array per loop trip), the `MUL` squares
+# them, the `ADD` accumulates, and one `store` writes the whole output.
+#
+# ## Every backend computes the same numbers
+#
+# The test suite runs every primitive op on every backend that works here and compares with
+# the numpy oracle; the same in miniature:
+
+# %%
+for device in ("CPU", "PYTHON", "CL", "CUDA"):
+    if not Device[device].available:
+        print(f"{device:<7} (not here)")
+        continue
+    got = (Tensor(data, device=device).softmax(axis=1) * 3).numpy()
+    reference = np.exp(data - data.max(1, keepdims=True))
+    reference = 3 * reference / reference.sum(1, keepdims=True)
+    print(f"{device:<7} matches numpy: {np.allclose(got, reference, atol=1e-6)}")
+
+# %% [markdown]
+# ## Exercise
+#
+# Run `(x ** 2).sum(axis=1)` for an `x` of shape `(4, 5)` on the Python backend. How many times
+# does its `load` helper run? (Hint: which loops are Python loops?)
+
+# %%
+answer_loads = ...
+
+# %%
+x45 = np.ones((4, 5), dtype=np.float32)
+with trace() as counted:
+    (Tensor(x45, device="PYTHON") ** 2).sum(axis=1).realize()
+calls = run_printing(counted.kernels[0].source, counted.kernels[0].name,
+                     np.zeros(4, dtype=np.float32), x45.ravel(), quiet=True)
+check("load calls", answer_loads, calls.count("load"),
+      "the 4 rows are one numpy array; only the reduce loop over 5 runs in Python")
+
+# %% [markdown]
+# **Next:** `05_train_mnist` — a real model on these kernels. To write a backend of your own,
+# `06_write_a_backend`.

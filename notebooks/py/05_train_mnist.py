@@ -1,0 +1,190 @@
+# %% [markdown]
+# # 05 · Training a CNN on Fashion-MNIST
+#
+# The flagship example (`python -m tinylab.examples.beautiful_mnist`, tinygrad's
+# `beautiful_mnist` model) trained for a handful of small steps, so the notebook stays quick:
+# a live training monitor, the kernels of one step and why they are cut where they are, and the
+# weights saved and loaded as safetensors. `make demo` trains it properly (70 steps of 512).
+
+# %%
+# %load_ext tinylab
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+from exercises import check
+from tinylab import Tensor, nn, trace
+from tinylab.examples.beautiful_mnist import Model, make_steps, print_step_kernels
+from tinylab.schedule.fusion import EXPLANATION
+from tinylab_widgets import TrainingMonitor
+
+STEPS, BATCH = 12, 32
+
+# %% [markdown]
+# ## The data
+#
+# `nn.datasets.mnist(fashion=True)` reads the IDX files (from Debian's `dataset-fashion-mnist`
+# package when installed, else from a download into the user cache) as uint8 tensors. Batches
+# are picked on the host, as a data loader would.
+
+# %%
+X_train, Y_train, X_test, Y_test = nn.datasets.mnist(fashion=True)
+print("train:", X_train.shape, X_train.dtype.name, "| test:", X_test.shape)
+images = X_train.numpy().astype(np.float32) / 255.0
+labels = Y_train.numpy().astype(np.int32)
+test_images = X_test[:500].numpy().astype(np.float32) / 255.0
+test_labels = Y_test[:500].numpy().astype(np.int32)
+
+CLASSES = ["T-shirt", "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker",
+           "bag", "boot"]
+shades = " .:-=+*#%@"
+picture = images[0, 0].reshape(14, 2, 14, 2).mean(axis=(1, 3))   # 28x28 -> 14x14
+print(f"image 0 is a {CLASSES[labels[0]]}:")
+print("\n".join("".join(shades[int(v * 9.99)] * 2 for v in row) for row in picture))
+
+# %% [markdown]
+# ## The model
+#
+# Two 5×5 convolutions, batch norm, max-pool, two 3×3 convolutions, batch norm, max-pool and a
+# linear layer — the same `Model` class the example trains. Parameters are plain tensor
+# attributes; `nn.state.get_parameters` finds them.
+
+# %%
+Tensor.manual_seed(0)
+model = Model()
+parameters = nn.state.get_parameters(model)
+optimizer = nn.optim.Adam(parameters)
+train_step, correct = make_steps(model, optimizer)   # both wrapped in TinyJit
+for name, tensor in list(nn.state.get_state_dict(model).items())[:6]:
+    print(f"{name:<22} {tensor.shape}")
+print("...")
+
+# %% [markdown]
+# **Exercise.** How many trainable numbers does the model have? Work it out from the layer
+# shapes (a conv has `out · in · k · k` weights plus `out` biases; batch norm has a weight and a
+# bias per channel; `Linear(576, 10)` has `576 · 10 + 10`).
+
+# %%
+answer_parameters = ...
+
+# %%
+check("trainable parameters", answer_parameters, sum(p.numel() for p in parameters),
+      "; ".join(f"{name} {t.numel()}" for name, t in nn.state.get_state_dict(model).items()
+                if t.requires_grad))
+
+# %% [markdown]
+# ## One step, traced
+#
+# `train_step` is a `TinyJit`: its first call runs the Python body (forward, backward, Adam) and
+# realizes everything normally, so a trace sees every kernel and every fusion decision. The
+# first call also compiles each kernel once.
+
+# %%
+rng = np.random.default_rng(0)
+
+
+def batch():
+    picked = rng.integers(0, len(images), BATCH)
+    return Tensor(images[picked]), Tensor(labels[picked])
+
+
+with trace() as first_step:
+    loss = train_step(*batch())
+print(f"step 1: loss {loss.item():.3f}; {len(first_step.realizes)} realizes, "
+      f"{len(first_step.kernels)} kernels")
+boundaries = Counter(d.reason for d in first_step.decisions if not d.merged)
+for reason, count in boundaries.most_common():
+    print(f"{count:4d} × {reason.value:<20} {EXPLANATION[reason]}")
+
+# %% [markdown]
+# Each count is a rule of the scheduler firing; the sentence beside it is the rule's own
+# explanation. The largest kernels by arithmetic:
+
+# %%
+by_flops = sorted(first_step.kernels, key=lambda k: -k.flops)[:6]
+for kernel in by_flops:
+    print(f"{kernel.flops / 1e6:8.2f} MFLOP  {kernel.name}")
+
+# %% [markdown]
+# ## Training, with the monitor
+#
+# `TrainingMonitor` is a live widget: progress, the loss curve, the kernels of the latest step
+# and where each step's time went. The second call of `train_step` captures its kernels; later
+# calls replay them without running Python — the monitor's step times drop accordingly.
+
+# %%
+monitor = TrainingMonitor(total_steps=STEPS - 1, title="Fashion-MNIST CNN", jit=train_step)
+monitor
+
+# %%
+for step in monitor.track(range(STEPS - 1)):
+    monitor.log(train_step(*batch()))
+monitor.summary()   # a static record of the run, for readers of the saved notebook
+
+# %% [markdown]
+# ## The kernels of one step
+#
+# The captured step is a fixed list of kernel launches. Their FLOPs are counted from the
+# generated programs:
+
+# %%
+runners = [launch.runner for launch in train_step.step.launches if launch.runner is not None]
+print(f"one step replays {train_step.kernel_count} kernel launches, "
+      f"{sum(r.flops for r in runners) / 1e6:.1f} MFLOP in all")
+
+# %% [markdown]
+# And where the time goes, measured by replaying each kernel once (timings differ on every run
+# and machine, so nbval does not compare this cell):
+
+# %% tags=["nbval-ignore-output"]
+print_step_kernels(train_step)
+
+# %% [markdown]
+# ## How good is it after so few steps?
+
+# %%
+EVAL = 250
+hits = sum(int(correct(Tensor(test_images[i:i + EVAL]), Tensor(test_labels[i:i + EVAL])).item())
+           for i in range(0, len(test_images), EVAL))
+print(f"test accuracy after {STEPS} steps of {BATCH}: {100 * hits / len(test_images):.1f}% "
+      f"({len(test_images)} test images)")
+
+# %% [markdown]
+# ## One layer in the inspector
+#
+# A whole step is too many kernels to read at once; one convolution with its backward pass is
+# not. A conv is a sliding-window view plus multiply and sum — no im2col buffer:
+
+# %%
+layer = nn.Conv2d(1, 2, 3)
+Tensor.realize(*nn.state.get_parameters(layer))   # its random init is not part of the picture
+pixels = Tensor(images[:2, :, :8, :8])
+
+# %%
+# %%tinygrad
+layer(pixels).relu().sum().backward()
+layer.weight.grad.numpy().shape
+
+# %% [markdown]
+# ## Saving and loading weights
+#
+# `nn.state.safe_save` writes a `.safetensors` file (byte-compatible with the `safetensors`
+# package); `safe_load` reads it back and `load_state_dict` copies it into a fresh model.
+
+# %%
+with tempfile.TemporaryDirectory() as folder:
+    path = Path(folder) / "fashion_cnn.safetensors"
+    nn.state.safe_save(nn.state.get_state_dict(model), path)
+    loaded = nn.state.safe_load(path)
+    print(f"{len(loaded)} tensors, {path.stat().st_size} bytes")
+    restored = Model()
+    nn.state.load_state_dict(restored, loaded)
+
+probe = Tensor(test_images[:EVAL])   # the evaluation's batch size: its kernels exist already
+with Tensor.test():
+    same = np.array_equal(model(probe).numpy(), restored(probe).numpy())
+print("restored model gives identical outputs:", same)
+
+# %% [markdown]
+# **Next:** `06_write_a_backend`.

@@ -1,0 +1,248 @@
+# %% [markdown]
+# # 06 · Write a backend in a notebook cell
+#
+# A backend is a **renderer** (a linear program → source text) and a **runtime** (compile that
+# text, allocate memory, launch), registered by one row in `tinylab.engine.device.BACKENDS`.
+# Here we write one whose "source" is plain Python with one scalar operation per line, register
+# it, and run the test suite's own op checks against it — which find a real bug in our first try.
+
+# %%
+# %load_ext tinylab
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from exercises import check
+from tinylab import Context, Device, Tensor, trace
+from tinylab.engine.device import BACKENDS, Backend
+from tinylab.ir import symbolic as sym
+from tinylab.ir.ops import Op
+from tinylab.runtimes.buffer import HostAllocator
+
+sys.path.insert(0, str(Path.cwd().parent / "tests"))   # the repository's test suite
+import test_primitives  # noqa: E402
+
+# %% [markdown]
+# ## What a renderer reads
+#
+# The linear program of a small kernel, as every renderer sees it: `PARAM`s (buffers), `RANGE`
+# and `END` (loops), `CONST`, `LOAD` and `STORE` (with index expressions), accumulators, and ALU
+# ops by name.
+
+# %%
+data = np.arange(6, dtype=np.float32).reshape(2, 3)
+with trace() as recorded, Context(NOOPT=1):          # NOOPT: plain loops, no actions
+    (Tensor(data) * 2).sum(axis=1).realize()
+print(recorded.kernels[0].passes["linear"])
+
+# %% [markdown]
+# ## The renderer
+#
+# One line of Python per instruction. Each ALU op is a row of a table. Ops we leave out of the
+# table (`MAX`, `NEG`, `MOD`, `TRUNC`) are not a problem: the renderer says which ops it has
+# (`ops`), and codegen rewrites the others from ones it does have before planning
+# (`tinylab/codegen/decompose.py`). `supported_actions = ()` asks for plain loops.
+
+# %%
+OPS = {   # op name -> Python expression over the operands {0}, {1}, {2}
+    "ADD": "{0} + {1}", "MUL": "{0} * {1}", "IDIV": "{0} // {1}",
+    "CMPLT": "{0} < {1}", "CMPNE": "{0} != {1}",
+    "AND": "{0} & {1}", "OR": "{0} | {1}", "XOR": "{0} ^ {1}", "SHL": "{0} << {1}", "SHR": "{0} >> {1}",
+    "EXP2": "np.exp2({0})", "LOG2": "np.log2({0})", "SIN": "np.sin({0})", "SQRT": "np.sqrt({0})",
+    "RECIPROCAL": "1 / {0}", "WHERE": "({1} if {0} else {2})",
+}
+ACCUMULATE = {"ADD": "{0} + {1}", "MAX": "max({0}, {1})"}   # how a reduce folds a value in
+
+
+class TinyRenderer:
+    device = "TINY"
+    supported_actions = ()          # no optimization actions: one scalar loop per axis
+
+    def __init__(self, table=None):
+        self.table = dict(OPS if table is None else table)
+        self.ops = frozenset(Op[name] for name in self.table)   # what decompose may leave us
+
+    def literal(self, value, dtype) -> str:   # np.float32(2.0); -inf as float('-inf')
+        text = repr(value) if np.isfinite(value) else f"float('{value}')"
+        return f"np.{dtype.numpy_name}({text})"
+
+    def render(self, program) -> str:
+        names, depth = {}, 1
+        lines = [f"def {program.name}({', '.join(f'data{p.index}' for p in program.params)}):"]
+        for p in program.params:
+            lines.append(f"    data{p.index} = data{p.index}.view(np.{p.dtype.numpy_name})")
+        for i, instr in enumerate(program.instrs):
+            op, dtype, args = instr.op, instr.dtype.scalar, [names.get(s) for s in instr.src]
+            pad = "    " * depth
+            if op == "PARAM":
+                names[i] = f"data{instr.arg[0]}"
+            elif op == "RANGE":
+                variable, size, _kind = instr.arg
+                lines.append(f"{pad}for {variable} in range({size}):")
+                depth += 1
+            elif op == "END":
+                depth -= 1
+            elif op == "CONST":
+                names[i] = self.literal(instr.arg, dtype)
+            elif op == "COND":
+                names[i] = sym.render_cond(instr.arg[0]).replace(" && ", " and ")
+            elif op == "LOAD":
+                buffer, (index,), (valid,) = instr.arg
+                value = f"data{buffer}[{sym.render(index)}]"
+                if not valid.is_true:
+                    condition = sym.render_cond(valid).replace(" && ", " and ")
+                    value = f"({value} if {condition} else {self.literal(0, dtype)})"
+                lines.append(f"{pad}v{i} = {value}")
+                names[i] = f"v{i}"
+            elif op == "STORE":
+                buffer, (index,), _ = instr.arg
+                lines.append(f"{pad}data{buffer}[{sym.render(index)}] = {args[0]}")
+            elif op == "ACC":
+                lines.append(f"{pad}acc{i} = {self.literal(instr.arg, dtype)}")
+                names[i] = f"acc{i}"
+            elif op == "ACC_UPDATE":
+                lines.append(f"{pad}{args[0]} = {ACCUMULATE[instr.arg].format(*args)}")
+            elif op in ("CAST", "BITCAST"):
+                how = "view" if op == "BITCAST" else "astype"
+                lines.append(f"{pad}v{i} = np.asarray({args[0]}).{how}(np.{dtype.numpy_name})[()]")
+                names[i] = f"v{i}"
+            else:   # an ALU op from the table
+                lines.append(f"{pad}v{i} = {self.table[op].format(*args)}")
+                names[i] = f"v{i}"
+        return "\n".join(lines) + "\n"
+
+
+# %% [markdown]
+# ## The runtime
+#
+# "Compiling" is `exec`; buffers live in host memory (numpy byte arrays, like the CPU backend);
+# a launch calls the function and returns how long it took.
+
+# %%
+class TinyRuntime:
+    is_gpu = False
+
+    def __init__(self):
+        self.allocator = HostAllocator()
+
+    def check(self) -> None:       # raise DeviceError here if the backend cannot run
+        return None
+
+    def compile(self, source: str):
+        namespace = {"np": np}
+        exec(compile(source, "<tiny kernel>", "exec"), namespace)
+        return namespace, False    # (the "binary", was it a cache hit)
+
+    def load(self, namespace, name: str):
+        kernel = namespace[name]
+
+        def launch(*handles, **launch_dimensions) -> float:
+            start = time.perf_counter()
+            kernel(*handles)
+            return time.perf_counter() - start
+        return launch
+
+
+def register(name: str, table=None) -> str:
+    """One row in the backend table. (Compiled kernels are cached per device name, so a changed
+    renderer gets a new name.)"""
+    BACKENDS[name] = Backend(name, lambda: TinyRenderer(table), TinyRuntime,
+                             "scalar Python written in notebook 06")
+    return name
+
+
+register("TINY")
+with trace() as on_tiny:
+    result = (Tensor(data, device="TINY") * 2).sum(axis=1).numpy()
+print("result:", result, "| numpy:", (data * 2).sum(axis=1))
+print(on_tiny.kernels[0].source)
+
+# %% [markdown]
+# ## Run the test suite's op checks on it
+#
+# `tests/test_primitives.py` checks every primitive op on every backend against the numpy
+# oracle (`tinylab/ir/evaluate.py`) and an independent numpy expression. Its test functions only
+# need the device to be the default, so we call them directly, inside `Context(DEV=...)`:
+
+# %%
+def op_checks(device: str) -> list[tuple[str, str]]:
+    cases = [(f"{op.name} {x.dtype}", test_primitives.test_unary, (op, x, ref))
+             for op, x, ref in test_primitives.UNARY]
+    cases += [(f"{op.name} {a.dtype}", test_primitives.test_binary, (op, a, b, ref))
+              for op, a, b, ref in test_primitives.BINARY]
+    (cast_mark,) = [m for m in test_primitives.test_cast.pytestmark if m.name == "parametrize"]
+    cases += [(f"CAST {src.name}->{dst.name}", test_primitives.test_cast, (src, dst))
+              for src, dst in cast_mark.args[1]]
+    cases += [("WHERE", test_primitives.test_where, ()), ("BITCAST", test_primitives.test_bitcast, ())]
+    results = []
+    with Context(DEV=device):
+        for title, test, args in cases:
+            try:
+                test(device, *args)
+                results.append((title, "ok"))
+            except AssertionError as error:
+                results.append((title, "WRONG " + str(error).strip().splitlines()[0][:60]))
+            except Exception as error:
+                results.append((title, f"{type(error).__name__}: {str(error)[:60]}"))
+    return results
+
+
+def report(results) -> None:
+    failed = [(title, what) for title, what in results if what != "ok"]
+    print(f"{len(results) - len(failed)} of {len(results)} op checks pass")
+    for title, what in failed:
+        print(f"  {title:<22} {what}")
+
+
+report(op_checks("TINY"))
+
+# %% [markdown]
+# Python's `//` rounds toward minus infinity; the IR's `IDIV` (like C) truncates toward zero, so
+# `-7 // 2` must be `-3`, not `-4`. `MOD` fails too: it is not in our table, so codegen built it
+# from `IDIV`. Fix the row and register the fixed renderer:
+
+# %%
+FIXED = dict(OPS, IDIV="(abs({0}) // abs({1})) * (1 if ({0} < 0) == ({1} < 0) else -1)")
+register("TINY_FIXED", FIXED)
+report(op_checks("TINY_FIXED"))
+
+# %% [markdown]
+# ## Real programs on it
+#
+# Everything above the renderer is shared, so whole models run unchanged — slowly, one scalar
+# at a time:
+
+# %%
+rng = np.random.default_rng(0)
+x = rng.standard_normal((3, 5)).astype(np.float32)
+w = rng.standard_normal((5, 4)).astype(np.float32)
+for device in ("CPU", "TINY_FIXED"):
+    out = (Tensor(x, device=device) @ Tensor(w, device=device)).relu().softmax(axis=1)
+    print(f"{device:<11}", out.numpy().round(4)[0])
+
+# %% [markdown]
+# ## Exercise: render `MAX` natively
+#
+# `MAX` is not in the table, so codegen rewrites `max(a, b)` as `where(b < a or a != a, a, b)`.
+# Write a row for it (a format string using `{0}` and `{1}`, like the rows of `OPS`); the check
+# registers a renderer with your row, runs the `MAX` op checks and shows the new source.
+
+# %%
+my_max_row = ...
+
+# %%
+if my_max_row is ...:
+    check("MAX row", ..., None)
+else:
+    mine = register("TINY_MAX", dict(FIXED, MAX=my_max_row))
+    results = [r for r in op_checks(mine) if r[0].startswith("MAX")]
+    check("MAX op checks pass", True, all(what == "ok" for _, what in results), str(results))
+    with trace() as with_max:
+        Tensor(x, device=mine).maximum(Tensor(x[::-1].copy(), device=mine)).realize()
+    print(with_max.kernels[0].source)
+
+# %% [markdown]
+# A real backend adds speed, not structure: `tinylab/renderers/c.py` is the same walk producing
+# C with vector types and OpenMP-style threads, and `tinylab/runtimes/cpu.py` compiles it with
+# the system compiler and loads it with ctypes. **Next:** `07_make_it_fast`.
