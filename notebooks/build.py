@@ -6,6 +6,7 @@ of this Python, widget state and timestamps stripped. `make notebooks` or
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 import time
 from pathlib import Path
@@ -49,6 +50,8 @@ def build(name: str, timeout: int = 600) -> float:
     twin = TWINS / f"{name}.py"
     notebook = jupytext.read(twin)
     notebook.metadata["kernelspec"] = dict(KERNELSPEC)
+    for index, cell in enumerate(notebook.cells):  # stable ids keep rebuilt notebooks diffable
+        cell.id = hashlib.sha1(f"{name}:{index}:{cell.source}".encode()).hexdigest()[:8]
     client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(HERE)}})
     start = time.perf_counter()

@@ -63,8 +63,8 @@ def _buffers(program, device) -> list[Buffer]:
 class _Timer:
     """Compiles and times plans of one kernel on shared random buffers."""
 
-    def __init__(self, device, base: KernelPlan):
-        self.device = device
+    def __init__(self, device, base: KernelPlan, cpu_time: bool = False):
+        self.device, self.cpu_time = device, cpu_time
         self.buffers = _buffers(linearize(base), device)
         self.seen: dict[tuple, float] = {}
 
@@ -74,17 +74,29 @@ class _Timer:
         library, _ = self.device.runtime.compile(source)
         return self.device.runtime.load(library, name)
 
-    def time(self, plan: KernelPlan) -> float:
+    def time(self, plan: KernelPlan, give_up: float = float("inf")) -> float:
+        """Best of a few runs; a first run slower than `give_up` seconds (or than 0.2 s) is
+        not repeated, so a hopeless candidate of a big kernel costs one run."""
         key = tuple(plan.opts)
         if key not in self.seen:
             try:
                 fn = self.program(plan)
                 handles = [b.handle for b in self.buffers]
-                fn(*handles)
-                self.seen[key] = min(fn(*handles) for _ in range(RUNS))
+                first = self._run(fn, handles)  # includes first-touch costs
+                runs = 0 if first > give_up else 1 if first > 0.2 else RUNS
+                self.seen[key] = min([first] + [self._run(fn, handles) for _ in range(runs)])
             except Exception:  # noqa: BLE001 - a candidate that fails is just not chosen
                 self.seen[key] = float("inf")
         return self.seen[key]
+
+    def _run(self, fn, handles) -> float:
+        """Seconds one run takes: the runtime's clock, or this thread's CPU time for a
+        single-threaded CPU kernel (immune to other processes taking turns on the cores)."""
+        if not self.cpu_time:
+            return fn(*handles)
+        start = time.thread_time()
+        fn(*handles)
+        return time.thread_time() - start
 
     def output(self, plan: KernelPlan) -> np.ndarray:
         self.buffers[0].copyin(np.zeros(self.buffers[0].size, self.buffers[0].dtype.np))
@@ -143,3 +155,39 @@ def beam_search(plan: KernelPlan, device, width: int, cache_dir: Path | None = N
         winner = plan  # never trade correctness for speed
     _store(cache, key, winner.opts)
     return winner
+
+
+TUNE_MAX_BYTES = 1 << 28  # kernels whose buffers are bigger are not timed (random inputs cost)
+
+
+def tune(plan: KernelPlan, device, threads: int, cache_dir: Path | None = None) -> KernelPlan:
+    """The heuristic's candidate plans (one per vector axis and width, each with its register
+    tile), timed single-threaded on the device; the fastest wins, then gets threads. A cheap,
+    narrow search for the big kernels, cached like BEAM's winners."""
+    from .heuristic import candidates, choose_opts, thread
+    params = linearize(plan).params
+    if sum(max(p.size, 1) * p.dtype.itemsize for p in params) > TUNE_MAX_BYTES:
+        return plan.apply_all(choose_opts(plan, device.renderer.supported_actions, threads))
+    cache = secure_dir(cache_dir) if cache_dir is not None else None
+    key = "tune-" + _key(plan, device, 0, threads)
+    cached = _load(cache, key)
+    if cached is not None:
+        try:
+            return plan.apply_all(cached)
+        except OptError:
+            pass
+    actions = device.renderer.supported_actions
+    timer = _Timer(device, plan, cpu_time=True)  # candidates have no THREAD yet
+    options = candidates(plan, actions)
+    timed: list = []
+    for index, option in enumerate(options):
+        give_up = 2 * min(timed)[0] if timed else float("inf")
+        timed.append((timer.time(option, give_up), index, option))
+    best = min(timed)[2]
+    if best is not options[0] and not np.allclose(timer.output(best), timer.output(plan),
+                                                  rtol=1e-4, atol=1e-4, equal_nan=True):
+        best = options[0]
+    if "THREAD" in actions:
+        best = thread(best, threads, "SWAP" in actions)
+    _store(cache, key, best.opts)
+    return best

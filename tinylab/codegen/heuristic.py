@@ -19,6 +19,8 @@ from .plan import AxisKind, KernelPlan, Opt, OptError, view_index
 THREAD_MIN_WORK = 1 << 16   # loop iterations below which threads cost more than they save
 VECTOR_WIDTHS = (16, 8, 4)
 MAX_ACCUMULATORS = 24       # vector registers kept for accumulators (AVX-512 has 32)
+GATHER_COST = 3.0           # per element: a scalar load, its address and a lane insert (measured
+                            # on conv weight gradients: 16-lane gathers lost to 4-lane vectors)
 
 
 def work(plan: KernelPlan) -> int:
@@ -56,14 +58,26 @@ def accesses(plan: KernelPlan) -> list[tuple[str, object, int]]:
     return out
 
 
-def _savings(plan: KernelPlan, dim: int, width: int, table) -> float:
-    """Memory operations saved per element by `width` lanes along `dim`."""
-    saved = 0.0
+def _cost_per_element(plan: KernelPlan, dim: int, width: int, table, alu_work: float) -> float:
+    """Estimated operations per output element with `width` lanes along `dim`: a contiguous or
+    lane-invariant access is one vector operation for `width` elements, any other access (a
+    gather) one operation per element; ALU work is shared by the lanes."""
+    cost = alu_work / width
     for _, view, trips in table:
-        stride = dim_stride(view, dim)
-        vector_ops = 1 if stride in (0, 1) else width
-        saved += trips * (width - vector_ops) / width
-    return saved
+        stride = dim_stride(view, dim) if width > 1 else 0
+        cost += trips * (1 / width if stride in (0, 1) else GATHER_COST)
+    return cost
+
+
+def _alu_work(plan: KernelPlan, table) -> float:
+    reduce = plan.reduce_node
+    trips = max((t for _, _, t in table), default=1)
+    inner = set(reduce.src[0].toposort()) if reduce is not None else set()
+    work = 0.0
+    for node in plan.ast.toposort():
+        if node.op not in (Op.LOAD, Op.STORE, Op.CONST, Op.VALID, Op.SINK):
+            work += trips if node in inner else 1
+    return work
 
 
 def _try(plan: KernelPlan, opt: Opt) -> KernelPlan:
@@ -74,20 +88,28 @@ def _try(plan: KernelPlan, opt: Opt) -> KernelPlan:
 
 
 def vectorize(plan: KernelPlan) -> KernelPlan:
+    """Vectorize the axis and width with the lowest estimated cost per element."""
     table = accesses(plan)
-    best = None
+    alu = _alu_work(plan, table)
+    best = (_cost_per_element(plan, 0, 1, table, alu), None, 1)
     for i, axis in enumerate(plan.axes):
         if axis.kind not in (AxisKind.GLOBAL, AxisKind.REDUCE):
             continue
         for width in VECTOR_WIDTHS:
+            lanes_used = 1.0
             if axis.size % width:
-                continue
-            score = _savings(plan, axis.origin, width, table)
+                # past the end of the axis the lanes are masked off: worth it only when the
+                # wider vector does more useful work than a narrower one that fits
+                if axis.size < width // 2 or axis.size != plan.shape[axis.origin] or \
+                        axis.kind is AxisKind.REDUCE:  # masked reduce lanes measured slower
+                    continue
+                lanes_used = axis.size / (-(-axis.size // width) * width)
+            cost = _cost_per_element(plan, axis.origin, width, table, alu) / lanes_used
             if axis.kind is AxisKind.REDUCE:
-                score *= 0.9  # a horizontal sum at the end: prefer output lanes on a tie
-            if score > 0 and (best is None or score > best[0]):
-                best = (score, i, width)
-    return plan if best is None else _try(plan, Opt("VECTORIZE", best[1], best[2]))
+                cost *= 1.05  # a horizontal sum at the end: prefer output lanes on a tie
+            if cost < best[0]:
+                best = (cost, i, width)
+    return plan if best[1] is None else _try(plan, Opt("VECTORIZE", best[1], best[2]))
 
 
 def _tile_candidates(plan: KernelPlan, table):
@@ -165,14 +187,41 @@ def thread(plan: KernelPlan, threads: int, can_swap: bool) -> KernelPlan:
     return _try(plan, Opt("THREAD", plan.axes_of(AxisKind.GLOBAL)[0], threads))
 
 
-def choose_opts(plan: KernelPlan, actions, threads: int) -> list[Opt]:
-    start = len(plan.opts)
-    if "VECTORIZE" in actions:
-        plan = vectorize(plan)
+def _complete(plan: KernelPlan, actions) -> KernelPlan:
+    """A vectorized (or not) plan with its register tile and unrolling."""
     if "UPCAST" in actions:
         plan = register_tile(plan)
     if "UNROLL" in actions:
         plan = unroll(plan)
+    return plan
+
+
+def candidates(plan: KernelPlan, actions) -> list[KernelPlan]:
+    """Complete single-threaded plans, one per choice of vector axis and width (and none), the
+    model's favourite first: what a measured choice (codegen/beam.py's tune) times."""
+    first = _complete(vectorize(plan) if "VECTORIZE" in actions else plan, actions)
+    out, seen = [first], {tuple(first.opts)}
+    options = [plan]
+    if "VECTORIZE" in actions:
+        for i, axis in enumerate(plan.axes):
+            if axis.kind not in (AxisKind.GLOBAL, AxisKind.REDUCE):
+                continue
+            for width in VECTOR_WIDTHS:
+                padded = axis.size % width
+                if padded and (axis.size < width // 2 or axis.kind is AxisKind.REDUCE):
+                    continue
+                options.append(_try(plan, Opt("VECTORIZE", i, width)))
+    for option in options:
+        complete = _complete(option, actions)
+        if tuple(complete.opts) not in seen:
+            seen.add(tuple(complete.opts))
+            out.append(complete)
+    return out
+
+
+def choose_opts(plan: KernelPlan, actions, threads: int) -> list[Opt]:
+    start = len(plan.opts)
+    plan = _complete(vectorize(plan) if "VECTORIZE" in actions else plan, actions)
     if "THREAD" in actions:
         plan = thread(plan, threads, "SWAP" in actions)
     return plan.opts[start:]

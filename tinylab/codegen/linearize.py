@@ -122,13 +122,14 @@ class _Builder:
     def view_lanes(self, view, inst: dict, width: int):
         key = (view, tuple(sorted(inst.items())), width)
         if key not in self.index_cache:
-            indices, valids = [], []
-            for lane in range(width):
-                idxs = self.plan.index_exprs(self.lane_values(inst, lane))
-                index, valid = view_index(view, idxs)
-                indices.append(index)
-                valids.append(valid)
-            self.index_cache[key] = (tuple(indices), tuple(valids))
+            lanes = [self.plan.index_exprs(self.lane_values(inst, lane)) for lane in range(width)]
+            plain = [view_index(view, idxs) for idxs in lanes]
+            if self.plan.padded and len(set(plain)) > 1:
+                # lanes past the end of a padded dim are masked off; a lane-invariant access
+                # (the same element for every lane) is in bounds whenever lane 0 is
+                plain = [view_index(view, idxs, self.plan.padding_valid(idxs, view.shape))
+                         for idxs in lanes]
+            self.index_cache[key] = (tuple(i for i, _ in plain), tuple(v for _, v in plain))
         return self.index_cache[key]
 
     # ---- values ----
@@ -193,7 +194,8 @@ class _Builder:
                             unique=True)
             for unroll in self.instances(self.unroll):
                 full = {**inst, **unroll}
-                value = self.value(node.src[0], full, width)
+                value = self.masked_past_end(self.value(node.src[0], full, width), full, width,
+                                             node.dtype, identity)
                 self.emit("ACC_UPDATE", acc_dtype, (acc, value), REDUCE_ALU[node.op].name,
                           depth=len(self.loop_axes), post=False, unique=True)
             acc = gpu.group_reduce(self, acc, node)  # GPU hook: combine across a work-group
@@ -203,6 +205,22 @@ class _Builder:
             else:
                 result = self.emit("READ_ACC", acc_dtype, (acc,), None, post=True, unique=True)
             self.acc_results[key] = result
+
+    def masked_past_end(self, value: int, inst: dict, width: int, dtype, identity) -> int:
+        """A reduce value for lanes past the end of a padded reduce dim is the identity."""
+        reduced = [d for d in self.plan.padded if d >= len(self.plan.shape) - self.plan.n_reduce]
+        if not reduced:
+            return value
+        conds = []
+        for lane in range(width):
+            idxs = self.plan.index_exprs(self.lane_values(inst, lane))
+            conds.append(sym.and_(*[sym.lt(idxs[d], self.plan.shape[d]) for d in reduced]))
+        if all(c.is_true for c in conds):
+            return value
+        cond = self.emit("COND", dtypes.bool.vec(width), (), tuple(conds),
+                         depth=self.cond_depth(conds))
+        fill = self.emit("CONST", dtype.vec(width), (), identity)
+        return self.emit("WHERE", dtype.vec(width), (cond, value, fill))
 
     def instances(self, axes: list[int]) -> list[dict]:
         sizes = [range(self.plan.axes[a].size) for a in axes]

@@ -182,6 +182,7 @@ class KernelPlan:
     axes: list[Axis] = field(default_factory=list)
     opts: list[Opt] = field(default_factory=list)
     threads: int = 1
+    padded: frozenset = frozenset()  # dims a vector axis runs past the end of (lanes masked)
 
     @staticmethod
     def from_ast(ast: Node) -> KernelPlan:
@@ -193,7 +194,7 @@ class KernelPlan:
 
     def copy(self) -> KernelPlan:
         return KernelPlan(self.ast, self.shape, self.n_reduce, list(self.axes), list(self.opts),
-                          self.threads)
+                          self.threads, self.padded)
 
     # ---- facts ----
     @property
@@ -281,12 +282,20 @@ class KernelPlan:
             raise OptError(f"{opt}: {opt.action} needs {need} loop, axis {opt.axis} is "
                            f"{axis.kind.value}")
         amount = opt.amount or axis.size
-        if amount < 1 or axis.size % amount:
-            raise OptError(f"{opt}: {amount} does not divide axis size {axis.size}")
+        if amount < 1:
+            raise OptError(f"{opt}: amount must be positive")
+        if axis.size % amount:
+            # only a whole, unsplit dimension may be vectorized past its end: the extra lanes
+            # are masked off (loads read nothing, stores write nothing, reduces add the identity)
+            whole = axis.mult == 1 and axis.size == self.shape[axis.origin]
+            if opt.action != "VECTORIZE" or not whole:
+                raise OptError(f"{opt}: {amount} does not divide axis size {axis.size}")
+            self.padded = self.padded | {axis.origin}
         kind = {"UPCAST": AxisKind.UPCAST, "UNROLL": AxisKind.UNROLL, "VECTORIZE": AxisKind.VECTOR,
                 "LOCAL": AxisKind.LOCAL, "GROUP": AxisKind.GROUP}[opt.action]
         inner = Axis(amount, kind, axis.origin, axis.mult, axis.reduce)
-        outer = Axis(axis.size // amount, axis.kind, axis.origin, axis.mult * amount, axis.reduce)
+        outer = Axis(-(-axis.size // amount), axis.kind, axis.origin, axis.mult * amount,
+                     axis.reduce)
         rest = self.axes[:opt.axis] + ([outer] if outer.size > 1 else []) + self.axes[opt.axis + 1:]
         if kind in (AxisKind.LOCAL, AxisKind.GROUP):  # work-group axes sit after their loops
             position = len([a for a in rest if a.kind.is_loop])
@@ -315,15 +324,23 @@ class KernelPlan:
             idxs[axis.origin] = idxs[axis.origin] + sym.lin(values[i]) * axis.mult
         return idxs
 
+    def padding_valid(self, idxs: list[sym.Lin], view_shape: tuple) -> sym.Cond:
+        """Lanes past the end of a padded dimension are invalid for a view that indexes it."""
+        conds = [sym.lt(idxs[d], self.shape[d]) for d in sorted(self.padded)
+                 if d < len(view_shape) and view_shape[d] > 1]
+        return sym.and_(*conds) if conds else sym.TRUE
+
     def describe(self) -> str:
         from .printer import print_plan
         return print_plan(self)
 
 
-def view_index(view: ViewStack, idxs: list[sym.Lin]) -> tuple[sym.Lin, sym.Cond]:
+def view_index(view: ViewStack, idxs: list[sym.Lin],
+               extra: sym.Cond = sym.TRUE) -> tuple[sym.Lin, sym.Cond]:
     """Buffer index and validity of a view whose size-1 dimensions read index 0, simplified
-    where the index is valid (the only place it is used)."""
+    where the index is valid (the only place it is used); `extra` adds conditions (a padded
+    vector axis) that also help simplify."""
     fixed = [sym.ZERO if s == 1 else i for s, i in zip(view.shape, idxs)]
     index, valid = view.to_index(fixed)
-    return sym.simplify_valid(index, valid)
+    return sym.simplify_valid(index, sym.and_(valid, extra))
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from .. import config
 from ..codegen.decompose import decompose
-from ..codegen.heuristic import choose_opts
+from ..codegen.heuristic import choose_opts, work
 from ..codegen.heuristic_gpu import choose_gpu_opts
 from ..codegen.linearize import LinearProgram, linearize, program_cost
 from ..codegen.plan import KernelPlan
@@ -83,6 +83,8 @@ class Runner:
                 "linear": self.program.print()}
 
 
+TUNE_WORK = (1 << 22, 1 << 31)  # loop iterations where timing a few candidate plans pays off
+                                # (above: too slow to time; the heuristic's choice stands)
 _RUNNERS: dict = {}
 _ANNOUNCED: set = set()  # devices DEBUG>=1 has reported opening
 _NAMES: dict[str, list] = {}
@@ -109,6 +111,10 @@ def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
         return beam_search(plan, spec, beam, cache, config.cpu_count())
     if getattr(spec.renderer, "is_gpu", False):  # OpenCL / CUDA: work-groups
         return plan.apply_all(choose_gpu_opts(plan, actions))
+    if config.TUNE.value and not spec.render_only and TUNE_WORK[0] <= work(plan) <= TUNE_WORK[1]:
+        from ..codegen.beam import tune  # big kernels: time the heuristic's candidates
+        cache = None if config.DISABLE_CACHE.value else config.cache_dir() / "beam"
+        return tune(plan, spec, config.cpu_count(), cache)
     return plan.apply_all(choose_opts(plan, actions, config.cpu_count()))
 
 
@@ -134,15 +140,17 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
             print(f"opened device {device}: {spec.backend.description}"
                   + (" (render only)" if spec.render_only else ""))
     plan = choose_plan(device, ast, noopt, beam)
+    # the source uses the plan's own name, so the same kernel compiles to the same text (and hits
+    # the disk cache) in every process; lines and traces show a name made unique in this process
     name = _unique_name(plan.name, (ast, tuple(plan.opts)))
-    program = linearize(plan, name)
+    program = linearize(plan, plan.name)
     source = spec.renderer.render(program)
     flops, moved = program_cost(program)
     start = time.perf_counter()
     fn, hit = None, False
     if not spec.render_only:
         library, hit = spec.runtime.compile(source)
-        fn = spec.runtime.load(library, name)
+        fn = spec.runtime.load(library, plan.name)
     compile_s = time.perf_counter() - start
     GlobalCounters.compile_count += 0 if hit else 1
     GlobalCounters.compile_time_s += compile_s

@@ -13,6 +13,7 @@ import weakref
 
 from .. import config
 from ..engine import jit as engine_jit
+from ..engine.counters import GlobalCounters
 from ..errors import JitError
 from ..ir import node as ir
 from ..ir.ops import Op
@@ -75,6 +76,7 @@ class TinyJit:
         return self._capture(inputs, args, kwargs)
 
     def _capture(self, inputs, args, kwargs):
+        shared_in_schedules = GlobalCounters.bytes_saved
         with engine_jit.capture() as launches:
             _JIT_CAPTURING.append(self)
             try:
@@ -95,7 +97,9 @@ class TinyJit:
                 live.setdefault(id(t.node.buffer), []).append(t)
         keep = {id(b) for b in input_buffers} | set(live)
         step = engine_jit.CapturedStep(launches)
-        step.bytes_saved = engine_jit.plan_buffers(launches, keep)
+        # bytes saved: buffers shared inside each captured schedule, then across the whole step
+        step.bytes_saved = GlobalCounters.bytes_saved - shared_in_schedules + \
+            engine_jit.plan_buffers(launches, keep)
         step.prepare(input_buffers)
         self.step, self.result = step, result
         self.signature = [(t.shape, t.dtype, t.device) for t in inputs]

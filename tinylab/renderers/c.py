@@ -8,7 +8,7 @@ falls back to one scalar per lane (cstyle's walk), so every program still render
 from __future__ import annotations
 
 from ..dtype import DType, dtypes
-from .cstyle import CStyleRenderer, _Walk, cond_text, index_text
+from .cstyle import CStyleRenderer, _Walk, cond_text, guarded, index_text
 
 NATIVE_LANES = {dtypes.float32: "float", dtypes.int32: "int"}
 NATIVE_WIDTHS = (2, 4, 8, 16)
@@ -64,6 +64,30 @@ class _VectorWalk(_Walk):
         if name not in self.helpers_used:
             self.helpers_used[name] = _masked_load_helper(name, t, m, NATIVE_LANES[dtype], lanes)
         return name
+
+    def lane_mask(self, valids, mask_type: str) -> str:
+        """An int lane mask (-1 valid / 0 not) for per-lane conditions. Lanes usually differ only
+        in the bounds of the same comparisons (x < c_lane), so each comparison is one vector
+        compare of the broadcast x against a constant vector; otherwise lane by lane."""
+        lanes = len(valids)
+        if self.p.index_dtype == dtypes.int32 and not any(v.is_false for v in valids):
+            bounds: dict = {}
+            for lane, valid in enumerate(valids):
+                for leaf in valid.leaves():
+                    if leaf.kind != "lt":
+                        break
+                    bounds.setdefault(leaf.x, [None] * lanes)[lane] = leaf.c
+                else:
+                    continue
+                break
+            else:
+                big = 2 ** 31 - 1
+                parts = []
+                for x, per_lane in bounds.items():
+                    consts = ", ".join(str(big if c is None else c) for c in per_lane)
+                    parts.append(f"((({mask_type}){{}}+{index_text(x)}) < (({mask_type}){{{consts}}}))")
+                return "(" + " & ".join(parts) + ")" if parts else f"(({mask_type}){{}}-1)"
+        return f"(({mask_type}){{{', '.join(f'-({cond_text(v)})' for v in valids)}}})"
 
     # ---- references ----
     def ref(self, i: int, lane: int) -> str:
@@ -142,16 +166,15 @@ class _VectorWalk(_Walk):
             zero = self.r.literal(0, scalar)
             self.emit(f"{self.r.type_name(scalar)} one{i} = ({any_lane}) ? "
                       f"data{buf}[{index_text(indices[0])}] : {zero};")
-            mask = f"(({m}){{{', '.join(f'-({cond_text(v)})' for v in valids)}}})"
+            mask = self.lane_mask(valids, m)
             self.emit(f"{t} val{i} = {_select(mask, f'(({t}){{}}+one{i})', f'(({t}){{}})', t, m)};")
             self.names[i] = [f"val{i}"]
             self.native.add(i)
             return True
         same = same_index and all(v is valids[0] for v in valids)
         if same:  # one value for every lane: load once, broadcast on use
-            load = f"data{buf}[{index_text(indices[0])}]"
-            if not valids[0].is_true:
-                load = f"({cond_text(valids[0])}?{load}:{self.r.literal(0, scalar)})"
+            load = guarded(f"data{buf}[{index_text(indices[0])}]", valids[0],
+                           self.r.literal(0, scalar))
             self.names[i] = [self.define(f"val{i}", 0, 1, self.r.type_name(scalar), load)]
             return True
         t = self.vector_type(scalar, len(indices))
@@ -160,15 +183,13 @@ class _VectorWalk(_Walk):
             value = f"*(({tu}*)(data{buf}+{index_text(indices[0])}))"
         elif _consecutive(indices):  # consecutive lanes, some masked: one masked vector load
             m = self.vector_type(dtypes.int32, len(indices))
-            mask = f"(({m}){{{', '.join(f'-({cond_text(v)})' for v in valids)}}})"
+            mask = self.lane_mask(valids, m)
             value = f"{self.masked_loader(scalar, len(indices))}(data{buf}+" \
                     f"{index_text(indices[0])}, {mask})"
         else:
             zero = self.r.literal(0, scalar)
-            lanes = []
-            for index, valid in zip(indices, valids):
-                load = f"data{buf}[{index_text(index)}]"
-                lanes.append(load if valid.is_true else f"({cond_text(valid)}?{load}:{zero})")
+            lanes = [guarded(f"data{buf}[{index_text(index)}]", valid, zero)
+                     for index, valid in zip(indices, valids)]
             value = f"(({t}){{{', '.join(lanes)}}})"
         self.emit(f"{t} val{i} = {value};")
         self.names[i] = [f"val{i}"]
@@ -180,10 +201,20 @@ class _VectorWalk(_Walk):
         value = instr.src[0]
         if value not in self.native or instr.dtype.scalar not in NATIVE_LANES:
             return False
-        if not (_consecutive(indices) and all(v.is_true for v in valids)):
+        if not _consecutive(indices):
             return False
-        tu = self.vector_type(instr.dtype.scalar, len(indices), unaligned=True)
-        self.emit(f"*(({tu}*)(data{buf}+{index_text(indices[0])})) = {self.names[value][0]};")
+        if all(v.is_true for v in valids):
+            tu = self.vector_type(instr.dtype.scalar, len(indices), unaligned=True)
+            self.emit(f"*(({tu}*)(data{buf}+{index_text(indices[0])})) = {self.names[value][0]};")
+            return True
+        # some lanes run past the end: a masked vector store writes only the valid ones
+        scalar, lanes = instr.dtype.scalar, len(indices)
+        t, m = self.vector_type(scalar, lanes), self.vector_type(dtypes.int32, lanes)
+        name = f"tl_maskstore_{t}"
+        if name not in self.helpers_used:
+            self.helpers_used[name] = _masked_store_helper(name, t, m, NATIVE_LANES[scalar], lanes)
+        mask = self.lane_mask(valids, m)
+        self.emit(f"{name}(data{buf}+{index_text(indices[0])}, {mask}, {self.names[value][0]});")
         return True
 
     def native_alu(self, i: int, instr) -> bool:
@@ -282,6 +313,27 @@ _MASKED_LOAD = {
     ("int", 8): ("__AVX2__", "(int8)_mm256_maskload_epi32(p, (__m256i)m)"),
     ("int", 4): ("__AVX2__", "(int4)_mm_maskload_epi32(p, (__m128i)m)"),
 }
+
+
+_MASKED_STORE = {
+    ("float", 16): ("__AVX512F__", "_mm512_mask_storeu_ps(p, _mm512_cmpneq_epi32_mask("
+                    "(__m512i)m, _mm512_setzero_si512()), (__m512)v)"),
+    ("float", 8): ("__AVX2__", "_mm256_maskstore_ps(p, (__m256i)m, (__m256)v)"),
+    ("float", 4): ("__AVX__", "_mm_maskstore_ps(p, (__m128i)m, (__m128)v)"),
+    ("int", 16): ("__AVX512F__", "_mm512_mask_storeu_epi32(p, _mm512_cmpneq_epi32_mask("
+                  "(__m512i)m, _mm512_setzero_si512()), (__m512i)v)"),
+    ("int", 8): ("__AVX2__", "_mm256_maskstore_epi32(p, (__m256i)m, (__m256i)v)"),
+    ("int", 4): ("__AVX2__", "_mm_maskstore_epi32(p, (__m128i)m, (__m128i)v)"),
+}
+
+
+def _masked_store_helper(name: str, t: str, m: str, base: str, lanes: int) -> str:
+    fallback = f"  for (int l = 0; l < {lanes}; l++) if (m[l]) p[l] = v[l];\n"
+    guard, body = _MASKED_STORE.get((base, lanes), (None, None))
+    text = f"static inline void {name}({base}* p, {m} m, {t} v) {{\n"
+    if guard is None:
+        return text + fallback + "}\n"
+    return text + f"#if defined({guard})\n  {body};\n#else\n{fallback}#endif\n}}\n"
 
 
 def _masked_load_helper(name: str, t: str, m: str, base: str, lanes: int) -> str:

@@ -31,6 +31,13 @@ def cond_text(cond: sym.Cond) -> str:
     return sym.render_cond(cond, _floor_div, _floor_mod, " & ")
 
 
+def guarded(load: str, valid: sym.Cond, zero: str) -> str:
+    """A load where `valid` holds, zero where it does not (no load at all when never valid)."""
+    if valid.is_true:
+        return load
+    return zero if valid.is_false else f"({cond_text(valid)}?{load}:{zero})"
+
+
 class CStyleRenderer:
     device = "C"
     kernel_prefix = "void"
@@ -205,9 +212,8 @@ class _Walk:
             buf, indices, valids = instr.arg
             names = []
             for lane in range(lanes):
-                load = f"data{buf}[{index_text(indices[lane])}]"
-                if not valids[lane].is_true:
-                    load = f"({cond_text(valids[lane])}?{load}:{self.r.literal(0, scalar)})"
+                load = guarded(f"data{buf}[{index_text(indices[lane])}]", valids[lane],
+                               self.r.literal(0, scalar))
                 names.append(self.define(f"val{i}", lane, lanes, t, load))
             self.names[i] = names
             return
@@ -215,8 +221,10 @@ class _Walk:
             buf, indices, valids = instr.arg
             for lane in range(lanes):
                 store = f"data{buf}[{index_text(indices[lane])}] = {self.ref(instr.src[0], lane)};"
+                if valids[lane].is_false:
+                    continue  # a lane past the end of a padded dimension: nothing to write
                 if not valids[lane].is_true:
-                    store = f"if {cond_text(valids[lane])} {store}"
+                    store = f"if ({cond_text(valids[lane])}) {store}"
                 self.emit(store)
             return
         if op == "ACC":
