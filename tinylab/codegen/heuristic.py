@@ -19,6 +19,7 @@ from .plan import AxisKind, KernelPlan, Opt, OptError, view_index
 THREAD_MIN_WORK = 1 << 16   # loop iterations below which threads cost more than they save
 VECTOR_WIDTHS = (16, 8, 4)
 MAX_ACCUMULATORS = 24       # vector registers kept for accumulators (AVX-512 has 32)
+PADDING_COST = 1.1          # masked loads and stores of a padded vector axis: an exact width wins ties
 GATHER_COST = 3.0           # per element: a scalar load, its address and a lane insert (measured
                             # on conv weight gradients: 16-lane gathers lost to 4-lane vectors)
 
@@ -103,7 +104,7 @@ def vectorize(plan: KernelPlan) -> KernelPlan:
                 if axis.size < width // 2 or axis.size != plan.shape[axis.origin] or \
                         axis.kind is AxisKind.REDUCE:  # masked reduce lanes measured slower
                     continue
-                lanes_used = axis.size / (-(-axis.size // width) * width)
+                lanes_used = axis.size / (-(-axis.size // width) * width) / PADDING_COST
             cost = _cost_per_element(plan, axis.origin, width, table, alu) / lanes_used
             if axis.kind is AxisKind.REDUCE:
                 cost *= 1.05  # a horizontal sum at the end: prefer output lanes on a tie

@@ -108,7 +108,8 @@ def main() -> int:
         step_time = time.perf_counter() - step_start
         if i % 10 == 9 or i == steps - 1:
             accuracy = test_accuracy(correct, X_test, Y_test)
-        print(f"\rstep {i + 1:4d}/{steps}  loss {loss:6.3f}  test accuracy {accuracy:5.2f}%  "
+        shown = "   -  " if np.isnan(accuracy) else f"{accuracy:5.2f}%"  # before the first test
+        print(f"\rstep {i + 1:4d}/{steps}  loss {loss:6.3f}  test accuracy {shown}  "
               f"{step_time * 1e3:7.1f} ms/step  ({time.perf_counter() - start:6.1f} s)",
               end="" if i < steps - 1 else "\n", flush=True)
     print(f"compiled {GlobalCounters.compile_count} kernels in "
