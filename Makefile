@@ -44,7 +44,7 @@ notebooks: $(STAMP)
 	$(PY) notebooks/build.py $(NAMES)
 
 bench: $(STAMP)
-	$(PY) -m bench.run
+	TUNE=1 $(PY) -m bench.run
 
 fuzz: $(STAMP)
 	FUZZ_EXAMPLES=2000 $(PY) -m pytest -q tests/reliability/test_fuzz.py tests/reliability/test_safe_load_fuzz.py

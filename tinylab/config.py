@@ -77,8 +77,8 @@ SETTINGS: dict[str, Setting] = {}
 
 DEBUG = Setting("DEBUG", 0, "1 devices+schedules, 2 kernel lines, 3 fusion/opts, 4 source, 5 IR")
 BEAM = Setting("BEAM", 0, "beam width for the kernel optimizer search (0 = heuristic)")
-TUNE = Setting("TUNE", 1, "1 = time the heuristic's few candidate plans for big kernels "
-               "(cached on disk); 0 = take the heuristic's first choice")
+TUNE = Setting("TUNE", 0, "1 = time the heuristic's few candidate plans for big kernels "
+               "(cached on disk; costs compile time once); 0 = take the heuristic's first choice")
 NOOPT = Setting("NOOPT", 0, "1 = no optimization actions (plain loops)")
 DEV = Setting("DEV", "", "device to use: CPU, PYTHON, CL, CUDA, NULL:<renderer>")
 CC = Setting("CC", "", "C compiler for the CPU backend (default: cc, gcc or clang)")

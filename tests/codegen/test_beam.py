@@ -51,3 +51,22 @@ def test_second_process_uses_the_compile_cache(tmp_path):
     second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert int(first.stdout.split()[-1]) >= 1, first.stderr
     assert int(second.stdout.split()[-1]) == 0, second.stderr
+
+
+def test_tune_picks_a_candidate_that_matches_plain_and_caches_it(tmp_path, monkeypatch):
+    """TUNE=1's narrow search: every candidate plan is correct, the winner (with threads) equals
+    the plain kernel, and a second tune reads the winner from disk without timing anything."""
+    from tinylab.codegen.heuristic import candidates
+    plan, device = _plan(48), Device["CPU"]
+    timer = beam._Timer(device, plan)
+    expected = timer.output(plan)
+    options = candidates(plan, device.renderer.supported_actions)
+    assert len(options) > 1
+    for option in options:
+        np.testing.assert_allclose(timer.output(option), expected, rtol=1e-4, atol=1e-4)
+    winner = beam.tune(plan, device, threads=2, cache_dir=tmp_path)
+    np.testing.assert_allclose(timer.output(winner), expected, rtol=1e-4, atol=1e-4)
+    calls = []
+    monkeypatch.setattr(beam._Timer, "time", lambda self, p, give_up=0: calls.append(p) or 1.0)
+    assert beam.tune(plan, device, threads=2, cache_dir=tmp_path).opts == winner.opts
+    assert not calls

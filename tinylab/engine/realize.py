@@ -83,7 +83,7 @@ class Runner:
                 "linear": self.program.print()}
 
 
-TUNE_WORK = (1 << 22, 1 << 31)  # loop iterations where timing a few candidate plans pays off
+TUNE_WORK = (1 << 24, 1 << 31)  # loop iterations where timing a few candidate plans pays off
                                 # (above: too slow to time; the heuristic's choice stands)
 _RUNNERS: dict = {}
 _ANNOUNCED: set = set()  # devices DEBUG>=1 has reported opening
