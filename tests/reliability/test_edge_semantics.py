@@ -254,9 +254,10 @@ def test_tensor_default_int_is_int32():
 
 # ---- relative accuracy near zero ------------------------------------------------------------
 SMALL = f32(1e-6, -1e-5, 1e-4, 1e-3, 0.05, -0.3)
-ACCURATE_NEAR_ZERO = ["sin", "tan", "atan", "sigmoid", "softplus", "silu", "logsigmoid"]
-# composites such as 2*sigmoid(2x) - 1 or exp(x) - 1 cancel near 0: ~1e-2 relative error at 1e-6
-CANCEL_NEAR_ZERO = ["tanh", "sinh", "expm1", "log1p", "asinh", "atanh", "erf"]
+# including composites such as tanh = 2*sigmoid(2x) - 1 or expm1 = exp(x) - 1, which would cancel
+# near 0 if written naively
+ACCURATE_NEAR_ZERO = ["sin", "tan", "atan", "sigmoid", "softplus", "silu", "logsigmoid",
+                      "tanh", "sinh", "expm1", "log1p", "asinh", "atanh", "erf"]
 
 
 def torch_function(name: str):
@@ -270,7 +271,3 @@ def test_functions_near_zero_keep_relative_accuracy(name):
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=0, err_msg=name)
 
 
-@pytest.mark.xfail(reason="cancellation near 0 (reported to the frontend owner)", strict=False)
-@pytest.mark.parametrize("name", CANCEL_NEAR_ZERO)
-def test_functions_that_cancel_near_zero(name):
-    test_functions_near_zero_keep_relative_accuracy(name)

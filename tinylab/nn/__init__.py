@@ -163,6 +163,8 @@ class BatchNorm:
         self.num_features = _positive_int(num_features, "num_features", "BatchNorm")
         if not isinstance(momentum, (int, float)) or not 0 <= momentum <= 1:
             raise ValueError(f"BatchNorm: momentum must be a number in [0, 1], got {momentum!r}")
+        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 <= eps < math.inf:
+            raise ValueError(f"BatchNorm: eps must be a finite number >= 0, got {eps!r}")
         self.eps, self.momentum, self.track_running_stats = eps, momentum, track_running_stats
         self.weight = Tensor.ones(num_features) if affine else None
         self.bias = Tensor.zeros(num_features) if affine else None

@@ -18,7 +18,7 @@ def _check_number(value, name: str, optimizer: str, low: float = 0.0,
     """A float in [low, below) (or [low, inf)); else a TypeError / ValueError naming it."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"{optimizer}: {name} must be a number, got {value!r}")
-    if value < low or (below is not None and value >= below):
+    if not math.isfinite(value) or value < low or (below is not None and value >= below):
         bounds = f"[{low}, {below})" if below is not None else f">= {low}"
         raise ValueError(f"{optimizer}: {name} must be {bounds}, got {value}")
     return float(value)

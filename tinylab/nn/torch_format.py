@@ -198,6 +198,8 @@ def torch_load(path) -> object:
     turned into a Tensor (bfloat16 widened to float32). Raises UnsafePickleError for anything
     that is not tensors, containers and numbers, TorchFileError for a malformed file."""
     where = str(Path(path)) if isinstance(path, (str, os.PathLike)) else "<file>"
+    if isinstance(path, (str, os.PathLike)) and not Path(path).is_file():
+        raise FileNotFoundError(f"torch_load: no such file: {where}")
     if not zipfile.is_zipfile(path):
         raise TorchFileError(f"torch_load: {where} is not a zip archive; only the zip format "
                              f"torch.save writes since PyTorch 1.6 is supported (re-save it with "
