@@ -63,16 +63,20 @@ def _buffers(program, device) -> list[Buffer]:
 class _Timer:
     """Compiles and times plans of one kernel on shared random buffers."""
 
-    def __init__(self, device, base: KernelPlan, cpu_time: bool = False):
+    def __init__(self, device, base: KernelPlan, cpu_time: bool = False, program=None):
         self.device, self.cpu_time = device, cpu_time
-        self.buffers = _buffers(linearize(base), device)
+        self.buffers = _buffers(program or linearize(base), device)
         self.seen: dict[tuple, float] = {}
+        self.loaded: dict[tuple, object] = {}  # compiled once per plan, for time() and output()
 
     def program(self, plan: KernelPlan):
-        name = plan.name
-        source = self.device.renderer.render(linearize(plan, name))
-        library, _ = self.device.runtime.compile(source)
-        return self.device.runtime.load(library, name)
+        key = tuple(plan.opts)
+        if key not in self.loaded:
+            name = plan.name
+            source = self.device.renderer.render(linearize(plan, name))
+            library, _ = self.device.runtime.compile(source)
+            self.loaded[key] = self.device.runtime.load(library, name)
+        return self.loaded[key]
 
     def time(self, plan: KernelPlan, give_up: float = float("inf")) -> float:
         """Best of a few runs; a first run slower than `give_up` seconds (or than 0.2 s) is
@@ -165,9 +169,6 @@ def tune(plan: KernelPlan, device, threads: int, cache_dir: Path | None = None) 
     tile), timed single-threaded on the device; the fastest wins, then gets threads. A cheap,
     narrow search for the big kernels, cached like BEAM's winners."""
     from .heuristic import candidates, choose_opts, thread
-    params = linearize(plan).params
-    if sum(max(p.size, 1) * p.dtype.itemsize for p in params) > TUNE_MAX_BYTES:
-        return plan.apply_all(choose_opts(plan, device.renderer.supported_actions, threads))
     cache = secure_dir(cache_dir) if cache_dir is not None else None
     key = "tune-" + _key(plan, device, 0, threads)
     cached = _load(cache, key)
@@ -177,7 +178,10 @@ def tune(plan: KernelPlan, device, threads: int, cache_dir: Path | None = None) 
         except OptError:
             pass
     actions = device.renderer.supported_actions
-    timer = _Timer(device, plan, cpu_time=True)  # candidates have no THREAD yet
+    program = linearize(plan)
+    if sum(max(p.size, 1) * p.dtype.itemsize for p in program.params) > TUNE_MAX_BYTES:
+        return plan.apply_all(choose_opts(plan, actions, threads))
+    timer = _Timer(device, plan, cpu_time=True, program=program)  # candidates have no THREAD yet
     options = candidates(plan, actions)
     timed: list = []
     for index, option in enumerate(options):

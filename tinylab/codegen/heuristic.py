@@ -88,28 +88,34 @@ def _try(plan: KernelPlan, opt: Opt) -> KernelPlan:
         return plan
 
 
+def _vector_choices(plan: KernelPlan):
+    """(axis index, axis, width, share of lanes doing useful work) for every allowed VECTORIZE.
+    Past the end of an axis the lanes are masked off: allowed only on a whole, unsplit global
+    axis at least half the width (masked reduce lanes measured slower)."""
+    for i, axis in enumerate(plan.axes):
+        if axis.kind not in (AxisKind.GLOBAL, AxisKind.REDUCE):
+            continue
+        for width in VECTOR_WIDTHS:
+            if not axis.size % width:
+                yield i, axis, width, 1.0
+            elif axis.size >= width // 2 and axis.size == plan.shape[axis.origin] and \
+                    axis.kind is not AxisKind.REDUCE:
+                yield i, axis, width, axis.size / (-(-axis.size // width) * width)
+
+
 def vectorize(plan: KernelPlan) -> KernelPlan:
     """Vectorize the axis and width with the lowest estimated cost per element."""
     table = accesses(plan)
     alu = _alu_work(plan, table)
     best = (_cost_per_element(plan, 0, 1, table, alu), None, 1)
-    for i, axis in enumerate(plan.axes):
-        if axis.kind not in (AxisKind.GLOBAL, AxisKind.REDUCE):
-            continue
-        for width in VECTOR_WIDTHS:
-            lanes_used = 1.0
-            if axis.size % width:
-                # past the end of the axis the lanes are masked off: worth it only when the
-                # wider vector does more useful work than a narrower one that fits
-                if axis.size < width // 2 or axis.size != plan.shape[axis.origin] or \
-                        axis.kind is AxisKind.REDUCE:  # masked reduce lanes measured slower
-                    continue
-                lanes_used = axis.size / (-(-axis.size // width) * width) / PADDING_COST
-            cost = _cost_per_element(plan, axis.origin, width, table, alu) / lanes_used
-            if axis.kind is AxisKind.REDUCE:
-                cost *= 1.05  # a horizontal sum at the end: prefer output lanes on a tie
-            if cost < best[0]:
-                best = (cost, i, width)
+    for i, axis, width, lanes_used in _vector_choices(plan):
+        if lanes_used < 1:
+            lanes_used /= PADDING_COST
+        cost = _cost_per_element(plan, axis.origin, width, table, alu) / lanes_used
+        if axis.kind is AxisKind.REDUCE:
+            cost *= 1.05  # a horizontal sum at the end: prefer output lanes on a tie
+        if cost < best[0]:
+            best = (cost, i, width)
     return plan if best[1] is None else _try(plan, Opt("VECTORIZE", best[1], best[2]))
 
 
@@ -204,14 +210,8 @@ def candidates(plan: KernelPlan, actions) -> list[KernelPlan]:
     out, seen = [first], {tuple(first.opts)}
     options = [plan]
     if "VECTORIZE" in actions:
-        for i, axis in enumerate(plan.axes):
-            if axis.kind not in (AxisKind.GLOBAL, AxisKind.REDUCE):
-                continue
-            for width in VECTOR_WIDTHS:
-                padded = axis.size % width
-                if padded and (axis.size < width // 2 or axis.kind is AxisKind.REDUCE):
-                    continue
-                options.append(_try(plan, Opt("VECTORIZE", i, width)))
+        options += [_try(plan, Opt("VECTORIZE", i, width))
+                    for i, _, width, _ in _vector_choices(plan)]
     for option in options:
         complete = _complete(option, actions)
         if tuple(complete.opts) not in seen:
