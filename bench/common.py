@@ -20,6 +20,21 @@ def median_time(fn, runs: int = 5, warmup: int = 2) -> float:
     return statistics.median(times)
 
 
+def median_times(fns: dict, runs: int = 5, warmup: int = 2) -> dict:
+    """Median seconds of each fn, their runs interleaved (a, b, c, a, b, c, ...) so that a burst
+    of load from other processes on a shared machine hits every contender alike."""
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    times: dict = {name: [] for name in fns}
+    for _ in range(runs):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
 @dataclass
 class Row:
     workload: str

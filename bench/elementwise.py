@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bench.common import Row, median_time, optional_torch
+from bench.common import Row, median_times, optional_torch
 from tinylab import Tensor, TinyJit
 
 
@@ -15,11 +15,12 @@ def run(n: int = 1 << 24, runs: int = 5) -> Row:
     a, b = Tensor(a_np).realize(), Tensor(b_np).realize()
     step = TinyJit(lambda a, b: ((a + b) * 2).exp().realize())
     moved = 3 * 4 * n
-    values = {"tinylab": moved / median_time(lambda: step(a, b), runs, warmup=3) / 1e9,
-              "numpy": moved / median_time(lambda: np.exp((a_np + b_np) * 2), runs) / 1e9}
+    fns = {"tinylab": lambda: step(a, b), "numpy": lambda: np.exp((a_np + b_np) * 2)}
     torch = optional_torch()
     if torch is not None:
         at, bt = torch.from_numpy(a_np), torch.from_numpy(b_np)
-        values["torch"] = moved / median_time(lambda: ((at + bt) * 2).exp(), runs) / 1e9
+        fns["torch"] = lambda: ((at + bt) * 2).exp()
+    values = {name: moved / seconds / 1e9
+              for name, seconds in median_times(fns, runs, warmup=3).items()}
     return Row("((a+b)*2).exp() 16M fp32", "GB/s eq.", values, "≥ 2× numpy",
                values["tinylab"] / values["numpy"], "numpy")

@@ -96,6 +96,26 @@ for plan in steps:
 print(chosen.describe())
 
 # %% [markdown]
+# ## Cache blocks: when the operands stop fitting
+#
+# At 128 × 128 both matrices sit in the L2 cache. At 1024 × 1024 each is 4 MiB: a register tile
+# that runs the whole reduce loop streams a 1024-deep panel of `b` from further away for every
+# row of tiles. `BLOCK` on the reduce axis splits it into cache-sized blocks and moves the block
+# loop *outside* the output loops; each pass adds its block's partial sums to the output
+# buffer (the first pass starts from zero), so one block of `b` stays in cache while every
+# output tile uses it. The heuristic blocks a reduce when its operands overflow the cache and a
+# block of the shared one fits in 1 MiB (`bidx` is the block loop):
+
+# %%
+big_a = Tensor(rng.standard_normal((1024, 1024)).astype(np.float32))
+big_b = Tensor(rng.standard_normal((1024, 1024)).astype(np.float32))
+with trace() as big_trace:
+    (big_a @ big_b).realize()
+big_plan = choose_plan("CPU", big_trace.kernels[0].ast, noopt=False, beam=0)
+print(big_plan.name, "=", ", ".join(str(o) for o in big_plan.opts))
+print(big_plan.describe())
+
+# %% [markdown]
 # ## BEAM search
 #
 # `BEAM=n` replaces the heuristic: starting from the plain plan it tries every single action on
@@ -257,7 +277,7 @@ HTML(roofline_svg(points, bandwidth, peak))
 # ## Exercise: arrange the loops yourself
 #
 # Pick actions for the 128 × 128 matmul's plain plan — a list of `Opt(action, axis, amount)`
-# with actions from `UPCAST`, `UNROLL`, `VECTORIZE`, `THREAD`, `SWAP`. Axis numbers refer to
+# with actions from `UPCAST`, `UNROLL`, `VECTORIZE`, `THREAD`, `SWAP`, `BLOCK`. Axis numbers refer to
 # the plan as it is when the action is applied (`print(plan.axes)` shows them). The check
 # applies them, says whether each fits, and verifies the result against numpy; the next cell
 # times yours against the heuristic.

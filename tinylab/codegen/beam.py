@@ -23,6 +23,7 @@ from .linearize import linearize
 from .plan import ACTIONS, KernelPlan, Opt, OptError
 
 AMOUNTS = (2, 3, 4, 8, 16)
+BLOCK_AMOUNTS = (32, 64, 128, 256)  # cache blocks are bigger than register tiles
 MAX_ROUNDS = 5
 RUNS = 3
 
@@ -33,6 +34,8 @@ def _candidates(plan: KernelPlan, actions, threads: int) -> list[KernelPlan]:
         for action in actions:
             if action == "THREAD":
                 amounts = (threads,) if threads > 1 else ()
+            elif action == "BLOCK":
+                amounts = BLOCK_AMOUNTS
             elif action == "SWAP":
                 amounts = tuple(range(len(plan.axes)))
             else:

@@ -7,19 +7,24 @@
 2. register-tile: upcast up to two more global axes whose loads are shared by the other
    (a matmul's rows and columns, a conv's channels), so each load feeds several accumulators;
 3. unroll a long inner reduce loop when the tile is small;
-4. thread the outermost global loop when there is enough work.
+4. block a long reduce whose operands overflow the cache: each pass adds a block of the reduce to
+   the output, so one block of the operands stays in L2 while every output tile reads it;
+5. thread the outermost global loop when there is enough work.
 Each rule only uses actions the device supports. BEAM search (beam.py) replaces this when on.
 """
 from __future__ import annotations
 
 from ..ir import symbolic as sym
 from ..ir.ops import Op
+from .linearize import buffer_extent
 from .plan import AxisKind, KernelPlan, Opt, OptError, view_index
 
 THREAD_MIN_WORK = 1 << 16   # loop iterations below which threads cost more than they save
 VECTOR_WIDTHS = (16, 8, 4)
 MAX_ACCUMULATORS = 24       # vector registers kept for accumulators (AVX-512 has 32)
 PADDING_COST = 1.1          # masked loads and stores of a padded vector axis: an exact width wins ties
+CACHE_BYTES = 1 << 20       # a reduce block's shared operand: half the L2 cache of a core
+BLOCK_SIZES = (256, 128)
 GATHER_COST = 3.0           # per element: a scalar load, its address and a lane insert (measured
                             # on conv weight gradients: 16-lane gathers lost to 4-lane vectors)
 
@@ -179,6 +184,38 @@ def unroll(plan: KernelPlan) -> KernelPlan:
     return plan
 
 
+def block(plan: KernelPlan) -> KernelPlan:
+    """BLOCK the outermost reduce loop of a register-tiled kernel whose operands overflow the
+    cache. The operands every row of output tiles reads again (those the outermost output loop
+    does not index: a matmul's right-hand matrix) should keep one block in CACHE_BYTES; where a
+    block of BLOCK_SIZES[-1] is still too big, a global BLOCK narrows the columns it covers."""
+    reduce_axes, globals_ = plan.axes_of(AxisKind.REDUCE), plan.axes_of(AxisKind.GLOBAL)
+    if not reduce_axes or not globals_ or not plan.axes_of(AxisKind.UPCAST):
+        return plan
+    first, rows = reduce_axes[0], plan.axes[globals_[0]]
+    axis = plan.axes[first]
+    inner = [(n.view, n.dtype.itemsize) for n in plan.loads if dim_stride(n.view, axis.origin) != 0]
+    if sum(buffer_extent(v) * size for v, size in inner) <= CACHE_BYTES:
+        return plan
+    shared = sum(buffer_extent(v) * size for v, size in inner if dim_stride(v, rows.origin) == 0)
+    per_step = shared / plan.shape[axis.origin] * axis.mult  # shared bytes one trip reads
+    amounts = [a for a in BLOCK_SIZES if axis.size % a == 0 and axis.size >= 2 * a]
+    if not amounts or not shared:
+        return plan
+    amount = next((a for a in amounts if per_step * a <= CACHE_BYTES), amounts[-1])
+    if per_step * amount > CACHE_BYTES:  # narrow the columns of a block
+        share = CACHE_BYTES / (per_step * amount)
+        for g in globals_[1:]:
+            size = plan.axes[g].size
+            width = max((w for w in range(2, size) if size % w == 0 and w <= share * size),
+                        default=0)
+            if width:
+                plan = _try(plan, Opt("BLOCK", g, width))
+                break
+    reduce_axes = plan.axes_of(AxisKind.REDUCE)
+    return _try(plan, Opt("BLOCK", reduce_axes[0], amount))
+
+
 def thread(plan: KernelPlan, threads: int, can_swap: bool) -> KernelPlan:
     if threads < 2 or work(plan) < THREAD_MIN_WORK:
         return plan
@@ -200,6 +237,8 @@ def _complete(plan: KernelPlan, actions) -> KernelPlan:
         plan = register_tile(plan)
     if "UNROLL" in actions:
         plan = unroll(plan)
+    if "BLOCK" in actions:
+        plan = block(plan)
     return plan
 
 

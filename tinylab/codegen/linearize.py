@@ -68,8 +68,14 @@ class _Builder:
         self.vars = plan.loop_vars()
         self.loop_axes = [i for i, a in enumerate(plan.axes) if a.kind.is_loop]
         self.loop_axes = gpu.order_loops(plan, self.loop_axes)  # GPU hook: work-group axes
+        # BLOCK loops run outside the output loops, a global block outside a reduce block
+        blocks = [a for a in self.loop_axes if plan.axes[a].kind is AxisKind.BLOCK]
+        self.loop_axes = sorted(blocks, key=lambda a: plan.axes[a].reduce) + \
+            [a for a in self.loop_axes if a not in blocks]
         self.var_depth = {self.vars[a].as_atom(): d + 1 for d, a in enumerate(self.loop_axes)}
-        self.n_global = sum(1 for a in self.loop_axes if not plan.axes[a].reduce)
+        # loops around the accumulators: the BLOCK loop and the output loops
+        self.n_outer = sum(1 for a in self.loop_axes if not plan.axes[a].reduce
+                           or plan.axes[a].kind is AxisKind.BLOCK)
         vector = [i for i, a in enumerate(plan.axes) if a.kind is AxisKind.VECTOR]
         self.vector_axis = vector[0] if vector else None
         self.lanes = plan.axes[vector[0]].size if vector else 1
@@ -190,7 +196,7 @@ class _Builder:
         identity = _identity(node.op, node.dtype)
         for inst in post_insts:
             key = tuple(sorted(inst.items()))
-            acc = self.emit("ACC", acc_dtype, (), identity, depth=self.n_global, post=False,
+            acc = self.emit("ACC", acc_dtype, (), identity, depth=self.n_outer, post=False,
                             unique=True)
             for unroll in self.instances(self.unroll):
                 full = {**inst, **unroll}
@@ -204,7 +210,25 @@ class _Builder:
                                    post=True, unique=True)
             else:
                 result = self.emit("READ_ACC", acc_dtype, (acc,), None, post=True, unique=True)
+            if self.plan.block_axis is not None:
+                result = self.add_earlier_blocks(result, node, inst)
             self.acc_results[key] = result
+
+    def add_earlier_blocks(self, result: int, node: Node, inst: dict) -> int:
+        """A BLOCK reduce: combine this block's result with the earlier blocks' one, which the
+        output buffer holds (the first block starts from the identity)."""
+        store = self.plan.stores[0]
+        dtype = self.instrs[result].dtype
+        indices, valids = self.view_lanes(store.view, inst, dtype.count)
+        earlier = self.emit("LOAD", dtype, (), (store.buffer_index, indices, valids),
+                            depth=self.expr_depth(indices), post=True)
+        block = next(a for a in self.loop_axes if self.plan.axes[a].kind is AxisKind.BLOCK
+                     and self.plan.axes[a].reduce)
+        first = sym.lt(self.vars[block], 1)
+        cond = self.emit("COND", dtypes.bool, (), (first,), depth=self.cond_depth([first]))
+        identity = self.emit("CONST", dtype, (), _identity(node.op, node.dtype))
+        start = self.emit("WHERE", dtype, (cond, identity, earlier))
+        return self.emit(REDUCE_ALU[node.op].name, dtype, (result, start))
 
     def masked_past_end(self, value: int, inst: dict, width: int, dtype, identity) -> int:
         """A reduce value for lanes past the end of a padded reduce dim is the identity."""
@@ -231,11 +255,12 @@ class _Builder:
         for node in self.plan.ast.toposort():
             if node.op in (Op.LOAD, Op.STORE):
                 i = node.buffer_index
-                size = _buffer_extent(node.view)
+                size = buffer_extent(node.view)
                 p = found.get(i) or Param(i, node.dtype, 0, False, False)
                 p.size = max(p.size, size)
                 p.is_output |= node.op is Op.STORE
-                p.is_input |= node.op is Op.LOAD
+                # a BLOCK reduce reads back the partial sums it stored
+                p.is_input |= node.op is Op.LOAD or self.plan.block_axis is not None
                 found[i] = p
         return [found[i] for i in sorted(found)]
 
@@ -270,11 +295,11 @@ class _Builder:
             out.append(Instr("RANGE", self.index_dtype, (), (v.name, a.size, a.kind.value)))
             for i in blocks[d + 1]:
                 put(i)
-        for _ in range(n_loops - self.n_global):
+        for _ in range(n_loops - self.n_outer):
             out.append(Instr("END", dtypes.void))
         for i in post:
             put(i)
-        for _ in range(self.n_global):
+        for _ in range(self.n_outer):
             out.append(Instr("END", dtypes.void))
         return out
 
@@ -314,7 +339,7 @@ def _largest_term_sum(expr) -> int:
     return max(total, inner)
 
 
-def _buffer_extent(view) -> int:
+def buffer_extent(view) -> int:
     """Elements a view can touch: 1 + the largest valid index (for sizing checks)."""
     bottom = view.views[0]
     hi = bottom.offset + sum((s - 1) * st for s, st in zip(bottom.shape, bottom.strides) if st > 0)

@@ -3,9 +3,10 @@
 `KernelPlan(ast)` normalizes a scheduled kernel AST (reduce axes moved last, adjacent axes that
 every view can merge merged into one) and starts with one GLOBAL or REDUCE axis per dimension.
 Optimization actions (`Opt`) split axes into register tiles (UPCAST / UNROLL), a vector lane
-axis (VECTORIZE), parallel loops (THREAD), GPU work-group axes (LOCAL / GROUP), or reorder loops
-(SWAP). `index_exprs()` gives each original dimension's index in loop variables; the linearizer
-turns the plan into a flat program. `describe()` prints it as a loop nest (the "loop IR").
+axis (VECTORIZE), parallel loops (THREAD), GPU work-group axes (LOCAL / GROUP), cache blocks
+(BLOCK), or reorder loops (SWAP). `index_exprs()` gives each original dimension's index in loop
+variables; the linearizer turns the plan into a flat program. `describe()` prints it as a loop
+nest (the "loop IR").
 """
 from __future__ import annotations
 
@@ -29,11 +30,13 @@ class AxisKind(Enum):
     UPCAST = "upcast"    # a global axis unrolled into a register tile
     UNROLL = "unroll"    # a reduce axis unrolled
     VECTOR = "vector"    # the lanes of vector registers (global or reduce)
+    BLOCK = "block"      # the outer part of a loop, looping outside the output loops: a reduce
+                         # block adds one cache-sized part of the reduce to the output buffer
 
     @property
     def is_loop(self) -> bool:
         return self in (AxisKind.GLOBAL, AxisKind.THREAD, AxisKind.LOCAL, AxisKind.REDUCE,
-                        AxisKind.GROUP)
+                        AxisKind.GROUP, AxisKind.BLOCK)
 
     @property
     def is_expanded(self) -> bool:
@@ -52,7 +55,7 @@ class Axis:
 @dataclass(frozen=True)
 class Opt:
     """An optimization action: `action` on the plan's axis number `axis` with `amount`."""
-    action: str  # UPCAST UNROLL VECTORIZE THREAD LOCAL GROUP SWAP
+    action: str  # UPCAST UNROLL VECTORIZE THREAD LOCAL GROUP BLOCK SWAP
     axis: int
     amount: int = 0
 
@@ -60,7 +63,7 @@ class Opt:
         return f"{self.action}({self.axis}, {self.amount})"
 
 
-ACTIONS = ("UPCAST", "UNROLL", "VECTORIZE", "THREAD", "LOCAL", "GROUP", "SWAP")
+ACTIONS = ("UPCAST", "UNROLL", "VECTORIZE", "THREAD", "LOCAL", "GROUP", "BLOCK", "SWAP")
 
 
 class OptError(TinylabError, ValueError):
@@ -218,6 +221,12 @@ class KernelPlan:
         return [i for i, a in enumerate(self.axes) if a.kind in kinds]
 
     @property
+    def block_axis(self) -> Axis | None:
+        """The reduce BLOCK axis (its partial results accumulate in the output buffer)."""
+        found = [a for a in self.axes if a.kind is AxisKind.BLOCK and a.reduce]
+        return found[0] if found else None
+
+    @property
     def vector_axis(self) -> Axis | None:
         found = [a for a in self.axes if a.kind is AxisKind.VECTOR]
         return found[0] if found else None
@@ -229,7 +238,8 @@ class KernelPlan:
 
     def colored_name(self) -> str:
         colors = {AxisKind.GLOBAL: 34, AxisKind.THREAD: 36, AxisKind.LOCAL: 96, AxisKind.REDUCE: 31,
-                  AxisKind.GROUP: 32, AxisKind.UPCAST: 33, AxisKind.UNROLL: 35, AxisKind.VECTOR: 93}
+                  AxisKind.GROUP: 32, AxisKind.UPCAST: 33, AxisKind.UNROLL: 35, AxisKind.VECTOR: 93,
+                  AxisKind.BLOCK: 91}
         prefix = "r" if self.has_reduce else "E"
         parts = [f"\033[{colors[a.kind]}m{a.size}\033[0m" for a in self.axes]
         return prefix + "_" + "_".join(parts)
@@ -257,7 +267,7 @@ class KernelPlan:
         if opt.action == "SWAP":
             other = self.axes[opt.amount] if 0 <= opt.amount < len(self.axes) else None
             if other is None or not axis.kind.is_loop or other.kind.is_loop is False \
-                    or axis.reduce != other.reduce:
+                    or axis.reduce != other.reduce or AxisKind.BLOCK in (axis.kind, other.kind):
                 raise OptError(f"{opt}: can only swap two loops of the same group")
             self.axes[opt.axis], self.axes[opt.amount] = other, axis
             return
@@ -270,6 +280,11 @@ class KernelPlan:
             self.axes[opt.axis] = Axis(axis.size, AxisKind.THREAD, axis.origin, axis.mult, False)
             self.threads = opt.amount
             return
+        if opt.action == "BLOCK":
+            self._block(opt, axis)
+            return
+        if opt.action in ("LOCAL", "GROUP") and self.axes_of(AxisKind.BLOCK):
+            raise OptError(f"{opt}: work-group axes do not combine with a BLOCK reduce")
         wants_reduce = opt.action in ("UNROLL", "GROUP")
         if opt.action == "VECTORIZE":
             if self.vector_axis is not None:
@@ -303,12 +318,38 @@ class KernelPlan:
         else:
             self.axes = rest + [inner]
 
+    def _block(self, opt: Opt, axis: Axis) -> None:
+        """Split a loop into an outer BLOCK loop that runs outside the output loops and an inner
+        part of `amount`. A reduce block adds its partial result to what the output buffer holds,
+        so one block of the operands stays in cache while every output tile uses it; a global
+        block keeps the output tiles (and the operand columns) of one block together."""
+        if axis.kind not in (AxisKind.REDUCE, AxisKind.GLOBAL):
+            raise OptError(f"{opt}: BLOCK needs a reduce or global loop, axis {opt.axis} is "
+                           f"{axis.kind.value}")
+        if any(a.kind is AxisKind.BLOCK and a.reduce == axis.reduce for a in self.axes):
+            raise OptError(f"{opt}: the plan already blocks a {axis.kind.value} loop")
+        if not 1 < opt.amount < axis.size or axis.size % opt.amount:
+            raise OptError(f"{opt}: the block must divide axis size {axis.size} and be smaller")
+        if any(a.kind in (AxisKind.LOCAL, AxisKind.GROUP) for a in self.axes):
+            raise OptError(f"{opt}: BLOCK does not combine with work-group axes")
+        if axis.reduce:
+            reduce, stores = self.reduce_node, self.stores
+            if len(stores) != 1 or stores[0].src[0] is not reduce:
+                raise OptError(f"{opt}: a reduce BLOCK needs a kernel that stores its reduce as "
+                               f"it is (partial results are kept in the output buffer)")
+            if stores[0].buffer_index in {n.buffer_index for n in self.loads}:
+                raise OptError(f"{opt}: the kernel reads the buffer it writes")
+        outer = Axis(axis.size // opt.amount, AxisKind.BLOCK, axis.origin, axis.mult * opt.amount,
+                     axis.reduce)
+        inner = Axis(opt.amount, axis.kind, axis.origin, axis.mult, axis.reduce)
+        self.axes[opt.axis:opt.axis + 1] = [outer, inner]
+
     # ---- index expressions ----
     def loop_vars(self) -> dict[int, sym.Lin]:
         """A symbolic variable per loop axis (by axis number)."""
         out, counters = {}, {}
         prefix = {AxisKind.GLOBAL: "gidx", AxisKind.THREAD: "gidx", AxisKind.LOCAL: "lidx",
-                  AxisKind.REDUCE: "ridx", AxisKind.GROUP: "lidx"}
+                  AxisKind.REDUCE: "ridx", AxisKind.GROUP: "lidx", AxisKind.BLOCK: "bidx"}
         for i, axis in enumerate(self.axes):
             if axis.kind.is_loop:
                 p = prefix[axis.kind]

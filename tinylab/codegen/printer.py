@@ -76,19 +76,27 @@ def print_plan(plan: KernelPlan) -> str:
         if not axis.kind.is_loop and not axis.reduce:
             lines.append(f"{indent}tile {names[i]} in 0..{axis.size} ({axis.kind.value})")
     reduce = plan.reduce_node
-    for i, axis in enumerate(plan.axes):
-        if axis.kind.is_loop and not axis.reduce:
-            lines.append(f"{indent}for {names[i]} in 0..{axis.size} ({axis.kind.value}):")
-            indent += "  "
+    blocks = sorted(plan.axes_of(AxisKind.BLOCK), key=lambda i: plan.axes[i].reduce)
+    outer = blocks + [i for i, a in enumerate(plan.axes)
+                      if a.kind.is_loop and not a.reduce and i not in blocks]
+    for i in outer:  # BLOCK loops run outside the output loops
+        lines.append(f"{indent}for {names[i]} in 0..{plan.axes[i].size} "
+                     f"({plan.axes[i].kind.value}):")
+        indent += "  "
     if reduce is not None:
         identity = "0" if reduce.op is Op.REDUCE_SUM else "-inf"
+        if plan.block_axis is not None:  # later blocks start from what earlier ones stored
+            block = next(names[i] for i in blocks if plan.axes[i].reduce)
+            store = plan.stores[0]
+            index, _ = view_index(store.view, plan.index_exprs(values))
+            identity = f"buf{store.buffer_index}[{index}] if {block} > 0 else {identity}"
         lines.append(f"{indent}acc = {identity}")
         inner = indent
         for i, axis in enumerate(plan.axes):
             if axis.reduce and not axis.kind.is_loop:
                 lines.append(f"{inner}tile {names[i]} in 0..{axis.size} ({axis.kind.value})")
         for i, axis in enumerate(plan.axes):
-            if axis.kind.is_loop and axis.reduce:
+            if axis.kind.is_loop and axis.reduce and i not in blocks:
                 lines.append(f"{inner}for {names[i]} in 0..{axis.size} ({axis.kind.value}):")
                 inner += "  "
         op = "+" if reduce.op is Op.REDUCE_SUM else "max"

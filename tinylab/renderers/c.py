@@ -20,7 +20,7 @@ VECTOR_MATH = {"EXP2", "LOG2", "SQRT"}  # float32 lanes: helpers below (libm has
 class CRenderer(CStyleRenderer):
     device = "CPU"
     preamble = "#include <math.h>\n#include <stdbool.h>\n"
-    supported_actions = ("UPCAST", "UNROLL", "THREAD", "SWAP", "VECTORIZE")
+    supported_actions = ("UPCAST", "UNROLL", "THREAD", "SWAP", "VECTORIZE", "BLOCK")
 
     def render(self, program) -> str:
         return _VectorWalk(self, program).run()
@@ -106,7 +106,7 @@ class _VectorWalk(_Walk):
         lanes = self.p.instrs[i].dtype.count
         if self.uniform(i):
             value = self.names[i][0]
-            return f"(({type_name}){{}}+({value})*-1)" if mask else f"(({type_name}){{}}+{value})"
+            return f"(({type_name}){{}}+({value})*-1)" if mask else broadcast(value, type_name)
         parts = [f"-({self.ref(i, lane)})" if mask else self.ref(i, lane) for lane in range(lanes)]
         return f"(({type_name}){{{', '.join(parts)}}})"
 
@@ -167,7 +167,7 @@ class _VectorWalk(_Walk):
             self.emit(f"{self.r.type_name(scalar)} one{i} = ({any_lane}) ? "
                       f"data{buf}[{index_text(indices[0])}] : {zero};")
             mask = self.lane_mask(valids, m)
-            self.emit(f"{t} val{i} = {_select(mask, f'(({t}){{}}+one{i})', f'(({t}){{}})', t, m)};")
+            self.emit(f"{t} val{i} = {_select(mask, broadcast(f'one{i}', t), f'(({t}){{}})', t, m)};")
             self.names[i] = [f"val{i}"]
             self.native.add(i)
             return True
@@ -251,6 +251,10 @@ class _VectorWalk(_Walk):
             self.finish(i, t, text)
             return True
         if op == "WHERE":
+            if self.uniform(srcs[0]) and self.p.instrs[srcs[0]].dtype.count == 1:
+                a, b = self.packed(srcs[1], t), self.packed(srcs[2], t)
+                self.finish(i, t, f"({self.names[srcs[0]][0]} ? {a} : {b})")
+                return True
             m = self.vector_type(dtypes.int32, instr.dtype.count)
             cond = self.packed(srcs[0], m, mask=True)
             a, b = self.packed(srcs[1], t), self.packed(srcs[2], t)
@@ -293,6 +297,14 @@ class _VectorWalk(_Walk):
         self.native.add(i)
         if mask:
             self.masks.add(i)
+
+
+def broadcast(value: str, t: str) -> str:
+    """A scalar in every lane. `x - 0` is x for every float (-0 and NaN too), so the compiler
+    folds it into one broadcast (often a broadcast memory operand); `0 + x` is not (-0 + 0 = +0)
+    and costs an add and a register."""
+    operand = value if value.replace("_", "").replace(".", "").isalnum() else f"({value})"
+    return f"({operand}-({t}){{}})"
 
 
 def _select(mask: str, a: str, b: str, t: str, mask_type: str) -> str:
