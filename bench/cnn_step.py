@@ -6,12 +6,12 @@ import time
 
 import numpy as np
 
-from bench.common import Row, median_time, optional_torch
+from bench.common import Row, median_times, optional_torch
 from tinylab import Tensor, TinyJit, nn
 from tinylab.examples.beautiful_mnist import Model
 
 
-def _tinylab_step(batch: int, runs: int):
+def _tinylab_step(batch: int):
     Tensor.manual_seed(0)
     model = Model()
     optimizer = nn.optim.Adam(nn.state.get_parameters(model))
@@ -27,11 +27,10 @@ def _tinylab_step(batch: int, runs: int):
     rng = np.random.default_rng(0)
     images = Tensor(rng.random((batch, 1, 28, 28), dtype=np.float32)).realize()
     labels = Tensor(rng.integers(0, 10, batch).astype(np.int32)).realize()
-    seconds = median_time(lambda: step(images, labels).item(), runs, warmup=3)
-    return seconds, step
+    return (lambda: step(images, labels).item()), step
 
 
-def _torch_step(torch, batch: int, runs: int) -> float:
+def _torch_step(torch, batch: int):
     nn_ = torch.nn
     model = nn_.Sequential(
         nn_.Conv2d(1, 32, 5), nn_.ReLU(), nn_.Conv2d(32, 32, 5), nn_.ReLU(),
@@ -49,17 +48,17 @@ def _torch_step(torch, batch: int, runs: int) -> float:
         loss.backward()
         optimizer.step()
         return loss.item()
-    return median_time(step, runs, warmup=2)
+    return step
 
 
 def run(batch: int = 512, runs: int = 5) -> list[Row]:
-    seconds, step = _tinylab_step(batch, runs)
-    values = {"tinylab": seconds}
+    ours, step = _tinylab_step(batch)
+    fns = {"tinylab": ours}
     torch = optional_torch()
-    ratio = None
     if torch is not None:
-        values["torch"] = _torch_step(torch, batch, runs)
-        ratio = values["torch"] / seconds
+        fns["torch"] = _torch_step(torch, batch)
+    values = median_times(fns, runs, warmup=3)  # steps interleaved: noise hits both alike
+    ratio = values["torch"] / values["tinylab"] if "torch" in values else None
     notes = [f"{step.kernel_count} kernels per step, memory planner saved "
              f"{step.bytes_saved / 2**20:.1f} MiB"]
     return [Row(f"beautiful_mnist train step b{batch}", "s/step", values,

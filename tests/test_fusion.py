@@ -54,6 +54,34 @@ def test_conv_and_pool_kernel_counts():
     assert len(kernels(x.max_pool2d(2)).kernels) == 1
 
 
+def test_relu_read_by_a_conv_gets_a_buffer():
+    """relu(x + b) read through a conv's sliding windows is needed ~ cout*k*k times per value:
+    a few ops each, but recomputed that often they cost more than one pass to a buffer."""
+    x, b, w = inputs((2, 8, 12, 12), (8, 1, 1), (64, 8, 5, 5))
+    sched = kernels((x + b).relu().conv2d(w))
+    cut = [d for d in sched.decisions if d.reason is Reason.EXPENSIVE_RECOMPUTE]
+    assert len(cut) == 1 and "ops per value" in cut[0].evidence["detail"]
+    assert len(sched.kernels) == 3  # relu, weights copy, conv
+    tiny = kernels((x + b).relu().sum((2, 3)))  # read once per value: still fused
+    assert len(tiny.kernels) == 1
+
+
+def test_non_overlapping_windows_are_a_reshape():
+    """Windows with stride >= kernel need no expand: their gradient is a reshape back, so a
+    max-pool's backward has no reduce over repeated windows."""
+    (x,) = inputs((2, 3, 8, 8))
+    ops = {n.op.name for n in x._pool((2, 2), 2).node.toposort()}
+    assert "EXPAND" not in ops
+    overlapping = {n.op.name for n in x._pool((3, 3), 1).node.toposort()}
+    assert "EXPAND" in overlapping
+    xg = Tensor(np.random.default_rng(0).standard_normal((2, 3, 8, 8)).astype(np.float32),
+                requires_grad=True)
+    xg.max_pool2d(2).sum().backward()
+    grad_kernels = kernels(xg.grad).kernels
+    assert all(k.ast.src[0].src[0].op.name != "REDUCE_SUM" for k in grad_kernels
+               if k.ast.src[0].shape == (2, 3, 8, 8))
+
+
 def test_decisions_say_why():
     (x,) = inputs((N, N))
     sched = kernels(x - x.max(1, keepdim=True))

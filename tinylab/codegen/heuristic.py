@@ -126,7 +126,9 @@ def vectorize(plan: KernelPlan) -> KernelPlan:
 
 def _tile_candidates(plan: KernelPlan, table):
     """Global axes worth upcasting: some inner loads ignore them (reused per tile row) while
-    others depend on them (the work that differs per row)."""
+    others depend on them (the work that differs per row). Best first: most shared loads, then
+    the smallest buffers read per row (a conv's weights, not a batch of images: a tile's rows
+    then stay in cache), then the longest axis."""
     vector = plan.vector_axis
     inner = [view for kind, view, trips in table if kind == "load" and trips > 1]
     out = []
@@ -136,9 +138,9 @@ def _tile_candidates(plan: KernelPlan, table):
             continue
         strides = [dim_stride(v, axis.origin) for v in inner]
         shared = sum(1 for s in strides if s == 0)
-        varying = len(strides) - shared
+        varying = sum(buffer_extent(v) for v, s in zip(inner, strides) if s != 0)
         if shared and varying:
-            out.append((shared, axis.size, i))
+            out.append((shared, -varying, axis.size, i))
     return sorted(out, reverse=True)
 
 
@@ -146,11 +148,16 @@ def register_tile(plan: KernelPlan) -> KernelPlan:
     if not plan.has_reduce:
         return plan
     budget = MAX_ACCUMULATORS
+    tiled: set = set()
     for _ in range(2):
         candidates = _tile_candidates(plan, accesses(plan))
         if not candidates:
             break
-        _, size, axis = candidates[0]
+        # a second tile axis of another dimension when there is one (two dims share loads
+        # both ways; one dim tiled twice spreads the tile's rows over more memory)
+        other = [c for c in candidates if plan.axes[c[-1]].origin not in tiled]
+        *_, size, axis = (other or candidates)[0]
+        tiled.add(plan.axes[axis].origin)
         amount = next((a for a in (8, 6, 4, 3, 2) if size % a == 0 and size > a and
                        a <= budget), 0)
         if not amount:

@@ -133,8 +133,9 @@ class _Builder:
             if self.plan.padded and len(set(plain)) > 1:
                 # lanes past the end of a padded dim are masked off; a lane-invariant access
                 # (the same element for every lane) is in bounds whenever lane 0 is
-                plain = [view_index(view, idxs, self.plan.padding_valid(idxs, view.shape))
-                         for idxs in lanes]
+                plain = _continue_dead_lanes(
+                    [view_index(view, idxs, self.plan.padding_valid(idxs, view.shape))
+                     for idxs in lanes])
             self.index_cache[key] = (tuple(i for i, _ in plain), tuple(v for _, v in plain))
         return self.index_cache[key]
 
@@ -323,6 +324,20 @@ class _Builder:
             if any(_largest_term_sum(e) > limit for e in exprs):
                 return dtypes.int64
         return dtypes.int32
+
+
+def _continue_dead_lanes(lanes: list) -> list:
+    """Lanes past the end of a padded dim never load or store; their index, computed outside
+    the view's range, is div/mod noise. Where the live lanes step evenly, give the dead ones the
+    continued step, so the access stays one (masked) contiguous vector."""
+    live = [i for i, (_, valid) in enumerate(lanes) if not valid.is_false]
+    if len(live) < 2 or live != list(range(len(live))) or len(live) == len(lanes):
+        return lanes
+    step = lanes[1][0] - lanes[0][0]
+    if not step.is_const or any(lanes[i][0] - lanes[0][0] != step * i for i in live):
+        return lanes
+    return lanes[:len(live)] + [(lanes[0][0] + step * i, valid)
+                                for i, (_, valid) in enumerate(lanes) if i >= len(live)]
 
 
 def _cond_exprs(conds) -> list:

@@ -333,6 +333,10 @@ def _window_last(x, i: int, k: int, s: int, d: int):
     """Windows over the last axis: (..., i) -> (..., O, k) with x[..., o*s + kk*d]."""
     lead = x.shape[:-1]
     out = (i - d * (k - 1) - 1) // s + 1
+    keep = tuple((0, n) for n in lead)
+    if d == 1 and s >= k:  # windows do not overlap: a reshape, whose backward is a reshape too
+        y = x.pad(keep + ((0, out * s - i),)) if out * s > i else x.shrink(keep + ((0, out * s),))
+        return y.reshape(lead + (out, s)).shrink(keep + ((0, out), (0, k)))
     repeats = math.ceil(k * (i + d) / i)
     y = x.reshape(lead + (1, i)).expand(lead + (repeats, i)).reshape(lead + (repeats * i,))
     y = y.shrink(tuple((0, n) for n in lead) + ((0, k * (i + d)),)).reshape(lead + (k, i + d))

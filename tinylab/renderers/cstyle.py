@@ -170,6 +170,10 @@ class _Walk:
     def emit(self, text: str) -> None:
         self.lines.append("  " * self.indent + text)
 
+    def uniform(self, i: int) -> bool:
+        """One name serves every lane (overridden where a name can be a whole vector)."""
+        return len(self.names[i]) == 1
+
     def ref(self, i: int, lane: int) -> str:
         names = self.names[i]
         return names[lane] if len(names) > 1 else names[0]
@@ -247,6 +251,8 @@ class _Walk:
             self.names[i] = [name]
             return
         src_dtype = self.p.instrs[instr.src[0]].dtype.scalar if instr.src else scalar
+        if all(self.uniform(s) for s in instr.src):
+            lanes = 1  # every operand is the same in all lanes (a broadcast value): compute once
         names = []
         for lane in range(lanes):
             args = [self.ref(s, lane) for s in instr.src]

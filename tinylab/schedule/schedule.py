@@ -22,6 +22,9 @@ from .rewrite import fold_nested_reduces
 
 # a producer recomputed at least this many times per value is checked against recompute_limit
 RECOMPUTE_FACTOR = 4
+# ...and, however short, against this many ALU ops redone per value: a relu read by a conv
+# through its sliding windows (~500 copies) costs more recomputed than one pass to a buffer
+RECOMPUTE_WORK = 1024
 # ops whose value at 0 is not 0: under a pad they need an explicit validity mask
 NOT_ZERO_AT_ZERO = {Op.EXP2, Op.LOG2, Op.RECIPROCAL}
 
@@ -162,10 +165,11 @@ def _expensive_recompute(node: Node, region: _Region, mode: str, cut, realized, 
     if factor < RECOMPUTE_FACTOR:
         return None
     ops = _fused_ops(node, cut, realized, memo)
-    if ops < options.recompute_limit:
+    if ops < options.recompute_limit and ops * factor < RECOMPUTE_WORK:
         return None
     return (Reason.EXPENSIVE_RECOMPUTE,
-            f"{ops} ops would be recomputed {factor} times each (limit {options.recompute_limit})")
+            f"{ops} ops would be recomputed {factor} times each (limit {options.recompute_limit} "
+            f"ops, or {RECOMPUTE_WORK} ops per value)")
 
 
 def _walk(out: Node, cut: dict, realized, violations: dict, options=None) -> _Region:
