@@ -9,13 +9,14 @@ from tinylab.codegen.linearize import linearize
 from tinylab.codegen.plan import KernelPlan, Opt
 from tinylab.engine.realize import REALIZED
 from tinylab.runtimes.buffer import Buffer
+from tinylab.schedule.fusion import SchedulerOptions
 from tinylab.schedule.schedule import schedule
 
 RNG = np.random.default_rng(0)
 
 
-def _biggest_kernel(out: Tensor) -> KernelPlan:
-    kernels = schedule([out.node], realized=REALIZED).kernels
+def _biggest_kernel(out: Tensor, **options) -> KernelPlan:
+    kernels = schedule([out.node], SchedulerOptions(**options), realized=REALIZED).kernels
     plans = [KernelPlan.from_ast(k.ast) for k in kernels]
     return max(plans, key=lambda p: int(np.prod(p.shape)))
 
@@ -55,11 +56,12 @@ def _source_and_compare(plan: KernelPlan, opts: list) -> str:
 
 
 def test_lane_invariant_work_is_done_once():
-    """A conv reading relu(x + bias) inside its reduce: the relu does not depend on the
-    output-channel lanes, so it is scalar code, not 16 copies."""
+    """A conv reading relu(x + bias) inside its reduce (the scheduler's recompute limit off, so
+    the relu is fused): the relu does not depend on the output-channel lanes, so it is scalar
+    code, not 16 copies."""
     tx, tb, tw = (Tensor(RNG.standard_normal(s, dtype=np.float32)).realize()
                   for s in ((2, 4, 6, 6), (4, 1, 1), (16, 4, 3, 3)))
-    plan = _biggest_kernel((tx + tb).relu().conv2d(tw))
+    plan = _biggest_kernel((tx + tb).relu().conv2d(tw), recompute_limit=0)
     assert len(plan.loads) == 3  # x, bias, weights: the relu is computed in the conv's loop
     source = _source_and_compare(plan, [Opt("VECTORIZE", 1, 16)])
     assert "_15 = " not in source  # no per-lane copies (alu<n>_0 .. alu<n>_15)

@@ -111,8 +111,21 @@ class _Timer:
         return self.buffers[0].numpy()
 
 
+def _codegen_version() -> str:
+    """A digest of the files that decide what a winner's actions mean and which candidates
+    exist: a winner found by older code is searched again, not reused."""
+    here = Path(__file__).parent
+    digest = hashlib.sha256()
+    for name in ("plan.py", "heuristic.py", "beam.py"):
+        digest.update((here / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+CODEGEN_VERSION = _codegen_version()
+
+
 def _key(plan: KernelPlan, device, width: int, threads: int) -> str:
-    text = f"{device.name}\n{width}\n{threads}\n{print_graph(plan.ast)}"
+    text = f"{CODEGEN_VERSION}\n{device.name}\n{width}\n{threads}\n{print_graph(plan.ast)}"
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

@@ -22,6 +22,7 @@ from .plan import AxisKind, KernelPlan, Opt, OptError, view_index
 THREAD_MIN_WORK = 1 << 16   # loop iterations below which threads cost more than they save
 VECTOR_WIDTHS = (16, 8, 4)
 MAX_ACCUMULATORS = 24       # vector registers kept for accumulators (AVX-512 has 32)
+TILE_SIZES = (8, 6, 5, 4, 3, 2)  # register-tile amounts, biggest first
 PADDING_COST = 1.1          # masked loads and stores of a padded vector axis: an exact width wins ties
 CACHE_BYTES = 1 << 20       # a reduce block's shared operand: half the L2 cache of a core
 BLOCK_SIZES = (256, 128)
@@ -150,18 +151,19 @@ def register_tile(plan: KernelPlan) -> KernelPlan:
     budget = MAX_ACCUMULATORS
     tiled: set = set()
     for _ in range(2):
-        candidates = _tile_candidates(plan, accesses(plan))
-        if not candidates:
-            break
         # a second tile axis of another dimension when there is one (two dims share loads
-        # both ways; one dim tiled twice spreads the tile's rows over more memory)
-        other = [c for c in candidates if plan.axes[c[-1]].origin not in tiled]
-        *_, size, axis = (other or candidates)[0]
-        tiled.add(plan.axes[axis].origin)
-        amount = next((a for a in (8, 6, 4, 3, 2) if size % a == 0 and size > a and
-                       a <= budget), 0)
-        if not amount:
+        # both ways; one dim tiled twice spreads the tile's rows over more memory); a short
+        # axis (a 5x5 kernel's) may be tiled whole
+        candidates = [(c[-2], c[-1]) for c in _tile_candidates(plan, accesses(plan))]
+        candidates = [c for c in candidates if plan.axes[c[1]].origin not in tiled] + \
+            [c for c in candidates if plan.axes[c[1]].origin in tiled]
+        choice = next(((axis, amount) for size, axis in candidates for amount in TILE_SIZES
+                       if size % amount == 0 and amount <= budget and
+                       (size > amount or size <= TILE_SIZES[0])), None)
+        if choice is None:
             break
+        axis, amount = choice
+        tiled.add(plan.axes[axis].origin)
         plan = _try(plan, Opt("UPCAST", axis, amount))
         budget //= amount
     vector = plan.vector_axis

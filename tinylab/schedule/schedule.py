@@ -24,7 +24,7 @@ from .rewrite import fold_nested_reduces
 RECOMPUTE_FACTOR = 4
 # ...and, however short, against this many ALU ops redone per value: a relu read by a conv
 # through its sliding windows (~500 copies) costs more recomputed than one pass to a buffer
-RECOMPUTE_WORK = 1024
+RECOMPUTE_WORK = 128
 # ops whose value at 0 is not 0: under a pad they need an explicit validity mask
 NOT_ZERO_AT_ZERO = {Op.EXP2, Op.LOG2, Op.RECIPROCAL}
 
