@@ -20,6 +20,11 @@ def median_time(fn, runs: int = 5, warmup: int = 2) -> float:
     return statistics.median(times)
 
 
+# pause before each timed run: thread pools (OpenBLAS's, PyTorch's OpenMP, ours) keep spinning
+# for a while after a call, and would take the cores from whichever contender runs next
+SETTLE = 0.3
+
+
 def median_times(fns: dict, runs: int = 5, warmup: int = 2) -> dict:
     """Median seconds of each fn, their runs interleaved (a, b, c, a, b, c, ...) so that a burst
     of load from other processes on a shared machine hits every contender alike."""
@@ -29,6 +34,7 @@ def median_times(fns: dict, runs: int = 5, warmup: int = 2) -> dict:
     times: dict = {name: [] for name in fns}
     for _ in range(runs):
         for name, fn in fns.items():
+            time.sleep(SETTLE)
             start = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - start)
