@@ -20,7 +20,8 @@ def test_beam_winner_matches_plain_and_is_cached(tmp_path, monkeypatch):
     plan, device = _plan(), Device["CPU"]
     winner = beam.beam_search(plan, device, width=2, cache_dir=tmp_path, rounds=2)
     timer = beam._Timer(device, plan)
-    np.testing.assert_allclose(timer.output(winner), timer.output(plan), rtol=1e-5)
+    # a winner may sum in another order (BLOCK, UNROLL): equal up to float rounding
+    np.testing.assert_allclose(timer.output(winner), timer.output(plan), rtol=1e-5, atol=1e-5)
     assert timer.time(winner) <= timer.time(plan) * 1.5  # noisy machine: no regression beyond noise
     assert len(list(tmp_path.glob("*.json"))) == 1
     calls = []

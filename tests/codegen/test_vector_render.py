@@ -80,3 +80,18 @@ def test_padded_vector_over_windows_stays_one_masked_load():
     assert plan.shape == (4, 3, 5, 5, 2, 5, 5)
     source = _source_and_compare(plan, [Opt("VECTORIZE", 3, 8)])
     assert "tl_maskload" in source and "%" not in source.split("void ")[-1]
+
+
+def test_lane_invariant_load_in_bounds_needs_no_guard():
+    """A conv input gradient vectorized over output columns: each weight is one scalar for all
+    lanes, whose lanes are valid or not. Its index never leaves the weight buffer, so it is read
+    unguarded (no OR of 16 lane conditions) and the lane mask alone zeroes the invalid lanes."""
+    tx = Tensor(RNG.standard_normal((2, 32, 24, 24), dtype=np.float32), requires_grad=True)
+    tw = Tensor(RNG.standard_normal((32, 32, 5, 5), dtype=np.float32)).realize()
+    tg = Tensor(RNG.standard_normal((2, 32, 20, 20), dtype=np.float32)).realize()
+    (tx.conv2d(tw) * tg).sum().backward()
+    plan = _biggest_kernel(tx.grad)
+    assert plan.shape == (2, 32, 24, 24, 6, 6, 32)  # conv2 of the CNN, batch 2
+    source = _source_and_compare(plan, [Opt("VECTORIZE", 3, 16)])
+    ones = [line for line in source.splitlines() if " one" in line and "= " in line]
+    assert ones and all("?" not in line for line in ones)

@@ -152,6 +152,13 @@ class _VectorWalk(_Walk):
             return self.native_alu(i, instr)
         return False
 
+    def in_bounds(self, buf: int, index) -> bool:
+        """The index stays inside the buffer for every value of its loop variables (reading it
+        unguarded is safe; the lane mask still decides which lanes use the value)."""
+        size = next(instr.arg[1] for instr in self.p.instrs
+                    if instr.op == "PARAM" and instr.arg[0] == buf)
+        return index.lo >= 0 and index.hi < size
+
     def native_load(self, i: int, instr) -> bool:
         buf, indices, valids = instr.arg
         scalar = instr.dtype.scalar
@@ -162,10 +169,11 @@ class _VectorWalk(_Walk):
             # one address, lanes masked differently: load once (if any lane needs it), mask lanes
             t = self.vector_type(scalar, len(indices))
             m = self.vector_type(dtypes.int32, len(indices))
-            any_lane = " || ".join(dict.fromkeys(cond_text(v) for v in valids))
-            zero = self.r.literal(0, scalar)
-            self.emit(f"{self.r.type_name(scalar)} one{i} = ({any_lane}) ? "
-                      f"data{buf}[{index_text(indices[0])}] : {zero};")
+            load = f"data{buf}[{index_text(indices[0])}]"
+            if not self.in_bounds(buf, indices[0]):  # only read it if some lane needs it
+                any_lane = " || ".join(dict.fromkeys(cond_text(v) for v in valids))
+                load = f"({any_lane}) ? {load} : {self.r.literal(0, scalar)}"
+            self.emit(f"{self.r.type_name(scalar)} one{i} = {load};")
             mask = self.lane_mask(valids, m)
             self.emit(f"{t} val{i} = {_select(mask, broadcast(f'one{i}', t), f'(({t}){{}})', t, m)};")
             self.names[i] = [f"val{i}"]
