@@ -97,7 +97,7 @@ class _VectorWalk(_Walk):
         return super().ref(i, lane)
 
     def uniform(self, i: int) -> bool:
-        return i not in self.native and len(self.names[i]) == 1
+        return i not in self.native and super().uniform(i)  # a native name is a whole vector
 
     def packed(self, i: int, type_name: str, mask: bool = False) -> str:
         """Instruction i as a vector expression of type_name (broadcast or gathered)."""
@@ -155,8 +155,7 @@ class _VectorWalk(_Walk):
     def in_bounds(self, buf: int, index) -> bool:
         """The index stays inside the buffer for every value of its loop variables (reading it
         unguarded is safe; the lane mask still decides which lanes use the value)."""
-        size = next(instr.arg[1] for instr in self.p.instrs
-                    if instr.op == "PARAM" and instr.arg[0] == buf)
+        size = next(p.size for p in self.p.params if p.index == buf)
         return index.lo >= 0 and index.hi < size
 
     def native_load(self, i: int, instr) -> bool:
