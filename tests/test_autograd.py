@@ -126,3 +126,68 @@ def test_detach_stops_gradient(device):
     w = Tensor([1.0, 2.0])
     (w * w.detach()).sum().backward()
     assert w.grad.tolist() == [1.0, 2.0]
+
+
+# ---- the sliding-window composite rule (frontend/movement.py `_window_grad`) ----
+def _torch_conv_grads(x, w, g, **kw):
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    (torch.nn.functional.conv2d(tx, tw, **kw) * torch.tensor(g)).sum().backward()
+    return tx.grad.numpy(), tw.grad.numpy()
+
+
+@pytest.mark.parametrize("kernel,padding,dilation", [((3, 3), 0, 1), ((5, 2), 1, 2), ((1, 3), 0, 1),
+                                                     ((4, 4), 2, 1)])
+def test_window_gradient_against_torch(device, kernel, padding, dilation):
+    x = RNG.standard_normal((2, 3, 9, 8)).astype(np.float32)
+    w = RNG.standard_normal((4, 3) + kernel).astype(np.float32)
+    tx, tw = Tensor(x, requires_grad=True), Tensor(w, requires_grad=True)
+    out = tx.conv2d(tw, padding=padding, dilation=dilation)
+    g = RNG.standard_normal(out.shape).astype(np.float32)
+    (out * Tensor(g)).sum().backward()
+    dx, dw = _torch_conv_grads(x, w, g, padding=padding, dilation=dilation)
+    np.testing.assert_allclose(tx.grad.numpy(), dx, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(tw.grad.numpy(), dw, rtol=1e-4, atol=1e-4)
+
+
+def test_window_gradient_reaches_a_reshaped_source(device):
+    """max_pool2d ends in a reshape and the window starts with one; the two fold into one node, so
+    the window's chain never passes through the pooled tensor. Its gradient must still arrive."""
+    x = RNG.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    w = RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    tx = Tensor(x, requires_grad=True)
+    tx.max_pool2d().conv2d(Tensor(w)).sum().backward()
+    ref = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.conv2d(torch.nn.functional.max_pool2d(ref, 2), torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(tx.grad.numpy(), ref.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_window_gradient_adds_to_other_uses(device):
+    """A windowed tensor used elsewhere too gets both gradients summed."""
+    x = RNG.standard_normal((1, 2, 6, 6)).astype(np.float32)
+    tx = Tensor(x, requires_grad=True)
+    (tx.avg_pool2d(3, stride=1).sum() + (tx * tx).sum()).backward()
+    ref = torch.tensor(x, requires_grad=True)
+    (torch.nn.functional.avg_pool2d(ref, 3, stride=1).sum() + (ref * ref).sum()).backward()
+    np.testing.assert_allclose(tx.grad.numpy(), ref.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_conv_input_gradient_is_one_transposed_window_kernel(device):
+    """The input gradient of a 5x5 conv is a kernel reducing over 5x5 taps and the output
+    channels, every index affine (no div/mod), like PyTorch's transposed convolution; chaining
+    the primitives' rules gave 6x6 masked taps."""
+    from tinylab.codegen.heuristic import accesses
+    from tinylab.codegen.plan import KernelPlan, view_index
+    from tinylab.engine.realize import REALIZED
+    from tinylab.ir import symbolic as sym
+    from tinylab.schedule.schedule import schedule
+    tx = Tensor(RNG.standard_normal((2, 3, 12, 12), dtype=np.float32), requires_grad=True)
+    tw = Tensor(RNG.standard_normal((4, 3, 5, 5), dtype=np.float32)).realize()
+    tg = Tensor(RNG.standard_normal((2, 4, 8, 8), dtype=np.float32)).realize()
+    (tx.conv2d(tw) * tg).sum().backward()
+    kernels = schedule([tx.grad.node], realized=REALIZED).kernels  # + a re-laid-out weight copy
+    plan = max((KernelPlan.from_ast(k.ast) for k in kernels), key=lambda p: np.prod(p.shape))
+    assert plan.shape == (2, 3, 12, 12, 5, 5, 4)
+    for _, view, _ in accesses(plan):
+        names = [sym.var(f"d{k}", 0, max(s - 1, 0)) for k, s in enumerate(view.shape)]
+        text = str(view_index(view, names))
+        assert "/" not in text and "%" not in text, text

@@ -115,6 +115,24 @@ print("by hand: d/dp = q + exp(p) =", (q.numpy() + np.exp(p.numpy())).round(4),
       " d/dq = p =", p.numpy())
 
 # %% [markdown]
+# One exception to "one rule per primitive": a sliding window (`conv2d`, `avg_pool2d` with stride
+# 1) is a chain of reshapes, expands and shrinks, and chaining their rules gives a correct but
+# wasteful gradient — a sum over repeated copies with masks (6×6 masked taps for a 5×5 kernel).
+# So `_pool` registers one rule for its whole chain with `autograd.composite(...)`: the transposed
+# window, 5×5 taps, the shape PyTorch's convolution backward has. The walk above skips
+# composites, so it computes the same numbers the long way:
+
+# %%
+x = Tensor(np.arange(36.0).reshape(1, 1, 6, 6), requires_grad=True)
+w = Tensor(np.ones((1, 1, 3, 3)))
+conv_loss = x.conv2d(w).sum()
+long_way = my_gradients(conv_loss, [x])[0].numpy()
+conv_loss.backward()
+print("composites registered:", len(autograd.COMPOSITE) > 0,
+      " same gradient:", np.allclose(long_way, x.grad.numpy()))
+print(x.grad.numpy()[0, 0])  # how many 3x3 windows cover each pixel
+
+# %% [markdown]
 # The backward graph is as lazy as the forward one: `p.grad` is a graph until it is read.
 # Printed, the rules are visible — `EXP2` times the `MUL` by `log2(e)` and `ln 2`:
 

@@ -4,10 +4,19 @@ A rule takes (grad, node) — the gradient of the loss with respect to `node`'s 
 itself — and returns one gradient per source (None where no gradient flows). `gradients(root,
 targets)` walks the graph backwards applying the rules and summing gradients of shared nodes.
 Rules build IR nodes directly (no Tensor), so the backward graph is as lazy as the forward one.
+
+Composite rules: a Tensor method that builds a chain of primitives may register a better backward
+for the chain's last node with `composite(node, source, rule)`. The walk then applies that rule
+once, straight to `source`, instead of the chain's primitive rules. Only sliding windows do this:
+chained primitive rules give a window's gradient as a sum over the repeated copies with masks
+(36 masked taps for a 5x5 window); the registered rule gives the transposed window (25 taps), the
+shape of a convolution's input gradient in PyTorch.
 """
 from __future__ import annotations
 
 import math
+import weakref
+from typing import Callable
 
 from ..dtype import dtypes
 from ..ir import node as ir
@@ -92,22 +101,38 @@ RULES = {
 # no gradient: comparisons, integer and bit ops, BITCAST, DETACH, BUFFER, CONST
 
 
+# node -> (source, rule): rule(grad) is the gradient with respect to source, skipping the chain
+COMPOSITE: weakref.WeakKeyDictionary[Node, tuple[Node, Callable[[Node], Node]]] = \
+    weakref.WeakKeyDictionary()
+
+
+def composite(node: Node, source: Node, rule: Callable[[Node], Node]) -> None:
+    """Register `rule` as the backward of the movement chain from `source` to `node`."""
+    COMPOSITE[node] = (source, rule)
+
+
 def alu_sin(x: Node) -> Node:
     return ir.alu(Op.SIN, x)
+
+
+def _sources(node: Node) -> tuple[Node, ...]:
+    """The nodes a gradient flows to from `node`: a composite's source, else node.src. (The
+    chain between may not even pass through the source: reshape(reshape(x)) is one node.)"""
+    return (COMPOSITE[node][0],) if node in COMPOSITE else node.src
 
 
 def _needs_grad(order: list[Node], targets: set[Node]) -> set[Node]:
     """Nodes that have a target among their sources (gradients only flow along those)."""
     needed: set[Node] = set()
     for node in order:
-        if node in targets or any(s in needed for s in node.src):
+        if node in targets or any(s in needed for s in _sources(node)):
             needed.add(node)
     return needed
 
 
 def gradients(root: Node, root_grad: Node, targets: list[Node]) -> dict[Node, Node]:
     """d root / d target for every target reachable from root (others are absent)."""
-    order = root.toposort()
+    order = ir.toposort([root], _sources)
     needed = _needs_grad(order, set(targets))
     grads: dict[Node, Node] = {root: root_grad}
     for node in reversed(order):
@@ -116,7 +141,12 @@ def gradients(root: Node, root_grad: Node, targets: list[Node]) -> dict[Node, No
             continue
         if not node.dtype.is_float and node.op is not Op.CAST:
             continue
-        for src, src_grad in zip(node.src, RULES[node.op](grad, node)):
+        if node in COMPOSITE:
+            source, rule = COMPOSITE[node]
+            pairs = [(source, rule(grad))]
+        else:
+            pairs = zip(node.src, RULES[node.op](grad, node))
+        for src, src_grad in pairs:
             if src_grad is None or src not in needed or not src.dtype.is_float:
                 continue
             grads[src] = grads[src] + src_grad if src in grads else src_grad

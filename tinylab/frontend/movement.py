@@ -9,6 +9,7 @@ import math
 from typing import Sequence
 
 from ..errors import ShapeError
+from . import autograd
 
 
 def _ints(args, op: str) -> tuple:
@@ -326,7 +327,11 @@ class MovementMixin:
         # now (..., O_1, k_1, O_2, k_2, ...) -> (..., O_1..O_n, k_1..k_n)
         outs = [batch + 2 * a for a in range(n)]
         ks = [batch + 2 * a + 1 for a in range(n)]
-        return x.permute(tuple(range(batch)) + tuple(outs) + tuple(ks))
+        x = x.permute(tuple(range(batch)) + tuple(outs) + tuple(ks))
+        if all(s == 1 for s in strides) and x.node is not self.node:
+            autograd.composite(x.node, self.node, lambda grad: _window_grad(
+                grad, spatial, tuple(kernel), dilations))
+        return x
 
 
 def _window_last(x, i: int, k: int, s: int, d: int):
@@ -347,6 +352,46 @@ def _window_last(x, i: int, k: int, s: int, d: int):
                                               ((0, k), (0, out), (0, 1)))
     return y.reshape(lead + (k, out)).permute(tuple(range(len(lead))) +
                                               (len(lead) + 1, len(lead)))
+
+
+def _window_grad(grad, spatial: tuple, kernel: tuple, dilations: tuple):
+    """Backward of stride-1 windows, as views of the gradient and one sum: the transposed window.
+
+    grad is (..., O_1..O_n, k_1..k_n); input position j took part in window o = j - kk*d at tap
+    kk, so dx[j] = sum over kk of grad[j - kk*d, kk] (zero where j - kk*d is not a window). Per
+    axis, that is a skew: lay grad out as (k, L) with the window axis padded by (k-1)*d in front
+    and (k-1)*d + d behind (L = i + k*d), flatten, drop the first (k-1)*d values and read the rest
+    as rows of L - d: row kk, column j is then grad[j - kk*d, kk]. Every index is affine within a
+    row, so the kernel is a convolution of the padded gradient with the flipped taps.
+    """
+    n = len(kernel)
+    batch = len(grad.shape) - 2 * n
+    # (..., O_1..O_n, k_1..k_n) -> (..., k_1, O_1, ..., k_n, O_n)
+    order = list(range(batch))
+    for a in range(n):
+        order += [batch + n + a, batch + a]
+    g = grad.permute(tuple(order))
+    for a in range(n):
+        i, k, d = spatial[a], kernel[a], dilations[a]
+        at = batch + 2 * a  # this axis's (k, O) pair starts here
+        lead, tail = g.shape[:at], g.shape[at + 2:]
+        keep_lead = tuple((0, m) for m in lead)
+        keep_tail = tuple((0, m) for m in tail)
+        # move the pair last, skew it, move it back
+        rest = tuple(range(at)) + tuple(range(at + 2, len(g.shape)))
+        g = g.permute(rest + (at, at + 1))
+        front = (k - 1) * d
+        g = g.pad(tuple((0, 0) for _ in lead + tail) + ((0, 0), (front, front + d)))
+        length = g.shape[-1]  # i + k*d
+        g = g.reshape(lead + tail + (k * length,))
+        g = g.shrink(keep_lead + keep_tail + ((front, front + k * (length - d)),))
+        g = g.reshape(lead + tail + (k, length - d))
+        g = g.shrink(keep_lead + keep_tail + ((0, k), (0, i)))
+        back = list(range(at)) + [len(g.shape) - 2, len(g.shape) - 1] + \
+            list(range(at, len(g.shape) - 2))
+        g = g.permute(tuple(back))
+    ks = tuple(batch + 2 * a for a in range(n))
+    return g.sum(ks).reshape(grad.shape[:batch] + tuple(spatial))
 
 
 def _rotate_axes(ndim: int, batch: int, n: int, j: int) -> tuple:

@@ -172,7 +172,8 @@ class Node:
     def max(self, axes) -> Node: return reduce(Op.REDUCE_MAX, self, tuple(axes))
 
 
-def toposort(roots) -> list[Node]:
+def toposort(roots, sources=None) -> list[Node]:
+    """Nodes reachable from roots, sources first; `sources(node)` replaces node.src if given."""
     order: list[Node] = []
     seen: set[int] = set()
     stack: list[tuple[Node, bool]] = [(r, False) for r in reversed(list(roots))]
@@ -185,7 +186,7 @@ def toposort(roots) -> list[Node]:
             continue
         seen.add(id(node))
         stack.append((node, True))
-        for s in reversed(node.src):
+        for s in reversed(node.src if sources is None else sources(node)):
             if id(s) not in seen:
                 stack.append((s, False))
     return order
