@@ -129,9 +129,13 @@ def _tile_candidates(plan: KernelPlan, table):
     """Global axes worth upcasting: some inner loads ignore them (reused per tile row) while
     others depend on them (the work that differs per row). Best first: most shared loads, then
     the smallest buffers read per row (a conv's weights, not a batch of images: a tile's rows
-    then stay in cache), then the longest axis."""
+    then stay in cache), then a dense axis: those loads are contiguous along it and not along
+    a reduce axis (a packed matmul panel's rows: a tile's broadcasts share cache lines; a conv
+    window's columns slide along kx and are not dense), then the longest axis.
+    Yields (size, index, dense)."""
     vector = plan.vector_axis
     inner = [view for kind, view, trips in table if kind == "load" and trips > 1]
+    reduce = [a.origin for a in plan.axes if a.kind is AxisKind.REDUCE]
     out = []
     for i, axis in enumerate(plan.axes):
         if axis.kind is not AxisKind.GLOBAL or (vector is not None and
@@ -140,9 +144,11 @@ def _tile_candidates(plan: KernelPlan, table):
         strides = [dim_stride(v, axis.origin) for v in inner]
         shared = sum(1 for s in strides if s == 0)
         varying = sum(buffer_extent(v) for v, s in zip(inner, strides) if s != 0)
+        dense = all(s == 0 or (s == 1 and not any(dim_stride(v, r) == 1 for r in reduce))
+                    for v, s in zip(inner, strides))
         if shared and varying:
-            out.append((shared, -varying, axis.size, i))
-    return sorted(out, reverse=True)
+            out.append((shared, -varying, dense, axis.size, i))
+    return [(size, i, dense) for _, _, dense, size, i in sorted(out, reverse=True)]
 
 
 def register_tile(plan: KernelPlan) -> KernelPlan:
@@ -150,20 +156,26 @@ def register_tile(plan: KernelPlan) -> KernelPlan:
         return plan
     budget = MAX_ACCUMULATORS
     tiled: set = set()
+    dense_tiled: set = set()
     for _ in range(2):
         # a second tile axis of another dimension when there is one (two dims share loads
-        # both ways; one dim tiled twice spreads the tile's rows over more memory); a short
-        # axis (a 5x5 kernel's) may be tiled whole
-        candidates = [(c[-2], c[-1]) for c in _tile_candidates(plan, accesses(plan))]
-        candidates = [c for c in candidates if plan.axes[c[1]].origin not in tiled] + \
-            [c for c in candidates if plan.axes[c[1]].origin in tiled]
-        choice = next(((axis, amount) for size, axis in candidates for amount in TILE_SIZES
+        # both ways; one dim tiled twice spreads the tile's rows over more memory), except
+        # after a dense axis, whose rows share cache lines; a short axis (a 5x5 kernel's) may
+        # be tiled whole
+        candidates = _tile_candidates(plan, accesses(plan))
+        candidates = [c for c in candidates if plan.axes[c[1]].origin in dense_tiled] + \
+            [c for c in candidates if plan.axes[c[1]].origin not in tiled] + \
+            [c for c in candidates if plan.axes[c[1]].origin in tiled - dense_tiled]
+        choice = next(((axis, amount, dense) for size, axis, dense in candidates
+                       for amount in TILE_SIZES
                        if size % amount == 0 and amount <= budget and
                        (size > amount or size <= TILE_SIZES[0])), None)
         if choice is None:
             break
-        axis, amount = choice
+        axis, amount, dense = choice
         tiled.add(plan.axes[axis].origin)
+        if dense:
+            dense_tiled.add(plan.axes[axis].origin)
         plan = _try(plan, Opt("UPCAST", axis, amount))
         budget //= amount
     vector = plan.vector_axis

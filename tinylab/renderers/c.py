@@ -21,6 +21,7 @@ class CRenderer(CStyleRenderer):
     device = "CPU"
     preamble = "#include <math.h>\n#include <stdbool.h>\n"
     supported_actions = ("UPCAST", "UNROLL", "THREAD", "SWAP", "VECTORIZE", "BLOCK")
+    matmul_panel = 16  # one AVX-512 vector of float32 (two AVX2 ones)
 
     def render(self, program) -> str:
         return _VectorWalk(self, program).run()

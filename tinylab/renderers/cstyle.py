@@ -46,6 +46,8 @@ class CStyleRenderer:
     half_type = "_Float16"
     infinity, nan = "INFINITY", "NAN"
     preamble = ""
+    # Tensor.matmul packs big operands into panels this many columns wide (None: it does not)
+    matmul_panel: int | None = None
     # unary math by float type name -> function
     float_math = {"EXP2": "exp2", "LOG2": "log2", "SIN": "sin", "SQRT": "sqrt", "TRUNC": "trunc"}
 
