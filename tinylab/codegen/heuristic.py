@@ -132,7 +132,7 @@ def _tile_candidates(plan: KernelPlan, table):
     then stay in cache), then a dense axis: those loads are contiguous along it and not along
     a reduce axis (a packed matmul panel's rows: a tile's broadcasts share cache lines; a conv
     window's columns slide along kx and are not dense), then the longest axis.
-    Yields (size, index, dense)."""
+    Returns (size, index, dense) per candidate."""
     vector = plan.vector_axis
     inner = [view for kind, view, trips in table if kind == "load" and trips > 1]
     reduce = [a.origin for a in plan.axes if a.kind is AxisKind.REDUCE]
