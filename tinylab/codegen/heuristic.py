@@ -162,10 +162,10 @@ def register_tile(plan: KernelPlan) -> KernelPlan:
         # both ways; one dim tiled twice spreads the tile's rows over more memory), except
         # after a dense axis, whose rows share cache lines; a short axis (a 5x5 kernel's) may
         # be tiled whole
-        candidates = _tile_candidates(plan, accesses(plan))
-        candidates = [c for c in candidates if plan.axes[c[1]].origin in dense_tiled] + \
-            [c for c in candidates if plan.axes[c[1]].origin not in tiled] + \
-            [c for c in candidates if plan.axes[c[1]].origin in tiled - dense_tiled]
+        def rank(candidate):  # dense tiled axes, then untiled ones, then the rest
+            origin = plan.axes[candidate[1]].origin
+            return 0 if origin in dense_tiled else 1 if origin not in tiled else 2
+        candidates = sorted(_tile_candidates(plan, accesses(plan)), key=rank)  # stable
         choice = next(((axis, amount, dense) for size, axis, dense in candidates
                        for amount in TILE_SIZES
                        if size % amount == 0 and amount <= budget and
