@@ -24,6 +24,7 @@ from ..ir.node import Node
 from ..ir.ops import Op
 from ..ir.printer import print_graph
 from ..runtimes.buffer import Buffer
+from ..runtimes.cpu_target import GENERIC
 from ..schedule.fusion import SchedulerOptions
 from ..schedule.memory import plan_schedule
 from ..schedule.schedule import Schedule, schedule
@@ -74,6 +75,7 @@ class Runner:
     bytes_moved: int
     compile_s: float
     cache_hit: bool
+    target: str = ""        # the CPU target it was planned and compiled for ("" off the CPU)
 
     def __call__(self, buffers: list[Buffer]) -> float:
         return self.fn(*[b.handle for b in buffers], global_size=self.program.loops)
@@ -104,18 +106,18 @@ def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
     plan = KernelPlan.from_ast(decompose(ast, spec.renderer))  # ops the renderer lacks, by rule
     if noopt:
         return plan
-    actions = spec.renderer.supported_actions
+    actions, target = spec.renderer.supported_actions, spec.target or GENERIC  # GENERIC: PYTHON
     if beam and not spec.render_only:
         from ..codegen.beam import beam_search
         cache = None if config.DISABLE_CACHE.value else config.cache_dir() / "beam"
-        return beam_search(plan, spec, beam, cache, config.cpu_count())
+        return beam_search(plan, spec, beam, cache, target)
     if getattr(spec.renderer, "is_gpu", False):  # OpenCL / CUDA: work-groups
         return plan.apply_all(choose_gpu_opts(plan, actions))
     if config.TUNE.value and not spec.render_only and TUNE_WORK[0] <= work(plan) <= TUNE_WORK[1]:
         from ..codegen.beam import tune  # big kernels: time the heuristic's candidates
         cache = None if config.DISABLE_CACHE.value else config.cache_dir() / "beam"
-        return tune(plan, spec, config.cpu_count(), cache)
-    return plan.apply_all(choose_opts(plan, actions, config.cpu_count()))
+        return tune(plan, spec, target, cache)
+    return plan.apply_all(choose_opts(plan, actions, target))
 
 
 def render_for(ast: Node, device: str) -> str:
@@ -130,15 +132,17 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
                    beam: int | None = None) -> Runner:
     noopt = bool(config.NOOPT.value) if noopt is None else noopt
     beam = int(config.BEAM.value) if beam is None else beam
-    key = (device, ast, noopt, beam)
+    spec = Device[device]
+    target = spec.target
+    key = (device, ast, noopt, beam, target.key if target else None)
     if key in _RUNNERS:
         return _RUNNERS[key]
-    spec = Device[device]
-    if device not in _ANNOUNCED:
-        _ANNOUNCED.add(device)
+    if (device, key[-1]) not in _ANNOUNCED:
+        _ANNOUNCED.add((device, key[-1]))
         if int(config.DEBUG.value) >= 1:
             print(f"opened device {device}: {spec.backend.description}"
-                  + (" (render only)" if spec.render_only else ""))
+                  + (" (render only)" if spec.render_only else "")
+                  + (f"; target {target.describe()}" if target else ""))
     plan = choose_plan(device, ast, noopt, beam)
     # the source uses the plan's own name, so the same kernel compiles to the same text (and hits
     # the disk cache) in every process; lines and traces show a name made unique in this process
@@ -154,7 +158,8 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
     compile_s = time.perf_counter() - start
     GlobalCounters.compile_count += 0 if hit else 1
     GlobalCounters.compile_time_s += compile_s
-    runner = Runner(device, name, ast, plan, program, source, fn, flops, moved, compile_s, hit)
+    runner = Runner(device, name, ast, plan, program, source, fn, flops, moved, compile_s, hit,
+                    target.name if target else "")
     _RUNNERS[key] = runner
     return runner
 
@@ -231,7 +236,8 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
         if runner is None:  # a kernel over zero elements is never compiled nor launched
             continue
         if debug >= 3:
-            print(f"    opts for {runner.name}: [{', '.join(map(str, runner.plan.opts))}]")
+            where = f" ({runner.target} target)" if runner.target else ""
+            print(f"    opts for {runner.name}{where}: [{', '.join(map(str, runner.plan.opts))}]")
         if debug >= 4:
             print(runner.source)
         if debug >= 5:
