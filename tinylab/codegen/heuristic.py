@@ -197,10 +197,37 @@ def _tile_candidates(plan: KernelPlan, table):
     return [(size, i, dense) for _, _, dense, size, i in sorted(out, reverse=True)]
 
 
+def _vector_outer(plan: KernelPlan) -> int | None:
+    """The global loop over the vector axis's other lanes (where a second vector per tile row
+    comes from), if the vector runs along outputs."""
+    vector = plan.vector_axis
+    if vector is None or vector.reduce:
+        return None
+    return next((i for i, a in enumerate(plan.axes) if a.origin == vector.origin
+                 and a.kind is AxisKind.GLOBAL), None)
+
+
+def _dense_vectors(plan: KernelPlan) -> bool:
+    """Every load inside the reduce that moves with the vector lanes reads them contiguously:
+    a second vector per row costs one more vector load (not a gather) and each broadcast of the
+    rows then feeds two accumulators."""
+    origin = plan.vector_axis.origin
+    strides = [dim_stride(view, origin) for kind, view, trips in accesses(plan)
+               if kind == "load" and trips > 1]
+    return any(s == 1 for s in strides) and all(s in (0, 1) for s in strides)
+
+
 def register_tile(plan: KernelPlan, target: CPUTarget) -> KernelPlan:
     if not plan.has_reduce:
         return plan
     budget = accumulator_budget(target)
+    outer = _vector_outer(plan)
+    if outer is not None and plan.axes[outer].size == 2 and _dense_vectors(plan) and \
+            plan.vector_axis.origin not in plan.padded:
+        # a row exactly two vectors wide (AVX2's 16-float panel): both vectors per row first
+        # (padded lanes measured slower: conv2's input gradient at 2 x 16 lanes of 24)
+        plan = _try(plan, Opt("UPCAST", outer, 2))
+        budget //= 2
     tiled: set = set()
     dense_tiled: set = set()
     for _ in range(2):
@@ -224,12 +251,10 @@ def register_tile(plan: KernelPlan, target: CPUTarget) -> KernelPlan:
             dense_tiled.add(plan.axes[axis].origin)
         plan = _try(plan, Opt("UPCAST", axis, amount))
         budget //= amount
-    vector = plan.vector_axis
-    if vector is not None and not vector.reduce and budget >= 2:  # a second vector per row
-        axis = next((i for i, a in enumerate(plan.axes) if a.origin == vector.origin
-                     and a.kind is AxisKind.GLOBAL), None)
-        if axis is not None and plan.axes[axis].size % 2 == 0 and plan.axes[axis].size >= 4:
-            plan = _try(plan, Opt("UPCAST", axis, 2))
+    outer = _vector_outer(plan)
+    if outer is not None and budget >= 2:  # a second vector per row
+        if plan.axes[outer].size % 2 == 0 and plan.axes[outer].size >= 4:
+            plan = _try(plan, Opt("UPCAST", outer, 2))
     return plan
 
 
@@ -341,7 +366,8 @@ def choose_opts(plan: KernelPlan, actions, target: CPUTarget) -> list[Opt]:
     return plan.opts[start:]
 
 
-def matmul_panel(target: CPUTarget) -> int:
-    """Width of the panels Tensor.matmul packs big float matmuls into (frontend/nn_ops.py):
-    the columns one register-tile row covers, so a tile reads whole panel rows."""
-    return max(16, target.lanes_of(4))
+def matmul_panel(target: CPUTarget, itemsize: int = 4) -> int:
+    """Width of the panels Tensor.matmul packs big float matmuls into (frontend/nn_ops.py): one
+    cache line of elements and at least one vector, so each step of the reduce reads whole
+    lines of both panels (16 float32 on 64-byte lines: one AVX-512 vector, two AVX2 ones)."""
+    return max(target.cache_line_bytes // itemsize, target.lanes_of(itemsize))

@@ -50,6 +50,7 @@ class CPUTarget:
     cores: int                 # cores this process may use
     flags: tuple[str, ...]     # compiler flags that select the ISA
     features: frozenset = frozenset()  # ISA macros those flags define (__AVX2__, __ARM_NEON...)
+    cache_line_bytes: int = 64  # x86 and most ARM cores; Apple's are 128
     model: str = ""            # the CPU's name, or what a preset stands for
     notes: tuple[str, ...] = ()  # values that are documented defaults, not measured
 
@@ -105,7 +106,7 @@ def _size(nbytes: int) -> str:
 def _preset(name, isa, arch, bits, registers, fma, caches, flags, features, model) -> CPUTarget:
     l1d, l2, l3 = caches
     return CPUTarget(name, isa, arch, bits, registers, fma, l1d, l2, l3, 1, tuple(flags),
-                     frozenset(features), model)
+                     frozenset(features), model=model)
 
 
 _X86_BASE = ("__SSE__", "__SSE2__")
@@ -174,7 +175,7 @@ def _isa(macros: set[str]) -> tuple[str, str, int, int]:
 
 
 def _cache_sizes() -> dict[str, int]:
-    """{"l1d", "l2", "l3"} bytes of cpu0's caches from /sys (Linux), or sysctl (macOS)."""
+    """{"l1d", "l2", "l3", "line"} bytes of cpu0's caches from /sys (Linux), or sysctl (macOS)."""
     found: dict[str, int] = {}
     for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
         try:
@@ -185,9 +186,14 @@ def _cache_sizes() -> dict[str, int]:
             continue
         if kind in ("Data", "Unified") and level in (1, 2, 3):
             found.setdefault("l1d" if level == 1 else f"l{level}", size)
+            if level == 1:
+                try:
+                    found["line"] = int((index / "coherency_line_size").read_text())
+                except (OSError, ValueError):
+                    pass
     if not found and platform.system() == "Darwin":
         for key, name in (("l1d", "hw.l1dcachesize"), ("l2", "hw.l2cachesize"),
-                          ("l3", "hw.l3cachesize")):
+                          ("l3", "hw.l3cachesize"), ("line", "hw.cachelinesize")):
             try:
                 value = int(subprocess.run(["sysctl", "-n", name], capture_output=True,
                                            text=True, timeout=10).stdout.strip())
@@ -247,7 +253,8 @@ def detect(compiler: str | None = None) -> CPUTarget:
     isa_macros = {m for m in macros if m.startswith(("__AVX", "__SSE", "__SSSE3", "__FMA", "__F16C",
                                                      "__ARM_NEON", "__ARM_FEATURE", "__aarch64"))}
     return CPUTarget("native", isa, arch, bits, registers, fma, caches["l1d"], caches["l2"],
-                     caches["l3"], 1, flags, frozenset(isa_macros), _model_name(), tuple(notes))
+                     caches["l3"], 1, flags, frozenset(isa_macros),
+                     caches.get("line", defaults.cache_line_bytes), _model_name(), tuple(notes))
 
 
 # ---- the process's target -------------------------------------------------------------------
