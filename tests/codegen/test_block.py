@@ -89,7 +89,9 @@ def test_block_loop_runs_outside_the_output_loops_and_reads_back_partials():
     loops = [line for line in lines if line.startswith("for (")]
     assert loops[0].startswith("for (int bidx0 = 0; bidx0 < 5;")   # columns in blocks of 16
     assert loops[1].startswith("for (int bidx1 = 0; bidx1 < 4;")   # the reduce in blocks of 16
-    pragma = lines.index("#pragma omp parallel for num_threads(2)")
+    # one parallel region around the block loops; each block shares its rows out statically
+    assert lines.index("#pragma omp parallel num_threads(2)") < lines.index(loops[0])
+    pragma = lines.index("#pragma omp for schedule(static) nowait")
     assert lines[pragma + 1].startswith("for (int gidx0")            # threads inside the blocks
     assert "((bidx1<1)?0.0f:val" in source                        # first block: no partial
     assert "float* restrict data0" in source and "const float* restrict data0" not in source

@@ -75,7 +75,7 @@ class CPUTarget:
         """Can a CPU described by `host` (a detected target) run code compiled for this one?"""
         return self.arch == host.arch and self.features <= host.features
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         """A stable name for cache keys: every field that changes a plan or a binary."""
         digest = hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode())
@@ -95,7 +95,8 @@ class CPUTarget:
         default = f"; defaults for {', '.join(self.notes)}" if self.notes else ""
         return (f"{self.name} ({self.isa}{model}): {self.vector_bits}-bit vectors "
                 f"({self.lanes_of(4)} float32 lanes) x {self.vector_registers} registers, "
-                f"{'FMA' if self.fma else 'no FMA'}, L1d/L2/L3 {caches}, {self.cores} cores, "
+                f"{'FMA' if self.fma else 'no FMA'}, L1d/L2/L3 {caches}, {self.cores} core"
+                f"{'s' if self.cores != 1 else ''}, "
                 f"{flags}{default}")
 
 
@@ -211,6 +212,13 @@ def _parse_size(text: str) -> int:
     return int(text)
 
 
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def _model_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -253,7 +261,7 @@ def detect(compiler: str | None = None) -> CPUTarget:
     isa_macros = {m for m in macros if m.startswith(("__AVX", "__SSE", "__SSSE3", "__FMA", "__F16C",
                                                      "__ARM_NEON", "__ARM_FEATURE", "__aarch64"))}
     return CPUTarget("native", isa, arch, bits, registers, fma, caches["l1d"], caches["l2"],
-                     caches["l3"], 1, flags, frozenset(isa_macros),
+                     caches["l3"], _usable_cores(), flags, frozenset(isa_macros),
                      caches.get("line", defaults.cache_line_bytes), _model_name(), tuple(notes))
 
 
