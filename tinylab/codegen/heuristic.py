@@ -217,15 +217,23 @@ def _dense_vectors(plan: KernelPlan) -> bool:
     return any(s == 1 for s in strides) and all(s in (0, 1) for s in strides)
 
 
+def _two_vectors_first(plan: KernelPlan, outer_size: int, budget: int) -> bool:
+    """Take a second vector per tile row before the rows when its loads are dense and unpadded
+    (padded lanes measured slower: conv2's input gradient at 2 x 16 lanes of 24) and either the
+    row is exactly two vectors (a 16-float panel of 8 lanes) or the budget cannot hold the
+    biggest row tile with two vectors (16 AVX2 registers: 4 rows x 2 vectors read 6 values per
+    8 FMAs, 8 rows x 1 vector 9)."""
+    if outer_size % 2 or plan.vector_axis.origin in plan.padded or not _dense_vectors(plan):
+        return False
+    return outer_size == 2 or budget < 2 * TILE_SIZES[0]
+
+
 def register_tile(plan: KernelPlan, target: CPUTarget) -> KernelPlan:
     if not plan.has_reduce:
         return plan
     budget = accumulator_budget(target)
     outer = _vector_outer(plan)
-    if outer is not None and plan.axes[outer].size == 2 and _dense_vectors(plan) and \
-            plan.vector_axis.origin not in plan.padded:
-        # a row exactly two vectors wide (AVX2's 16-float panel): both vectors per row first
-        # (padded lanes measured slower: conv2's input gradient at 2 x 16 lanes of 24)
+    if outer is not None and _two_vectors_first(plan, plan.axes[outer].size, budget):
         plan = _try(plan, Opt("UPCAST", outer, 2))
         budget //= 2
     tiled: set = set()
