@@ -7,14 +7,10 @@ import pytest
 import torch
 import torch.nn.functional as F  # noqa: N812
 
-from parity_harness import DOMAINS, Case, run_case, variants
+import parity_domains_api  # noqa: F401 - registers the api_ input domains
+from parity_harness import Case, run_case, run_error_case, variants
 from tinylab import Tensor
 from tinylab.errors import DTypeError, ShapeError
-
-DOMAINS["ties"] = lambda rng, shape: rng.integers(-2, 3, shape).astype(np.float32)
-DOMAINS["label4"] = lambda rng, shape: rng.integers(0, 4, shape).astype(np.int32)
-DOMAINS["label4_ignored"] = lambda rng, shape: rng.choice(np.array([-100, 0, 1, 2, 3],
-                                                                   np.int32), shape)
 
 
 def case(name, ours, theirs, shapes, kinds=("real",), **kw):
@@ -37,7 +33,10 @@ POOLING = [
                                 return_indices=True), [(X,)]),
     # ties: the first maximum in scan order gets the index and the gradient, as in PyTorch
     case("max_pool2d_indices_ties", lambda x: x.max_pool2d(3, 1, padding=1, return_indices=True),
-         lambda x: F.max_pool2d(x, 3, 1, padding=1, return_indices=True), [(X,)], ("ties",)),
+         lambda x: F.max_pool2d(x, 3, 1, padding=1, return_indices=True), [(X,)], ("api_ties",)),
+    case("max_pool2d_indices_special", lambda x: x.max_pool2d(2, 1, return_indices=True),
+         lambda x: F.max_pool2d(x, 2, 1, return_indices=True), [((2, 2, 5, 6),)], ("api_special",),
+         grad=False),
     case("max_pool2d_indices_int", lambda x: x.max_pool2d(2, return_indices=True)[1],
          lambda x: F.max_pool2d(x.double(), 2, return_indices=True)[1], [(X,)], ("int",),
          grad=False),
@@ -78,11 +77,9 @@ POOLING = [
     # tinylab and PyTorch keeps one of them (so these indices are distinct per plane)
     case("max_unpool2d_of_values", lambda v, i: v.max_unpool2d(i.flip(-1) * 2 + 1, 2),
          lambda v, i: F.max_unpool2d(v, i.flip(-1).long() * 2 + 1, 2),
-         [((2, 3, 3, 2), (2, 3, 3, 2))], ("real", "position6"),
+         [((2, 3, 3, 2), (2, 3, 3, 2))], ("real", "api_positions6"),
          noncontiguous=False),  # PyTorch's backward cannot read strided indices
 ]
-DOMAINS["position6"] = lambda rng, shape: np.broadcast_to(
-    np.arange(6, dtype=np.int32).reshape(3, 2), shape).copy()
 
 
 def _pool_unpool(x, pool=None, unpool=None, stride_padding=False, **kw):
@@ -137,6 +134,10 @@ RESAMPLING = [
          lambda x: F.interpolate(x, size=6, mode="linear"), [((1, 2, 4),)], ("f64",)),
     case("interpolate_nearest_int", lambda x: x.interpolate(size=(5, 2)),
          lambda x: F.interpolate(x.float(), size=(5, 2)).int(), [((1, 2, 3, 4),)], ("int",)),
+    case("interpolate_special", lambda x: (x.interpolate(size=(7, 3)),
+                                           x.interpolate(size=(7, 3), mode="bilinear")),
+         lambda x: (F.interpolate(x, size=(7, 3)), F.interpolate(x, size=(7, 3), mode="bilinear")),
+         [((1, 2, 5, 4),)], ("api_special",), grad=False),
     case("interpolate_empty_batch", lambda x: x.interpolate(size=(3, 4), mode="bilinear"),
          lambda x: F.interpolate(x, size=(3, 4), mode="bilinear"), [((0, 2, 5, 5),)]),
     case("interpolate_then_conv", lambda x, w: x.interpolate(scale_factor=2, mode="bilinear")
@@ -159,27 +160,27 @@ def _nll(reduction="mean", ignore=-100, weighted=False):
 
 LOSSES = [
     case("nll_loss", *_nll(), [((5, 4), (5,)), ((1, 4), (1,)), ((0, 4), (0,))],
-         ("real", "label4")),
+         ("real", "api_label4")),
     case("nll_loss_sum_none", lambda x, y: (_nll("sum")[0](x, y), _nll("none")[0](x, y)),
          lambda x, y: (_nll("sum")[1](x, y), _nll("none")[1](x, y)), [((6, 4), (6,))],
-         ("real", "label4")),
-    case("nll_loss_ignore", *_nll(), [((8, 4), (8,))], ("real", "label4_ignored")),
-    case("nll_loss_ignore_none", *_nll("none"), [((8, 4), (8,))], ("real", "label4_ignored")),
-    case("nll_loss_ignore_custom", *_nll(ignore=2), [((8, 4), (8,))], ("real", "label4")),
+         ("real", "api_label4")),
+    case("nll_loss_ignore", *_nll(), [((8, 4), (8,))], ("real", "api_label4_ignored")),
+    case("nll_loss_ignore_none", *_nll("none"), [((8, 4), (8,))], ("real", "api_label4_ignored")),
+    case("nll_loss_ignore_custom", *_nll(ignore=2), [((8, 4), (8,))], ("real", "api_label4")),
     case("nll_loss_weight", *_nll(weighted=True), [((6, 4), (6,), (4,))],
-         ("real", "label4", "positive")),
+         ("real", "api_label4", "positive")),
     case("nll_loss_weight_ignore_sum", *_nll("sum", weighted=True), [((6, 4), (6,), (4,))],
-         ("real", "label4_ignored", "positive")),
+         ("real", "api_label4_ignored", "positive")),
     case("nll_loss_spatial", *_nll(), [((2, 4, 3, 5), (2, 3, 5)), ((2, 4, 3), (2, 3))],
-         ("real", "label4")),
+         ("real", "api_label4")),
     case("nll_loss_spatial_none", *_nll("none", weighted=True), [((2, 4, 3, 5), (2, 3, 5), (4,))],
-         ("real", "label4", "positive")),
+         ("real", "api_label4", "positive")),
     case("nll_loss_unbatched", lambda x, y: x.log_softmax(0).nll_loss(y),
-         lambda x, y: F.nll_loss(x.log_softmax(0), y.long()), [((4,), ())], ("real", "label4"),
+         lambda x, y: F.nll_loss(x.log_softmax(0), y.long()), [((4,), ())], ("real", "api_label4"),
          noncontiguous=False),
     case("nll_loss_all_ignored", lambda x, y: x.log_softmax(1).nll_loss(y * 0 - 100),
          lambda x, y: F.nll_loss(x.log_softmax(1), y.long() * 0 - 100), [((3, 4), (3,))],
-         ("real", "label4")),
+         ("real", "api_label4")),
     case("binary_crossentropy_logits_pos_weight",
          lambda x, y, w: x.binary_crossentropy_logits(y, pos_weight=w.detach()),
          lambda x, y, w: F.binary_cross_entropy_with_logits(x, y, pos_weight=w.detach()),
@@ -189,14 +190,13 @@ LOSSES = [
          lambda x, y, w: x.binary_crossentropy_logits(y, reduction="none", pos_weight=w.detach()),
          lambda x, y, w: F.binary_cross_entropy_with_logits(x, y, reduction="none",
                                                            pos_weight=w.detach()),
-         [((3, 4), (3, 4), (4,))], ("real", "binary", "positive")),
+         [((3, 4), (3, 4), (4,))], ("real", "api_binary", "positive")),
     case("binary_crossentropy_logits_pos_weight_sum",
          lambda x, y, w: x.binary_crossentropy_logits(y, reduction="sum", pos_weight=w.detach()),
          lambda x, y, w: F.binary_cross_entropy_with_logits(x, y, reduction="sum",
                                                            pos_weight=w.detach()),
          [((2, 3, 4), (2, 3, 4), (3, 1))], ("real", "prob", "positive"), atol=1e-4),
 ]
-DOMAINS.setdefault("binary", lambda rng, shape: (rng.random(shape) < 0.5).astype(np.float32))
 
 GQA = ((1, 4, 3, 8), (1, 2, 5, 8), (1, 2, 5, 6))
 ATTENTION = [
@@ -317,12 +317,4 @@ ERRORS = [
 
 @pytest.mark.parametrize("name,ours,theirs,error,words", ERRORS, ids=[e[0] for e in ERRORS])
 def test_api_nn_errors_match_pytorch(name, ours, theirs, error, words):
-    """PyTorch raises for this input; tinylab raises `error` (naming the op and the offending
-    argument) while building the op."""
-    with pytest.raises(Exception):  # noqa: B017 - PyTorch's own error types vary
-        theirs()
-    with pytest.raises(error) as raised:
-        ours()
-    message = str(raised.value)
-    for word in words:
-        assert word in message, f"{name}: {word!r} not in {message!r}"
+    run_error_case(name, ours, theirs, error, words)

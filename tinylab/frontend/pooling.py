@@ -152,6 +152,8 @@ class PoolingMixin:
         x = self
         opmath = np.float64 if self.dtype == dtypes.float64 else np.float32
         for axis, (inside, out, scale) in enumerate(zip(self.shape[2:], out_sizes, scales), 2):
+            if axis > 2 and x.node is not self.node:
+                x = x.contiguous()  # else the next axis's gather recomputes this one per tap
             if mode in ("nearest", "nearest-exact"):
                 x = _take(x, axis, _nearest_sources(inside, out, scale, mode == "nearest-exact"))
                 continue
