@@ -169,6 +169,14 @@ class NNMixin:
         keeps True positions, a float mask is added; is_causal keeps j <= i. Dropout on the
         weights applies while Tensor.training (as tinygrad). enable_gqa: key and value may
         have fewer heads (dim -3) than the query, each shared by a group of query heads."""
+        for name, t in (("key", key), ("value", value)):
+            if not hasattr(t, "node") or t.ndim < 2:
+                raise ShapeError(f"scaled_dot_product_attention: {name} must be a tensor with at "
+                                 f"least 2 dims, got {getattr(t, 'shape', type(t).__name__)}")
+        if self.ndim < 2 or self.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+            raise ShapeError(f"scaled_dot_product_attention: query {self.shape}, key {key.shape} "
+                             f"and value {value.shape} do not fit (query and key share the last "
+                             f"dim, key and value the second to last)")
         if enable_gqa:
             key, value = _share_heads(self, key, value)
         from .tensor import broadcast_shape
@@ -178,14 +186,6 @@ class NNMixin:
             raise ShapeError(f"scaled_dot_product_attention: the batch and head dims of query "
                              f"{self.shape}, key {key.shape} and value {value.shape} do not "
                              f"broadcast (fewer key/value heads need enable_gqa=True)") from None
-        for name, t in (("key", key), ("value", value)):
-            if not hasattr(t, "node") or t.ndim < 2:
-                raise ShapeError(f"scaled_dot_product_attention: {name} must be a tensor with at "
-                                 f"least 2 dims, got {getattr(t, 'shape', type(t).__name__)}")
-        if self.ndim < 2 or self.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
-            raise ShapeError(f"scaled_dot_product_attention: query {self.shape}, key {key.shape} "
-                             f"and value {value.shape} do not fit (query and key share the last "
-                             f"dim, key and value the second to last)")
         if is_causal and attn_mask is not None:
             raise ValueError("scaled_dot_product_attention: give attn_mask or is_causal, not both")
         scale = 1 / math.sqrt(self.shape[-1]) if scale is None else scale
@@ -530,13 +530,12 @@ class NNMixin:
         class_dim = 0 if self.ndim == 1 else 1
         classes = self.shape[class_dim]
         others = [d for d in range(self.ndim) if d != class_dim]
-        log_probs = self.permute(others + [class_dim])  # (N, d1..., C), labels (N, d1...)
-        labels = Y
-        hit = (labels.unsqueeze(-1) == type(self).arange(classes, device=self.device)) \
-            & (labels != ignore_index).unsqueeze(-1)
+        log_probs = self.permute(others + [class_dim])  # (N, d1..., C), labels Y (N, d1...)
+        hit = (Y.unsqueeze(-1) == type(self).arange(classes, device=self.device)) \
+            & (Y != ignore_index).unsqueeze(-1)
         zero = log_probs._const(0, shape=())
-        weights = hit.where(weight if weight is not None else 1.0, zero).sum(-1)
-        per_item = -hit.where(log_probs, zero).sum(-1) * weights
+        item_weight = hit.where(weight if weight is not None else 1.0, zero).sum(-1)
+        per_item = -hit.where(log_probs, zero).sum(-1) * item_weight
         if reduction == "mean":
-            return per_item.sum() / weights.sum()
+            return per_item.sum() / item_weight.sum()
         return _reduce_loss(per_item, reduction, "nll_loss")

@@ -3,8 +3,8 @@
 
 Sorting is by rank, in kernels: element i's rank along the axis is the number of elements that
 come before it (a broadcast compare of every pair and one sum), and output slot r picks the
-element whose rank is r (a one-hot compare, a where and one sum). That is O(n²) work per row and
-two fused kernels, with no data-dependent control flow; values keep their gradient through the
+element whose rank is r (a one-hot compare, a where and one sum). That is O(n²) work per row in
+a few fused kernels, with no data-dependent control flow; values keep their gradient through the
 where. nonzero and masked_select have data-dependent shapes: they realize the count first.
 """
 from __future__ import annotations
@@ -41,8 +41,9 @@ class SortingMixin:
         mine, theirs = self.unsqueeze(-1), self.unsqueeze(-2)  # (..., i, 1), (..., 1, j)
         position = type(self).arange(n, device=self.device)
         earlier = position.reshape(1, n) < position.reshape(n, 1)  # [i, j]: j < i
-        tie = ~_before(theirs, mine, descending) & ~_before(mine, theirs, descending)
-        ahead = _before(theirs, mine, descending) | (tie & earlier)
+        first = _before(theirs, mine, descending)  # [i, j]: x_j comes before x_i
+        tie = ~first & ~_before(mine, theirs, descending)
+        ahead = first | (tie & earlier)
         return ahead.sum(-1, dtype=dtypes.int32)
 
     def _sorted_slots(self, slots: int, dim: int, descending: bool, op: str):
@@ -64,7 +65,7 @@ class SortingMixin:
         """(values, indices) sorted along `dim`, as torch.sort. NaN sorts above every number.
         Equal elements always keep their order (stable=False gives the stable order too, one
         of the orders PyTorch allows). Indices are int32 (tinylab's default int; PyTorch's are
-        int64). Cost: O(n²) per row (a rank by comparing every pair), in two kernels."""
+        int64). Cost: O(n²) per row (a rank by comparing every pair), in a few kernels."""
         _check_flag(stable, "stable", "sort")
         _check_flag(descending, "descending", "sort")
         n = self.shape[self._axis(dim, "sort")] if self.ndim else 1
@@ -91,7 +92,8 @@ class SortingMixin:
         (torch.nonzero). The output's shape depends on the data, so the count is realized first
         (one reduce kernel, then one number read back, as tinygrad does): nonzero cannot run
         inside TinyJit. Element i is the k-th non-zero when its inclusive running count is k + 1;
-        its flat position is the number of running counts <= k (one compare and one sum)."""
+        its flat position is the number of running counts <= k (one compare and one sum, so
+        O(numel x count) work: gathers in tinylab are one-hot compares)."""
         flat = self.reshape(-1) != 0 if not self.dtype.is_bool else self.reshape(-1)
         positions = _true_positions(flat)
         if as_tuple:
