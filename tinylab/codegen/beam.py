@@ -147,7 +147,9 @@ def _store(cache: Path | None, key: str, opts: list[Opt]) -> None:
 
 
 def beam_search(plan: KernelPlan, device, width: int, cache_dir: Path | None = None,
-                threads: int = 1, rounds: int = MAX_ROUNDS) -> KernelPlan:
+                threads: int = 1, rounds: int = MAX_ROUNDS, progress=None) -> KernelPlan:
+    """`progress(done, total)`, if given, hears of each candidate timed (the total grows by
+    each round's candidates)."""
     cache = secure_dir(cache_dir) if cache_dir is not None else None
     key = _key(plan, device, width, threads)
     cached = _load(cache, key)
@@ -159,11 +161,16 @@ def beam_search(plan: KernelPlan, device, width: int, cache_dir: Path | None = N
     actions = [a for a in device.renderer.supported_actions if a in ACTIONS]
     timer = _Timer(device, plan)
     beam = [(timer.time(plan), plan)]
+    timed = 0
     for _ in range(rounds):
-        children = []
-        for _, parent in beam:
-            for child in _candidates(parent, actions, threads):
-                children.append((timer.time(child), child))
+        candidates = [child for _, parent in beam
+                      for child in _candidates(parent, actions, threads)]
+        total, children = timed + len(candidates), []
+        for child in candidates:
+            children.append((timer.time(child), child))
+            timed += 1
+            if progress is not None:
+                progress(timed, total)
         best_now = min(t for t, _ in beam)
         children = sorted([c for c in children if c[0] < float("inf")], key=lambda c: c[0])
         if not children or children[0][0] >= best_now * 0.98:
@@ -180,10 +187,12 @@ def beam_search(plan: KernelPlan, device, width: int, cache_dir: Path | None = N
 TUNE_MAX_BYTES = 1 << 28  # kernels whose buffers are bigger are not timed (random inputs cost)
 
 
-def tune(plan: KernelPlan, device, threads: int, cache_dir: Path | None = None) -> KernelPlan:
+def tune(plan: KernelPlan, device, threads: int, cache_dir: Path | None = None,
+         progress=None) -> KernelPlan:
     """The heuristic's candidate plans (one per vector axis and width, each with its register
     tile), timed single-threaded on the device; the fastest wins, then gets threads. A cheap,
-    narrow search for the big kernels, cached like BEAM's winners."""
+    narrow search for the big kernels, cached like BEAM's winners. `progress(done, total)`, if
+    given, hears of each candidate timed."""
     from .heuristic import candidates, choose_opts, thread
     cache = secure_dir(cache_dir) if cache_dir is not None else None
     key = "tune-" + _key(plan, device, 0, threads)
@@ -203,6 +212,8 @@ def tune(plan: KernelPlan, device, threads: int, cache_dir: Path | None = None) 
     for index, option in enumerate(options):
         give_up = 2 * min(timed)[0] if timed else float("inf")
         timed.append((timer.time(option, give_up), index, option))
+        if progress is not None:
+            progress(len(timed), len(options))
     best = min(timed)[2]
     if best is not options[0] and not np.allclose(timer.output(best), timer.output(plan),
                                                   rtol=1e-4, atol=1e-4, equal_nan=True):
