@@ -16,6 +16,8 @@ from typing import Union
 
 _INTERN: dict = {}
 _AS_GIVEN: dict = {}  # (terms, const) as a caller gave them -> the canonical Lin they make
+_SUMS: dict = {}      # (Lin, Lin or int) -> their sum
+_PRODUCTS: dict = {}  # (Lin, int) -> the product
 
 
 def _intern(cls, key, build):
@@ -125,8 +127,14 @@ class Lin:
 
     # ---- arithmetic ----
     def __add__(self, other: Union[Lin, int]) -> Lin:
-        other = lin(other)
-        return Lin(self.terms + other.terms, self.const + other.const)
+        key = (self, other) if type(other) in (Lin, int) else None  # not True for 1: lin says
+        found = _SUMS.get(key)
+        if found is None:
+            right = lin(other)
+            found = Lin(self.terms + right.terms, self.const + right.const)
+            if key is not None:
+                _SUMS[key] = found
+        return found
 
     __radd__ = __add__
 
@@ -149,7 +157,11 @@ class Lin:
                 raise TypeError(f"index expressions multiply by constants only, not {k}")
         if k == 0:
             return ZERO
-        return Lin(tuple((a, c * k) for a, c in self.terms), self.const * k)
+        key = (self, k)
+        found = _PRODUCTS.get(key)
+        if found is None:
+            found = _PRODUCTS[key] = Lin(tuple((a, c * k) for a, c in self.terms), self.const * k)
+        return found
 
     __rmul__ = __mul__
 
