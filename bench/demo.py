@@ -50,16 +50,22 @@ def _tinylab_child(data, steps: int, eval_repeats: int, mark) -> dict:
     return {"evals": evals, "accuracy": accuracy, **first}
 
 
+def torch_cnn(torch):
+    """The beautiful_mnist model in PyTorch (also bench/cnn_step.py's contender)."""
+    nn = torch.nn
+    return nn.Sequential(
+        nn.Conv2d(1, 32, 5), nn.ReLU(), nn.Conv2d(32, 32, 5), nn.ReLU(),
+        nn.BatchNorm2d(32), nn.MaxPool2d(2), nn.Conv2d(32, 64, 3), nn.ReLU(),
+        nn.Conv2d(64, 64, 3), nn.ReLU(), nn.BatchNorm2d(64), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(576, 10))
+
+
 def _torch_child(data, steps: int, eval_repeats: int, mark) -> dict:
     import torch
     nn = torch.nn
     mark("imported")
     torch.manual_seed(0)
-    model = nn.Sequential(
-        nn.Conv2d(1, 32, 5), nn.ReLU(), nn.Conv2d(32, 32, 5), nn.ReLU(),
-        nn.BatchNorm2d(32), nn.MaxPool2d(2), nn.Conv2d(32, 64, 3), nn.ReLU(),
-        nn.Conv2d(64, 64, 3), nn.ReLU(), nn.BatchNorm2d(64), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(576, 10))
+    model = torch_cnn(torch)
     optimizer = torch.optim.Adam(model.parameters())
     images, labels = data["train_images"], data["train_labels"]
     rng = np.random.default_rng(0)

@@ -141,3 +141,15 @@ def test_terminal_bar_uses_tqdm_when_present():
 def test_terminal_stays_silent(stream, options, settings):
     with Context(**settings):
         assert _terminal_output(stream, 4, use_tqdm=False, **options) == ""
+
+
+def test_a_failing_listener_is_removed_and_the_compile_goes_on():
+    def broken(event):
+        raise ValueError("display gone")
+    outputs, expected = zip(*[_fresh() for _ in range(2)])
+    progress.add_listener(broken)
+    with pytest.warns(RuntimeWarning, match="display gone"):
+        Tensor.realize(*outputs)
+    assert broken not in progress._LISTENERS
+    for out, value in zip(outputs, expected):
+        np.testing.assert_allclose(out.numpy(), value, rtol=1e-6)

@@ -14,6 +14,7 @@ import os
 import sys
 import threading
 import time
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -77,9 +78,16 @@ def listening(listener):
 
 
 def _send(event: ProgressEvent) -> None:
+    """To every listener, in order. A listener that raises is removed with a warning: showing
+    progress must never break a compile."""
     with _LOCK:
         for listener in list(_LISTENERS):
-            listener(event)
+            try:
+                listener(event)
+            except Exception as error:  # noqa: BLE001 - any failure of a display
+                remove_listener(listener)
+                warnings.warn(f"progress listener {listener!r} raised {error!r}; removed",
+                              RuntimeWarning, stacklevel=2)
 
 
 class Task:
