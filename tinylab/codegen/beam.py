@@ -4,8 +4,9 @@
 action on each of the `width` fastest plans so far, compiles and times each candidate on random
 inputs, keeps the fastest `width`, and repeats until a round brings no gain. The winner is
 checked against the plain plan's output and cached on disk by kernel AST and device, so later
-processes reuse it. `device` is the engine's DeviceSpec (a renderer and a runtime), passed in so
-this layer imports neither. Called by the engine when BEAM=n.
+processes reuse it (ignore_cache=True, from IGNORE_BEAM_CACHE=1, searches again). `device` is
+the engine's DeviceSpec (a renderer and a runtime), passed in so this layer imports neither.
+Called by the engine when BEAM=n.
 """
 from __future__ import annotations
 
@@ -147,12 +148,14 @@ def _store(cache: Path | None, key: str, opts: list[Opt]) -> None:
 
 
 def beam_search(plan: KernelPlan, device, width: int, cache_dir: Path | None = None,
-                threads: int = 1, rounds: int = MAX_ROUNDS, progress=None) -> KernelPlan:
+                threads: int = 1, rounds: int = MAX_ROUNDS, progress=None,
+                ignore_cache: bool = False) -> KernelPlan:
     """`progress(done, total)`, if given, hears of each candidate timed (the total grows by
-    each round's candidates)."""
+    each round's candidates). ignore_cache: search even when a winner is cached
+    (IGNORE_BEAM_CACHE); it is rewritten."""
     cache = secure_dir(cache_dir) if cache_dir is not None else None
     key = _key(plan, device, width, threads)
-    cached = _load(cache, key)
+    cached = None if ignore_cache else _load(cache, key)
     if cached is not None:
         try:
             return plan.apply_all(cached)
@@ -188,15 +191,15 @@ TUNE_MAX_BYTES = 1 << 28  # kernels whose buffers are bigger are not timed (rand
 
 
 def tune(plan: KernelPlan, device, threads: int, cache_dir: Path | None = None,
-         progress=None) -> KernelPlan:
+         progress=None, ignore_cache: bool = False) -> KernelPlan:
     """The heuristic's candidate plans (one per vector axis and width, each with its register
     tile), timed single-threaded on the device; the fastest wins, then gets threads. A cheap,
-    narrow search for the big kernels, cached like BEAM's winners. `progress(done, total)`, if
-    given, hears of each candidate timed."""
+    narrow search for the big kernels, cached like BEAM's winners (ignore_cache as there).
+    `progress(done, total)`, if given, hears of each candidate timed."""
     from .heuristic import candidates, choose_opts, thread
     cache = secure_dir(cache_dir) if cache_dir is not None else None
     key = "tune-" + _key(plan, device, 0, threads)
-    cached = _load(cache, key)
+    cached = None if ignore_cache else _load(cache, key)
     if cached is not None:
         try:
             return plan.apply_all(cached)

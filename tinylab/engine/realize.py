@@ -111,14 +111,16 @@ def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
         cache = None if config.DISABLE_CACHE.value else config.cache_dir() / "beam"
         with progress.task("beam", plan.name, 0) as searching:
             return beam_search(plan, spec, beam, cache, config.cpu_count(),
-                               progress=searching.update)
+                               progress=searching.update,
+                               ignore_cache=bool(config.IGNORE_BEAM_CACHE.value))
     if getattr(spec.renderer, "is_gpu", False):  # OpenCL / CUDA: work-groups
         return plan.apply_all(choose_gpu_opts(plan, actions))
     if config.TUNE.value and not spec.render_only and TUNE_WORK[0] <= work(plan) <= TUNE_WORK[1]:
         from ..codegen.beam import tune  # big kernels: time the heuristic's candidates
         cache = None if config.DISABLE_CACHE.value else config.cache_dir() / "beam"
         with progress.task("tune", plan.name, 0) as searching:
-            return tune(plan, spec, config.cpu_count(), cache, progress=searching.update)
+            return tune(plan, spec, config.cpu_count(), cache, progress=searching.update,
+                        ignore_cache=bool(config.IGNORE_BEAM_CACHE.value))
     return plan.apply_all(choose_opts(plan, actions, config.cpu_count()))
 
 
