@@ -98,6 +98,8 @@ DATA = Setting("TINYLAB_DATA", "", "directory searched first for datasets")
 SEED = Setting("SEED", 0, "initial seed for Tensor.manual_seed")
 PARALLEL_COMPILE = Setting("PARALLEL_COMPILE", 1, "compile a schedule's kernels in parallel")
 COLOR = Setting("COLOR", 1, "colour kernel names in the terminal")
+PROGRESS = Setting("PROGRESS", 1, "1 = show compile / TUNE / BEAM progress on a terminal "
+                   "(stderr) for work that lasts over a second; 0 = never")
 
 
 def check_value(setting: Setting, value) -> None:

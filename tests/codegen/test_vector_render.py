@@ -98,3 +98,56 @@ def test_lane_invariant_load_in_bounds_needs_no_guard():
     source = _source_and_compare(plan, [Opt("VECTORIZE", 3, LANES)])
     ones = [line for line in source.splitlines() if " one" in line and "= " in line]
     assert ones and all("?" not in line for line in ones)
+
+
+def _threefry_reference(count: np.ndarray, half: int, seed: int, key: int) -> np.ndarray:
+    """Threefry-2x32 (20 rounds) in numpy uint32 arithmetic, as Random123 specifies it."""
+    rotations = (13, 15, 26, 6, 17, 29, 16, 24)
+    k0, k1 = np.uint32(seed), np.uint32(key)
+    keys = (k0, k1, k0 ^ k1 ^ np.uint32(0x1BD11BDA))
+    x0, x1 = count + k0, count + np.uint32(half) + k1
+    for block in range(5):
+        for r in rotations[4 * (block % 2):4 * (block % 2) + 4]:
+            x0 = x0 + x1
+            x1 = ((x1 << np.uint32(r)) | (x1 >> np.uint32(32 - r))) ^ x0
+        x0 = x0 + keys[(block + 1) % 3]
+        x1 = x1 + keys[(block + 2) % 3] + np.uint32(block + 1)
+    return np.concatenate([x0, x1])
+
+
+def test_random_bits_stay_uint32_vectors():
+    """Threefry over 16 lanes: the counters come from lane-varying masks (arange as binary
+    digits), then ~200 uint32 adds, shifts and xors. As one uint16 vector per value it is a
+    tenth of the text of 16 scalar copies (and compiles that much faster)."""
+    from tinylab.dtype import dtypes
+    Tensor.manual_seed(5)
+    n = 998
+    plan = _biggest_kernel(Tensor._random_bits(n, "CPU"))
+    plan = plan.apply_all([Opt("VECTORIZE", 0, 16)])
+    device = Device["CPU"]
+    source = device.renderer.render(linearize(plan))
+    assert "uint16 alu" in source and "unsigned int alu" not in source  # no per-lane scalars
+    fn = device.runtime.load(device.runtime.compile(source)[0], plan.name)
+    key = 1  # the first draw after manual_seed: the call counter is 1
+    out, counter = (Buffer("CPU", size, dtypes.uint32, device.allocator).copyin(
+        np.array(value, np.uint32)) for size, value in ((n, [0] * n), (1, [key])))
+    fn(out.handle, counter.handle)
+    half = (n + 1) // 2
+    expected = _threefry_reference(np.arange(half, dtype=np.uint32), half, 5, key)[:n]
+    np.testing.assert_array_equal(out.numpy(), expected)
+
+
+def test_lane_varying_condition_is_one_vector_mask():
+    """arange built from padded constants: each lane's digit is `valid ? 2^k : 0`. The validity
+    is one int16 mask (a vector compare), so the sum stays a vector."""
+    plan = _biggest_kernel(Tensor.arange(1000) * 3)
+    source = _source_and_compare(plan, [Opt("VECTORIZE", 0, 16)])
+    assert "int16 alu" in source and "_15 = " not in source
+
+
+def test_float_to_uint32_cast_stays_per_lane():
+    """Out of range, C's scalar and vector float -> uint32 conversions differ: lane by lane."""
+    values = np.linspace(0, 4e9, 64, dtype=np.float32)
+    plan = _biggest_kernel(Tensor(values).realize().cast("uint32") + 1)
+    source = _source_and_compare(plan, [Opt("VECTORIZE", 0, 16)])
+    assert "__builtin_convertvector" not in source

@@ -154,9 +154,11 @@ def _store(cache: Path | None, key: str, opts: list[Opt]) -> None:
 
 
 def beam_search(plan: KernelPlan, device, width: int, cache_dir: Path | None = None,
-                target=None, rounds: int = MAX_ROUNDS,
+                target=None, rounds: int = MAX_ROUNDS, progress=None,
                 ignore_cache: bool = False) -> KernelPlan:
-    """ignore_cache: search even when a winner is cached (IGNORE_BEAM_CACHE); it is rewritten."""
+    """`progress(done, total)`, if given, hears of each candidate timed (the total grows by
+    each round's candidates). ignore_cache: search even when a winner is cached
+    (IGNORE_BEAM_CACHE); it is rewritten."""
     cache = secure_dir(cache_dir) if cache_dir is not None else None
     key = _key(plan, device, width, target)
     cached = None if ignore_cache else _load(cache, key)
@@ -168,11 +170,16 @@ def beam_search(plan: KernelPlan, device, width: int, cache_dir: Path | None = N
     actions = [a for a in device.renderer.supported_actions if a in ACTIONS]
     timer = _Timer(device, plan)
     beam = [(timer.time(plan), plan)]
+    timed = 0
     for _ in range(rounds):
-        children = []
-        for _, parent in beam:
-            for child in _candidates(parent, actions, target):
-                children.append((timer.time(child), child))
+        candidates = [child for _, parent in beam
+                      for child in _candidates(parent, actions, target)]
+        total, children = timed + len(candidates), []
+        for child in candidates:
+            children.append((timer.time(child), child))
+            timed += 1
+            if progress is not None:
+                progress(timed, total)
         best_now = min(t for t, _ in beam)
         children = sorted([c for c in children if c[0] < float("inf")], key=lambda c: c[0])
         if not children or children[0][0] >= best_now * 0.98:
@@ -190,10 +197,11 @@ TUNE_MAX_BYTES = 1 << 28  # kernels whose buffers are bigger are not timed (rand
 
 
 def tune(plan: KernelPlan, device, target, cache_dir: Path | None = None,
-         ignore_cache: bool = False) -> KernelPlan:
+         progress=None, ignore_cache: bool = False) -> KernelPlan:
     """The heuristic's candidate plans for `target` (one per vector axis and width, each with its
     register tile), timed single-threaded on the device; the fastest wins, then gets threads. A
-    cheap, narrow search for the big kernels, cached like BEAM's winners (ignore_cache as there)."""
+    cheap, narrow search for the big kernels, cached like BEAM's winners (ignore_cache as there).
+    `progress(done, total)`, if given, hears of each candidate timed."""
     from .heuristic import candidates, choose_opts, thread
     cache = secure_dir(cache_dir) if cache_dir is not None else None
     key = "tune-" + _key(plan, device, 0, target)
@@ -213,6 +221,8 @@ def tune(plan: KernelPlan, device, target, cache_dir: Path | None = None,
     for index, option in enumerate(options):
         give_up = 2 * min(timed)[0] if timed else float("inf")
         timed.append((timer.time(option, give_up), index, option))
+        if progress is not None:
+            progress(len(timed), len(options))
     best = min(timed)[2]
     if best is not options[0] and not np.allclose(timer.output(best), timer.output(plan),
                                                   rtol=1e-4, atol=1e-4, equal_nan=True):

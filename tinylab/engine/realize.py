@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import time
 import weakref
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from .. import config
@@ -28,6 +28,7 @@ from ..runtimes.cpu_target import GENERIC
 from ..schedule.fusion import SchedulerOptions
 from ..schedule.memory import plan_schedule
 from ..schedule.schedule import Schedule, schedule
+from . import progress
 from . import trace as tracing
 from .counters import GlobalCounters
 from .device import Device
@@ -110,15 +111,18 @@ def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
     if beam and not spec.render_only:
         from ..codegen.beam import beam_search
         cache = None if config.DISABLE_CACHE.value else config.cache_dir() / "beam"
-        return beam_search(plan, spec, beam, cache, target,
-                           ignore_cache=bool(config.IGNORE_BEAM_CACHE.value))
+        with progress.task("beam", plan.name, 0) as searching:
+            return beam_search(plan, spec, beam, cache, target,
+                               progress=searching.update,
+                               ignore_cache=bool(config.IGNORE_BEAM_CACHE.value))
     if getattr(spec.renderer, "is_gpu", False):  # OpenCL / CUDA: work-groups
         return plan.apply_all(choose_gpu_opts(plan, actions))
     if config.TUNE.value and not spec.render_only and TUNE_WORK[0] <= work(plan) <= TUNE_WORK[1]:
         from ..codegen.beam import tune  # big kernels: time the heuristic's candidates
         cache = None if config.DISABLE_CACHE.value else config.cache_dir() / "beam"
-        return tune(plan, spec, target, cache,
-                    ignore_cache=bool(config.IGNORE_BEAM_CACHE.value))
+        with progress.task("tune", plan.name, 0) as searching:
+            return tune(plan, spec, target, cache, progress=searching.update,
+                        ignore_cache=bool(config.IGNORE_BEAM_CACHE.value))
     return plan.apply_all(choose_opts(plan, actions, target))
 
 
@@ -136,7 +140,7 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
     beam = int(config.BEAM.value) if beam is None else beam
     spec = Device[device]
     target = spec.target
-    key = (device, ast, noopt, beam, target.key if target else None)
+    key = _runner_key(device, ast, noopt, beam)
     if key in _RUNNERS:
         return _RUNNERS[key]
     if (device, key[-1]) not in _ANNOUNCED:
@@ -166,26 +170,47 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
     return runner
 
 
+def _runner_key(device: str, ast: Node, noopt: bool, beam: int) -> tuple:
+    """What makes a compiled kernel reusable in this process: the kernel, its device, the
+    NOOPT/BEAM settings and the CPU target it was planned for."""
+    target = Device[device].target
+    return (device, ast, noopt, beam, target.key if target else None)
+
+
 def _item_device(item) -> str:
     return Device.canonicalize(item.slots[0].device)
 
 
 def compile_schedule(sched: Schedule) -> list[Runner | None]:
-    """Runners for every kernel of a schedule; kernels not yet compiled build in parallel."""
+    """Runners for every kernel of a schedule; kernels not yet compiled build in parallel, as
+    one progress task (engine/progress.py) when there are any."""
     kernels = [(i, item) for i, item in enumerate(sched.items)
                if item.kind == "kernel" and ir.prod(item.slots[0].shape) > 0]  # 0 elements: no work
     runners: list[Runner | None] = [None] * len(sched.items)
-    work = [(i, item) for i, item in kernels]
-    if config.PARALLEL_COMPILE.value and len(work) > 1 and config.cpu_count() > 1:
-        noopt, beam = bool(config.NOOPT.value), int(config.BEAM.value)
-        with ThreadPoolExecutor(config.cpu_count()) as pool:
-            done = pool.map(lambda w: compile_kernel(_item_device(w[1]), w[1].ast, noopt, beam),
-                            work)
-            for (i, _), runner in zip(work, done):
-                runners[i] = runner
-    else:
-        for i, item in work:
-            runners[i] = compile_kernel(_item_device(item), item.ast)
+    noopt, beam = bool(config.NOOPT.value), int(config.BEAM.value)
+    work = []
+    for i, item in kernels:
+        known = _RUNNERS.get(_runner_key(_item_device(item), item.ast, noopt, beam))
+        if known is not None:
+            runners[i] = known
+        else:
+            work.append((i, item))
+    if not work:
+        return runners
+    with progress.task("compile", f"{len(work)} kernels", len(work)) as compiling:
+        if config.PARALLEL_COMPILE.value and len(work) > 1 and config.cpu_count() > 1:
+            def build(item):
+                with progress.within(compiling.id):  # a TUNE / BEAM nests in this task
+                    return compile_kernel(_item_device(item), item.ast, noopt, beam)
+            with ThreadPoolExecutor(config.cpu_count()) as pool:
+                futures = {pool.submit(build, item): i for i, item in work}
+                for future in as_completed(futures):
+                    runners[futures[future]] = future.result()
+                    compiling.advance()
+        else:
+            for i, item in work:
+                runners[i] = compile_kernel(_item_device(item), item.ast, noopt, beam)
+                compiling.advance()
     return runners
 
 

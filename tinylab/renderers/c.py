@@ -2,9 +2,9 @@
 for one CPUTarget (runtimes/cpu_target.py).
 
 Everything shared with OpenCL and CUDA lives in cstyle.py. What is C's own: values with several
-lanes of float32/int32 become native vector variables (`float8`, never wider than the target's
-vectors), loads of consecutive lanes become one vector load, comparisons become lane masks and
-WHERE/MAX bit-selects on them. Masked loads use what the target's ISA has: AVX-512 mask
+lanes of float32/int32/uint32 become native vector variables (`float8`, never wider than the
+target's vectors), loads of consecutive lanes become one vector load, comparisons become lane
+masks and WHERE/MAX bit-selects on them. Masked loads use what the target's ISA has: AVX-512 mask
 registers, AVX/AVX2 vmaskmov, elsewhere (SSE, NEON) a whole-vector load and a lane select when
 the vector lies inside the buffer. Anything else falls back to one scalar per lane (cstyle's
 walk), so every program still renders.
@@ -16,9 +16,10 @@ from ..dtype import DType, dtypes
 from ..runtimes.cpu_target import CPUTarget, detect
 from .cstyle import CStyleRenderer, _Walk, cond_text, guarded, index_text
 
-NATIVE_LANES = {dtypes.float32: "float", dtypes.int32: "int"}
+NATIVE_LANES = {dtypes.float32: "float", dtypes.int32: "int", dtypes.uint32: "unsigned int"}
+VECTOR_NAMES = {"float": "float", "int": "int", "unsigned int": "uint"}  # `uint8` is 8 lanes
 NATIVE_ALU = {"ADD", "MUL", "NEG", "RECIPROCAL", "MAX", "CMPLT", "CMPNE", "WHERE", "AND", "OR",
-              "XOR", "CAST", "BITCAST", "EXP2", "LOG2", "SQRT"}
+              "XOR", "SHL", "SHR", "CAST", "BITCAST", "EXP2", "LOG2", "SQRT"}
 VECTOR_MATH = {"EXP2", "LOG2", "SQRT"}  # float32 lanes: helpers below (libm has no vector forms)
 
 
@@ -44,7 +45,7 @@ def _consecutive(indices) -> bool:
 
 
 class _VectorWalk(_Walk):
-    """The C-family walk plus native vector variables for float32/int32 lanes."""
+    """The C-family walk plus native vector variables for float32/int32/uint32 lanes."""
 
     def __init__(self, renderer, program):
         super().__init__(renderer, program)
@@ -56,7 +57,7 @@ class _VectorWalk(_Walk):
     # ---- types ----
     def vector_type(self, dtype: DType, lanes: int, unaligned: bool = False) -> str:
         base = NATIVE_LANES[dtype.scalar]
-        name = f"{base}{lanes}" + ("_u" if unaligned else "")
+        name = f"{VECTOR_NAMES[base]}{lanes}" + ("_u" if unaligned else "")
         size = lanes * dtype.itemsize
         align = f", aligned({dtype.itemsize})" if unaligned else ""
         self.typedefs[name] = (f"typedef {base} {name} __attribute__((vector_size({size}){align}));")
@@ -162,6 +163,12 @@ class _VectorWalk(_Walk):
             mask_type = self.vector_type(dtypes.int32, instr.dtype.count)
             other = self.packed(value, t)
             self.emit(f"{name} = {self.vector_alu(instr.arg, [name, other], t, mask_type)};")
+            return True
+        if op == "COND" and self.p.index_dtype == dtypes.int32:
+            # per-lane validity as one lane mask (a vector compare where lanes differ only in
+            # bounds): what reads it (WHERE, a chain of integer ops) can then stay vectors
+            m = self.vector_type(dtypes.int32, instr.dtype.count)
+            self.finish(i, m, self.lane_mask(instr.arg, m), mask=True)
             return True
         if op in NATIVE_ALU:
             return self.native_alu(i, instr)
@@ -269,6 +276,9 @@ class _VectorWalk(_Walk):
         if op in ("CAST", "BITCAST"):
             if operand_dtype not in NATIVE_LANES or srcs[0] in self.masks:
                 return False
+            if op == "CAST" and dtypes.float32 in (operand_dtype, instr.dtype.scalar) and \
+                    dtypes.uint32 in (operand_dtype, instr.dtype.scalar):
+                return False  # float <-> uint32 out of range: vector and scalar C differ
             source = self.packed(srcs[0], self.vector_type(operand_dtype, instr.dtype.count))
             text = f"__builtin_convertvector({source}, {t})" if op == "CAST" else \
                 f"(({t})({source}))"
@@ -303,7 +313,7 @@ class _VectorWalk(_Walk):
         a = args[0]
         b = args[1] if len(args) > 1 else ""
         simple = {"ADD": "+", "MUL": "*", "CMPLT": "<", "CMPNE": "!=", "AND": "&", "OR": "|",
-                  "XOR": "^"}
+                  "XOR": "^", "SHL": "<<", "SHR": ">>"}
         if op in simple:
             return f"({a}{simple[op]}{b})"
         if op == "NEG":
