@@ -13,6 +13,7 @@ from tinylab.schedule.fusion import SchedulerOptions
 from tinylab.schedule.schedule import schedule
 
 RNG = np.random.default_rng(0)
+LANES = Device["CPU"].target.lanes_of(4)  # one vector register of float32 on this CPU
 
 
 def _biggest_kernel(out: Tensor, **options) -> KernelPlan:
@@ -38,10 +39,10 @@ def test_broadcast_is_a_subtraction_of_zero():
     a = RNG.standard_normal((32, 32), dtype=np.float32)
     b = RNG.standard_normal((32, 32), dtype=np.float32)
     plan = _biggest_kernel(Tensor(a).realize() @ Tensor(b).realize())
-    plan = plan.apply_all([Opt("VECTORIZE", 1, 16), Opt("UPCAST", 0, 4)])
+    plan = plan.apply_all([Opt("VECTORIZE", 1, LANES), Opt("UPCAST", 0, 4)])
     source, out = _source_and_run(plan, [a, b], 32 * 32)
     np.testing.assert_allclose(out.reshape(32, 32), a @ b, rtol=1e-4, atol=1e-4)
-    assert "-(float16){})*" in source and "(float16){}+val" not in source
+    assert f"-(float{LANES}){{}})*" in source and f"(float{LANES}){{}}+val" not in source
 
 
 def _source_and_compare(plan: KernelPlan, opts: list) -> str:
@@ -58,18 +59,19 @@ def _source_and_compare(plan: KernelPlan, opts: list) -> str:
 def test_lane_invariant_work_is_done_once():
     """A conv reading relu(x + bias) inside its reduce (the scheduler's recompute limit off, so
     the relu is fused): the relu does not depend on the output-channel lanes, so it is scalar
-    code, not 16 copies."""
+    code, not one copy per lane."""
     tx, tb, tw = (Tensor(RNG.standard_normal(s, dtype=np.float32)).realize()
                   for s in ((2, 4, 6, 6), (4, 1, 1), (16, 4, 3, 3)))
     plan = _biggest_kernel((tx + tb).relu().conv2d(tw), recompute_limit=0)
     assert len(plan.loads) == 3  # x, bias, weights: the relu is computed in the conv's loop
-    source = _source_and_compare(plan, [Opt("VECTORIZE", 1, 16)])
-    assert "_15 = " not in source  # no per-lane copies (alu<n>_0 .. alu<n>_15)
+    source = _source_and_compare(plan, [Opt("VECTORIZE", 1, LANES)])
+    assert f"_{LANES - 1} = " not in source  # no per-lane copies (alu<n>_0, alu<n>_1, ...)
     assert "(0.0f<alu" in source
 
 
 def test_padded_vector_over_windows_stays_one_masked_load():
-    """A conv weight gradient vectorized over kx (5 lanes used of 8): the 3 dead lanes would
+    """A conv weight gradient vectorized over kx (5 lanes used of 8, or of two 4-lane vectors
+    where registers are 4 lanes wide): the dead lanes would
     index outside the window view (div/mod noise); they continue the live lanes' step instead,
     so the load is one masked vector load."""
     tx = Tensor(RNG.standard_normal((2, 3, 9, 9), dtype=np.float32)).realize()
@@ -78,21 +80,22 @@ def test_padded_vector_over_windows_stays_one_masked_load():
     (tx.conv2d(tw) * tg).sum().backward()
     plan = _biggest_kernel(tw.grad)
     assert plan.shape == (4, 3, 5, 5, 2, 5, 5)
-    source = _source_and_compare(plan, [Opt("VECTORIZE", 3, 8)])
+    source = _source_and_compare(plan, [Opt("VECTORIZE", 3, min(8, LANES))])
     assert "tl_maskload" in source and "%" not in source.split("void ")[-1]
 
 
 def test_lane_invariant_load_in_bounds_needs_no_guard():
     """A conv input gradient vectorized over output columns: each weight is one scalar for all
     lanes, whose lanes are valid or not. Its index never leaves the weight buffer, so it is read
-    unguarded (no OR of 16 lane conditions) and the lane mask alone zeroes the invalid lanes."""
+    unguarded (no OR of the lanes' conditions) and the lane mask alone zeroes the invalid
+    lanes."""
     tx = Tensor(RNG.standard_normal((2, 32, 24, 24), dtype=np.float32), requires_grad=True)
     tw = Tensor(RNG.standard_normal((32, 32, 5, 5), dtype=np.float32)).realize()
     tg = Tensor(RNG.standard_normal((2, 32, 20, 20), dtype=np.float32)).realize()
     (tx.conv2d(tw) * tg).sum().backward()
     plan = _biggest_kernel(tx.grad)
     assert plan.shape == (2, 32, 24, 24, 5, 5, 32)  # conv2 of the CNN, batch 2
-    source = _source_and_compare(plan, [Opt("VECTORIZE", 3, 16)])
+    source = _source_and_compare(plan, [Opt("VECTORIZE", 3, LANES)])
     ones = [line for line in source.splitlines() if " one" in line and "= " in line]
     assert ones and all("?" not in line for line in ones)
 
