@@ -151,3 +151,18 @@ def test_float_to_uint32_cast_stays_per_lane():
     plan = _biggest_kernel(Tensor(values).realize().cast("uint32") + 1)
     source = _source_and_compare(plan, [Opt("VECTORIZE", 0, 16)])
     assert "__builtin_convertvector" not in source
+
+
+def test_lane_mask_keeps_the_tighter_of_two_bounds_on_one_index():
+    """A lane whose validity says `ridx0 < 2 && ridx0 < 3` (the gradient of a padded, strided
+    max pool) took the bound it saw last, 3, and read a window that was not there: the input
+    gradient had inf/NaN where PyTorch has 0."""
+    import torch
+    x = RNG.standard_normal((2, 4, 7, 6)).astype(np.float32)
+    weight = RNG.standard_normal((2, 4, 4, 3)).astype(np.float32)
+    ours = Tensor(x, requires_grad=True)
+    (ours.max_pool2d(3, stride=2, padding=1) * Tensor(weight)).sum().backward()
+    theirs = torch.tensor(x, requires_grad=True)
+    (torch.nn.functional.max_pool2d(theirs, 3, stride=2, padding=1) *
+     torch.tensor(weight)).sum().backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), atol=1e-6)

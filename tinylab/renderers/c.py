@@ -90,7 +90,10 @@ class _VectorWalk(_Walk):
                 for leaf in valid.leaves():
                     if leaf.kind != "lt":
                         break
-                    bounds.setdefault(leaf.x, [None] * lanes)[lane] = leaf.c
+                    per_lane = bounds.setdefault(leaf.x, [None] * lanes)
+                    # x < 2 && x < 3 in one lane (not simplified away): the tighter bound holds
+                    per_lane[lane] = leaf.c if per_lane[lane] is None else \
+                        min(per_lane[lane], leaf.c)
                 else:
                     continue
                 break
