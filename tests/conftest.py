@@ -1,7 +1,11 @@
 """Shared fixtures: `device` runs a test once per backend (inside Context(DEV=...)), and
 `golden` compares text with a reviewed file in tests/golden (UPDATE_GOLDEN=1 rewrites it).
+A test marked `ieee_special` (NaN / inf / subnormal results) runs only on backends whose language
+promises IEEE special values (WGSL lets a compiler assume finite math); `refuses(device, dtype)`
+expects the clear error of a backend whose language lacks a dtype (WGSL: 64-bit types).
 At the end of a session every kernel it produced is rendered for CUDA and compiled by nvcc."""
 import os
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +14,7 @@ import pytest
 import cuda_check
 from tinylab import Context, Device
 
-BACKENDS = ["CPU", "PYTHON", "CL", "CUDA"]  # CL and CUDA only where they can run
+BACKENDS = ["CPU", "PYTHON", "CL", "CUDA", "WEBGPU"]  # CL, CUDA, WEBGPU only where they run
 GOLDEN = Path(__file__).parent / "golden"
 
 
@@ -18,10 +22,33 @@ def available_backends():
     return [name for name in BACKENDS if Device[name].available]
 
 
-@pytest.fixture(params=available_backends())
+def pytest_configure(config):
+    config.addinivalue_line("markers", "ieee_special: checks NaN/inf/subnormal results; runs on "
+                            "backends whose language promises them")
+
+
+def pytest_generate_tests(metafunc):
+    if "device" not in metafunc.fixturenames:
+        return
+    names = available_backends()
+    if metafunc.definition.get_closest_marker("ieee_special"):
+        names = [n for n in names if not Device[n].renderer.finite_math]
+    metafunc.parametrize("device", names, indirect=True)
+
+
+@pytest.fixture
 def device(request):
     with Context(DEV=request.param):
         yield request.param
+
+
+def refuses(device: str, *dtype_names: str):
+    """pytest.raises for the error of a backend whose language lacks one of these dtypes (the
+    whole test must then fail with it, early and by name), else a no-op context."""
+    lacking = [d for d in dtype_names if d in Device[device].renderer.lacks_dtypes]
+    if not lacking:
+        return nullcontext()
+    return pytest.raises((NotImplementedError, MemoryError), match=f"has no {lacking[0]}")
 
 
 @pytest.fixture(scope="session", autouse=True)
