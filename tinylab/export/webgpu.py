@@ -1,9 +1,10 @@
-"""A jitted function as one offline HTML page that runs its kernels as WGSL on the reader's GPU.
+"""A function as one offline HTML page that runs its kernels as WGSL on the reader's GPU.
 
-`webgpu(fn, example_inputs, path)` captures fn's kernels with TinyJit (call 1 realizes, call 2
-captures), renders each kernel's AST as WGSL, stores every buffer no kernel writes (the weights)
-as one binary blob, and writes page.html with runner.js inlined: no network, no Python. The page
-runs a drawn or picked input through the kernels in order and shows fn's output.
+`webgpu(fn, example_inputs, path)` captures fn's kernels as TinyJit does (call 1 realizes, call 2
+records each launch, without TinyJit's sharing of buffers across schedules), renders each
+kernel's AST as WGSL, stores every buffer no kernel writes (the weights) as one binary blob, and
+writes page.html with runner.js inlined: no network, no Python. The page runs a drawn or picked
+input through the kernels in order and shows fn's output.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import numpy as np
 from ..codegen.linearize import linearize
 from ..engine.device import Device
 from ..engine.realize import choose_plan
-from ..frontend.jit import TinyJit
+from ..engine import jit as engine_jit
 from ..frontend.tensor import ALL_TENSORS, Tensor
 from ..ir.ops import Op
 from ..runtimes.launch import flat_launch_dims, webgpu_dispatch
@@ -80,16 +81,18 @@ def _tensors(example_inputs) -> list[Tensor]:
 def capture(fn, example_inputs) -> dict:
     """The kernels, buffers and launches of fn on these inputs, as the page's plan (no data)."""
     inputs = _tensors(example_inputs)
-    jit = TinyJit(fn)
-    jit(*inputs)
-    result = jit(*inputs)
+    Tensor.realize(*inputs)
+    result = fn(*inputs)
     if not isinstance(result, Tensor):
         raise TypeError(f"export.webgpu: fn must return one Tensor, got {type(result).__name__}")
+    result.realize()
+    with engine_jit.capture() as captured:
+        result = fn(*inputs).realize()
     buffer_ids: dict[int, int] = {}
     buffers, kernels, launches, kernel_index = [], [], [], {}
     roles = {id(t.node.buffer): f"input{i}" for i, t in enumerate(inputs)}
     written: set[int] = set()
-    for launch in jit.step.launches:
+    for launch in captured:
         if launch.runner is None:
             raise ValueError("export.webgpu: fn copies between devices; keep it on one device")
         ast = launch.runner.ast
@@ -109,7 +112,7 @@ def capture(fn, example_inputs) -> dict:
     for index in written:   # a buffer some kernel writes is computed, never uploaded
         if buffers[index]["role"] == "weight":
             buffers[index]["role"] = "scratch"
-    _check_no_state_changes(jit.step.launches, result)
+    _check_no_state_changes(captured, result)
     output = buffer_ids.get(id(result.node.buffer))
     if output is None:
         raise ValueError("export.webgpu: fn's result is not computed by its kernels")
@@ -122,17 +125,22 @@ def capture(fn, example_inputs) -> dict:
 def _check_no_state_changes(launches, result: Tensor) -> None:
     """A page replays fn's kernels on fresh buffers: fn must not change any tensor's value (an
     unrealized random weight draws new random numbers, advancing the generator, at every call)."""
-    live = {id(t.node.buffer): t for t in list(ALL_TENSORS) if t.node.op is Op.BUFFER}
+    live = {id(t.node.buffer) for t in list(ALL_TENSORS) if t.node.op is Op.BUFFER}
+    read_first = set()   # buffers whose content before fn matters
+    written = set()
     for launch in launches:
         target = launch.buffers[0]
-        if id(target) in live and target is not result.node.buffer:
-            tensor = live[id(target)]
+        reads = [b for p, b in zip(launch.runner.program.params, launch.buffers) if p.is_input]
+        read_first.update(id(b) for b in reads if id(b) not in written)
+        changes_state = id(target) in read_first or (id(target) in live and
+                                                    target is not result.node.buffer)
+        if changes_state:
             raise ValueError(
-                f"export.webgpu: fn changes a tensor of shape {tensor.shape} "
-                f"({tensor.dtype.name}) in kernel {launch.runner.name}; a page cannot keep state."
-                f" If the model's weights were never realized, their random initialisation runs "
-                f"inside fn: realize them first, e.g. Tensor.realize(*nn.state.get_parameters("
-                f"model))")
+                f"export.webgpu: fn changes the {target.dtype.name}[{target.size}] buffer it "
+                f"reads in kernel {launch.runner.name}; a page cannot keep state. If the model's "
+                f"weights were never realized, their random initialisation runs inside fn: "
+                f"realize them first, e.g. Tensor.realize(*nn.state.get_parameters(model))")
+        written.add(id(target))
 
 
 def _blob(buffers: list[dict]) -> bytes:

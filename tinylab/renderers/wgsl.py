@@ -5,7 +5,8 @@ work-group id and one flat local id (runtimes/launch.py), values are `let`, accu
 WGSL has 32-bit scalars only: f32, i32, u32 and bool. Registers widen int8/int16 to i32 and
 uint8/uint16 to u32 (wrapped after each op), float16 to f32 (rounded through pack2x16float, no
 `f16` extension needed); memory packs 1- and 2-byte elements into u32 words (stores through
-atomicAnd/atomicOr so neighbours in a word never race). 64-bit types raise an error naming them.
+atomicAnd/atomicOr so neighbours in a word never race). int64/uint64 are two u32 words with each
+op a WGSL function (wgsl_int64.py). float64 raises an error naming it.
 """
 from __future__ import annotations
 
@@ -16,11 +17,13 @@ from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
 from ..runtimes.launch import WEBGPU_BLOCK_LIMIT, flat_launch_dims, webgpu_dispatch
 from .cstyle import cond_text, index_text
+from . import wgsl_int64
 from .gpu import GPURenderer, _GPUWalk
 
 REGISTER = {dtypes.bool: "bool", dtypes.int8: "i32", dtypes.int16: "i32", dtypes.int32: "i32",
             dtypes.uint8: "u32", dtypes.uint16: "u32", dtypes.uint32: "u32",
-            dtypes.float16: "f32", dtypes.float32: "f32"}
+            dtypes.float16: "f32", dtypes.float32: "f32", dtypes.int64: wgsl_int64.VEC,
+            dtypes.uint64: wgsl_int64.VEC}
 MEMORY = {dtypes.int32: "i32", dtypes.uint32: "u32", dtypes.float32: "f32"}  # else packed u32
 # `name<` opens a template list in WGSL (`a<b & c>d` would parse as one): parenthesize the name
 _TEMPLATE_LIKE = re.compile(r"\b(?!bitcast\b|array\b|vec[234]\b)([A-Za-z_]\w*)<(?![<=])")
@@ -56,7 +59,7 @@ class WGSLRenderer(GPURenderer):
     device = "WEBGPU"
     infinity, nan = "tl_f32bits(0x7f800000u)", "tl_f32bits(0x7fc00000u)"
     float_math = {"EXP2": "exp2", "LOG2": "log2", "SIN": "sin", "SQRT": "sqrt", "TRUNC": "trunc"}
-    lacks_dtypes = frozenset({"float64", "int64", "uint64"})
+    lacks_dtypes = frozenset({"float64"})
     finite_math = True   # WGSL lets implementations assume no NaN / inf (and flush subnormals)
     max_work_group = WEBGPU_BLOCK_LIMIT
 
@@ -77,6 +80,8 @@ class WGSLRenderer(GPURenderer):
         kind = self.type_name(dtype)
         if kind == "bool":
             return "true" if value else "false"
+        if kind == wgsl_int64.VEC:
+            return wgsl_int64.literal(value)
         if kind == "f32":
             value = float(value)
             if math.isnan(value):
@@ -94,7 +99,10 @@ class WGSLRenderer(GPURenderer):
         return f"{self.float_math[op]}({x})"
 
     def alu(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
-        text = self._alu(op, [wgsl_text(a) for a in args], dtype.scalar, src_dtype.scalar)
+        args = [wgsl_text(a) for a in args]
+        if wgsl_int64.is_wide(dtype.scalar) or wgsl_int64.is_wide(src_dtype.scalar):
+            return wgsl_int64.alu(self, op, args, dtype.scalar, src_dtype.scalar)
+        text = self._alu(op, args, dtype.scalar, src_dtype.scalar)
         if op in ("ADD", "MUL", "NEG", "SHL", "IDIV") and dtype.scalar.is_int:
             text = self.wrap(text, dtype.scalar)
         return text
@@ -162,12 +170,20 @@ class WGSLRenderer(GPURenderer):
             return f"tl_round_half(f32({a}))"
         if to == "bool":
             return f"({a} != {self.literal(0, src)})" if frm != "bool" else a
-        if frm == "f32" and to != "f32":  # numpy's cast: NaN -> 0, saturate at the type's range
-            low, high = float(dst.min_value()), float(dst.max_value())
-            clamped = f"{to}(clamp({a}, {low!r}f, {high!r}f))" if dst.itemsize < 4 else \
-                f"{to}({a})"
-            return f"select({clamped}, {self.literal(0, dst)}, tl_isnan({a}))"
+        if frm == "f32" and to != "f32":
+            return f"select({self.float_to_int(a, dst)}, {self.literal(0, dst)}, tl_isnan({a}))"
         return self.wrap(f"{to}({a})", dst) if to != frm or dst.itemsize < src.itemsize else a
+
+    def float_to_int(self, a: str, dst: DType) -> str:
+        """numpy's cast (the oracle's, as x86 C): small types saturate; past int32's range is
+        INT_MIN, past uint32's is 0 (WGSL's i32() / u32() would saturate)."""
+        to = self.type_name(dst)
+        if dst.itemsize < 4:
+            low, high = float(dst.min_value()), float(dst.max_value())
+            return f"{to}(clamp({a}, {low!r}f, {high!r}f))"
+        if dst.is_unsigned:
+            return f"select(u32({a}), 0u, {a} >= 4294967296.0f)"
+        return f"select(i32({a}), i32(-2147483648), !(abs({a}) < 2147483648.0f))"
 
     def bitcast(self, a: str, src: DType, dst: DType) -> str:
         if src.itemsize == 4 and dst.itemsize == 4:
@@ -190,7 +206,9 @@ class WGSLRenderer(GPURenderer):
         return [f"for (var {name}: {index_type} = 0; {name} < {size}; {name}++) {{"]
 
     def helpers(self, index_type: str, body: str) -> str:
-        return "".join(text for marker, text in HELPERS.items() if marker in body)
+        wide = wgsl_int64.helpers(body)
+        body += wide
+        return "".join(text for marker, text in HELPERS.items() if marker in body) + wide
 
     def render(self, program) -> str:
         return _WGSLWalk(self, program).run()
@@ -284,6 +302,9 @@ class _WGSLWalk(_GPUWalk):
         for lane in range(instr.dtype.count):
             if dtype.itemsize == 4:
                 value = self.element(buf, indices[lane])
+            elif dtype.itemsize == 8:
+                at = self.word_index(i, lane, buf, indices[lane], dtype)
+                value = f"{wgsl_int64.VEC}(data{buf}[2u * {at}], data{buf}[2u * {at} + 1u])"
             else:
                 value = self.packed_load(i, lane, buf, indices[lane], dtype, is_output)
             if valids[lane].is_false:
@@ -314,9 +335,15 @@ class _WGSLWalk(_GPUWalk):
             if valids[lane].is_false:
                 continue  # a lane past the end of a padded dimension: nothing to write
             value = wgsl_text(self.ref(instr.src[0], lane))
-            lines = [f"{self.element(buf, indices[lane])} = {value};"] if dtype.itemsize == 4 \
-                else self.packed_store(f"at{i}" + (f"_{lane}" if lane else ""), buf,
-                                       indices[lane], dtype, value)
+            at = f"at{i}" + (f"_{lane}" if lane else "")
+            if dtype.itemsize == 4:
+                lines = [f"{self.element(buf, indices[lane])} = {value};"]
+            elif dtype.itemsize == 8:
+                lines = [f"let {at}: u32 = u32({wgsl_text(index_text(indices[lane]))});",
+                         f"data{buf}[2u * {at}] = {value}.x;",
+                         f"data{buf}[2u * {at} + 1u] = {value}.y;"]
+            else:
+                lines = self.packed_store(at, buf, indices[lane], dtype, value)
             if valids[lane].is_true:
                 for line in lines:
                     self.emit(line)
