@@ -9,7 +9,7 @@ import platform
 import time
 from pathlib import Path
 
-from bench import cnn_step, conv, elementwise, matmul
+from bench import backends, cnn_step, conv, elementwise, matmul
 from bench.common import Row
 
 RESULTS = Path(__file__).parent / "results"
@@ -33,6 +33,7 @@ def main(argv=None) -> list[Row]:
         lambda: [elementwise.run(1 << 22 if args.quick else 1 << 24, runs)],
         lambda: conv.run(64 if args.quick else 512, runs),
         lambda: cnn_step.run(64 if args.quick else 512, runs),
+        lambda: backends.as_rows(("WEBGPU", "CPU"), runs, args.quick),   # where wgpu runs
     ]
     for suite in suites:
         for row in suite():

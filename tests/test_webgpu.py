@@ -5,8 +5,8 @@ every kernel of the step, and what export.webgpu captures and refuses."""
 import numpy as np
 import pytest
 
-from tinylab import Context, Device, Tensor, TinyJit, dtypes, export, nn, trace
-from tinylab.examples.beautiful_mnist import Model
+from tinylab import Context, Device, Tensor, dtypes, export, nn, trace
+from tinylab.examples.beautiful_mnist import Model, make_steps
 from tinylab.ir import node as ir
 
 HAS_WEBGPU = Device["WEBGPU"].available
@@ -24,16 +24,7 @@ def _train(device: str, steps: int = 2):
         model = Model()
         parameters = nn.state.get_parameters(model)
         Tensor.realize(*parameters)
-        optimizer = nn.optim.SGD(parameters, lr=0.01, momentum=0.9)
-
-        @TinyJit
-        @Tensor.train()
-        def step(images, labels):
-            optimizer.zero_grad()
-            loss = model(images).sparse_categorical_crossentropy(labels).backward()
-            optimizer.step()
-            return loss
-
+        step, _ = make_steps(model, nn.optim.SGD(parameters, lr=0.01, momentum=0.9))
         images = RNG.random((steps + 1, 8, 1, 28, 28)).astype(np.float32)
         labels = RNG.integers(0, 10, (steps + 1, 8)).astype(np.int32)
         losses = [float(step(Tensor(i), Tensor(l)).item()) for i, l in zip(images, labels)]

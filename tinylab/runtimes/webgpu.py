@@ -8,9 +8,11 @@ naga rejects (with its message) and an allocation past the device's limits raise
 """
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +21,7 @@ from ..errors import CompileError, DeviceError
 from .buffer import Allocator
 from .compile_cache import cached_build, key_of
 from .launch import flat_launch_dims, webgpu_dispatch
+from .open_once import OpenOnce
 
 INSTALL = "pip install 'tinylab[webgpu]' (wgpu), plus a Vulkan, Metal or D3D12 driver " \
           "(on Debian without a GPU: apt-get install mesa-vulkan-drivers)"
@@ -35,10 +38,30 @@ def import_wgpu():
     return wgpu
 
 
+@contextmanager
+def _quiet_stderr():
+    """Mute file descriptor 2 while the adapter opens: the Vulkan loader probes for a Wayland
+    display and libwayland prints "XDG_RUNTIME_DIR is invalid" on machines without one. wgpu's
+    own errors arrive as Python exceptions, not on stderr."""
+    try:
+        saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        yield
+        return
+    os.dup2(null, 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
+
+
 def _open():
     wgpu = import_wgpu()
     try:
-        adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+        with _quiet_stderr():
+            adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
     except Exception as exc:  # noqa: BLE001 - wgpu-native says why in its message
         raise DeviceError(f"no WebGPU adapter ({exc}): {INSTALL}") from exc
     if adapter is None:
@@ -54,29 +77,17 @@ def bindings(source: str) -> list[tuple[int, bool]]:
     return [(int(index), access == "read_write") for index, access in BINDING.findall(source)]
 
 
-class WebGPURuntime:
+class WebGPURuntime(OpenOnce):
+    """open() gives (wgpu, adapter, device), opened once."""
     name = "WEBGPU"
 
     def __init__(self, cache_dir: Path | None = None, use_cache: bool = True):
         self.cache_dir, self.use_cache = cache_dir, use_cache
         self.allocator = WebGPUAllocator(self)
-        self._opened = None
         self._lock = threading.Lock()  # the engine compiles from threads; the device takes turns
 
-    def open(self):
-        """(wgpu, adapter, device), opened once; a failure is remembered (drivers don't appear)."""
-        if isinstance(self._opened, DeviceError):
-            raise DeviceError(str(self._opened))
-        if self._opened is None:
-            try:
-                self._opened = _open()
-            except DeviceError as exc:
-                self._opened = DeviceError(str(exc))
-                raise
-        return self._opened
-
-    def check(self) -> None:
-        self.open()
+    def open_driver(self):
+        return _open()
 
     @property
     def is_gpu(self) -> bool:
