@@ -2,10 +2,9 @@
 `golden` compares text with a reviewed file in tests/golden (UPDATE_GOLDEN=1 rewrites it).
 A test marked `ieee_special` (NaN / inf / subnormal results) runs only on backends whose language
 promises IEEE special values (WGSL lets a compiler assume finite math); `refuses(device, dtype)`
-expects the clear error of a backend whose language lacks a dtype (WGSL: 64-bit types).
+(dtype_support.py) expects the clear error of a backend whose language lacks a dtype.
 At the end of a session every kernel it produced is rendered for CUDA and compiled by nvcc."""
 import os
-from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -44,15 +43,6 @@ def pytest_generate_tests(metafunc):
 def device(request):
     with Context(DEV=request.param):
         yield request.param
-
-
-def refuses(device: str, *dtype_names: str):
-    """pytest.raises for the error of a backend whose language lacks one of these dtypes (the
-    whole test must then fail with it, early and by name), else a no-op context."""
-    lacking = [d for d in dtype_names if d in Device[device].renderer.lacks_dtypes]
-    if not lacking:
-        return nullcontext()
-    return pytest.raises((NotImplementedError, MemoryError), match=f"has no {lacking[0]}")
 
 
 @pytest.fixture(scope="session", autouse=True)

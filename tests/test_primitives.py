@@ -8,7 +8,7 @@ from tinylab.ir import node as ir
 from tinylab.ir.evaluate import evaluate
 from tinylab.ir.ops import Op
 
-from conftest import refuses
+from dtype_support import refuses
 
 RNG = np.random.default_rng(0)
 F = RNG.standard_normal((3, 5)).astype(np.float32)

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from tinylab import Device, Tensor, dtypes
+from tinylab import Tensor, dtypes
 from tinylab.errors import ShapeError
 
-from conftest import refuses
+from dtype_support import lacks, refuses
 
 NAN, INF = np.nan, np.inf
 RNG = np.random.default_rng(0)
@@ -226,7 +226,7 @@ def test_float16_overflow_and_subnormals_match_torch(device):
 # ---- out-of-range gathers -------------------------------------------------------------------
 def _index_dtype(device: str):
     """int64 as PyTorch's indices, int32 where the backend's language has no int64 (WGSL)."""
-    return np.int32 if "int64" in Device[device].renderer.lacks_dtypes else np.int64
+    return np.int32 if lacks(device, "int64") else np.int64
 
 
 def test_out_of_range_gather_selects_nothing(device):

@@ -6,7 +6,7 @@
 function webgpuUnavailableReason() {
   if (typeof navigator !== "undefined" && navigator.gpu) return "";
   if (typeof isSecureContext !== "undefined" && !isSecureContext) {
-    return "this page is not a secure context (WebGPU needs https://, or http:// from localhost " +
+    return "this page is not a secure context (WebGPU needs HTTPS, or plain HTTP from localhost " +
       "or 127.0.0.1), so the browser hides navigator.gpu";
   }
   return "this browser has no WebGPU (navigator.gpu is missing): use a recent Chrome, Edge or " +
