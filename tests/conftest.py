@@ -3,7 +3,8 @@
 A test marked `ieee_special` (NaN / inf / subnormal results) runs only on backends whose language
 promises IEEE special values (WGSL lets a compiler assume finite math); `refuses(device, dtype)`
 (dtype_support.py) expects the clear error of a backend whose language lacks a dtype.
-At the end of a session every kernel it produced is rendered for CUDA and compiled by nvcc."""
+At the end of a session every kernel it produced is rendered for CUDA and compiled by nvcc, and
+rendered as WGSL and validated by naga (wgsl_check.py)."""
 import os
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 import cuda_check
+import wgsl_check
 from tinylab import Context, Device
 
 BACKENDS = ["CPU", "PYTHON", "CL", "CUDA", "WEBGPU"]  # CL, CUDA, WEBGPU only where they run
@@ -52,6 +54,16 @@ def every_kernel_compiles_for_cuda():
     yield
     if os.environ.get("CUDA_RENDER_CHECK", "1") != "0" and cuda_check.nvcc_present():
         cuda_check.compile_for_cuda(cuda_check.session_asts())
+
+
+@pytest.fixture(scope="session", autouse=True)
+def every_kernel_renders_as_validated_wgsl():
+    """Teardown of the session (of each xdist worker): all kernels the tests produced, on any
+    backend, render as WGSL, and naga validates each where wgpu runs (WGSL_RENDER_CHECK=0 skips);
+    a kernel of a dtype WGSL lacks must be refused by name."""
+    yield
+    if os.environ.get("WGSL_RENDER_CHECK", "1") != "0":
+        wgsl_check.check_wgsl(cuda_check.session_asts())
 
 
 @pytest.fixture
