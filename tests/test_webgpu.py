@@ -2,6 +2,8 @@
 against the CPU, packed 1- and 2-byte stores from neighbouring work-items, launches past 65535
 work-groups, the clear errors for what WGSL lacks, render-only NULL:WGSL / NULL:METAL source for
 every kernel of the step, and what export.webgpu captures and refuses."""
+import re
+
 import numpy as np
 import pytest
 
@@ -154,3 +156,19 @@ def test_export_page_holds_kernels_weights_and_runner(tmp_path):
         page.split("const plan = ")[1].split(";\nconst weightsText")[0])
     roles = sorted(b["role"] for b in plan["buffers"])
     assert roles == ["input0", "scratch", "weight"] and plan["output_shape"] == [3, 4]
+
+
+@needs_webgpu
+def test_uncached_webgpu_builds_leave_no_files(tmp_path):
+    """Regression: with the cache disabled every compile left its private .wgsl behind."""
+    from tinylab.runtimes.webgpu import WebGPURuntime
+    with Context(DEV="NULL:WGSL"), trace() as t:
+        (Tensor.ones(8).contiguous() * 3).realize()
+    kernel = t.kernels[-1]
+    runtime = WebGPURuntime(cache_dir=tmp_path, use_cache=False)
+    for _ in range(2):
+        path, hit = runtime.compile(kernel.source)
+        assert not hit and path.exists()
+        runtime.load(path, re.search(r"@compute @workgroup_size\(\w+\)\nfn (\w+)",
+                                     kernel.source).group(1))
+        assert sorted(p.name for p in tmp_path.iterdir()) == []

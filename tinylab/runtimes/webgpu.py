@@ -125,6 +125,8 @@ class WebGPURuntime(OpenOnce):
     def load(self, path: Path, name: str):
         wgpu, _, device = self.open()
         source = path.read_text()
+        if not self.use_cache:  # a private build: read now, so it need not stay on disk
+            path.unlink(missing_ok=True)
         module = self.shader_module(source)
         entries = [{"binding": index, "visibility": wgpu.ShaderStage.COMPUTE,
                     "buffer": {"type": wgpu.BufferBindingType.storage if writable
