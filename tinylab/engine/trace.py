@@ -42,8 +42,8 @@ class KernelRecord:
     data_note: str = ""         # why the buffers were not kept
 
     def render(self, backend: str) -> str:
-        """This kernel's source for any backend ("CPU", "CL", "CUDA", "PYTHON"), planned with that
-        backend's heuristic; needs no hardware (render-only)."""
+        """This kernel's source for any backend ("CPU", "CL", "CUDA", "PYTHON", "WGSL", "METAL"),
+        planned with that backend's heuristic; needs no hardware (render-only)."""
         from .realize import render_for
         return render_for(self.ast, backend)
 
