@@ -172,3 +172,21 @@ def test_uncached_webgpu_builds_leave_no_files(tmp_path):
         runtime.load(path, re.search(r"@compute @workgroup_size\(\w+\)\nfn (\w+)",
                                      kernel.source).group(1))
         assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+@needs_webgpu
+@pytest.mark.parametrize("name,make,expected", [
+    ("reciprocal of 0", lambda: Tensor.full((3,), 0.0).reciprocal(), np.inf),
+    ("overflow", lambda: Tensor.full((3,), 3e38) * 10, np.inf),
+    ("log of 0", lambda: Tensor.full((3,), 0.0).log(), -np.inf),
+    ("sqrt of -1", lambda: Tensor.full((3,), -1.0).sqrt(), np.nan),
+    ("int division by 0", lambda: Tensor.full((3,), 5, dtype="int32") // Tensor.full((3,), 0), 0),
+    ("uint mod 0", lambda: Tensor.full((3,), 5, dtype="uint32") % Tensor.full((3,), 0, dtype="uint32"),
+     0)], ids=lambda v: v
+    if isinstance(v, str) else "")
+def test_kernels_of_literals_alone_compile(name, make, expected):
+    """Regression: naga folds a literal-only expression while parsing and rejected `1.0f / 0.0f`,
+    `log2(0.0f)`, `5i / 0i` ("Float literal is infinite"); such kernels now run like on CPU."""
+    with Context(DEV="WEBGPU"):
+        got = make().numpy()
+    np.testing.assert_array_equal(got, np.full(3, expected, got.dtype))

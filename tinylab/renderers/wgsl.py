@@ -26,6 +26,8 @@ REGISTER = {dtypes.bool: "bool", dtypes.int8: "i32", dtypes.int16: "i32", dtypes
             dtypes.uint64: wgsl_int64.VEC}
 MEMORY = {dtypes.int32: "i32", dtypes.uint32: "u32", dtypes.float32: "f32"}  # else packed u32
 # `name<` opens a template list in WGSL (`a<b & c>d` would parse as one): parenthesize the name
+# words a literal-only expression may hold (`1.0f`, `1e-05f`, `3i`, `i32(...)`)
+_LITERAL_WORDS = {"e", "f", "i", "u", "i32", "u32", "f32"}
 _TEMPLATE_LIKE = re.compile(r"\b(?!bitcast\b|array\b|vec[234]\b)([A-Za-z_]\w*)<(?![<=])")
 HELPERS = {
     "tl_isnan(": "fn tl_isnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > "
@@ -33,6 +35,9 @@ HELPERS = {
     "tl_f32bits(": "fn tl_f32bits(bits: u32) -> f32 { return bitcast<f32>(bits); }\n",
     "tl_round_half(": "fn tl_round_half(x: f32) -> f32 { return unpack2x16float(pack2x16float("
                       "vec2f(x, 0.0f))).x; }\n",
+    "tl_keep_f32(": "fn tl_keep_f32(x: f32) -> f32 { return x; }\n",
+    "tl_keep_i32(": "fn tl_keep_i32(x: i32) -> i32 { return x; }\n",
+    "tl_keep_u32(": "fn tl_keep_u32(x: u32) -> u32 { return x; }\n",
     "tl_fdiv(": "fn tl_fdiv(a: i32, b: i32) -> i32 { let q = a / b; return select(q, q - 1, "
                 "(a % b != 0) & ((a < 0) != (b < 0))); }\n",
     "tl_fmod(": "fn tl_fmod(a: i32, b: i32) -> i32 { let r = a % b; return select(r, r + b, "
@@ -43,6 +48,12 @@ HELPERS = {
 def wgsl_text(text: str) -> str:
     """C-family expression text made valid WGSL: no template-looking `name<`."""
     return _TEMPLATE_LIKE.sub(r"(\1)<", text)
+
+
+def _literal_only(text: str) -> bool:
+    """The text is built from number literals alone (WGSL folds it at shader creation)."""
+    return any(c.isdigit() for c in text) and \
+        set(re.findall(r"[A-Za-z_]\w*", text)) <= _LITERAL_WORDS
 
 
 def wgsl_cond(cond: sym.Cond) -> str:
@@ -102,6 +113,12 @@ class WGSLRenderer(GPURenderer):
         args = [wgsl_text(a) for a in args]
         if wgsl_int64.is_wide(dtype.scalar) or wgsl_int64.is_wide(src_dtype.scalar):
             return wgsl_int64.alu(self, op, args, dtype.scalar, src_dtype.scalar)
+        kind = self.type_name(src_dtype.scalar)
+        if op != "WHERE" and kind in ("f32", "i32", "u32") and all(map(_literal_only, args)):
+            # naga folds a literal-only expression while parsing and rejects an inf, NaN or
+            # division by zero there (`1.0f / 0.0f`, `log2(0.0f)`): a call to a function is not
+            # folded, so the kernel computes it at run time like every other backend
+            args = [f"tl_keep_{kind}({args[0]})"] + args[1:]
         text = self._alu(op, args, dtype.scalar, src_dtype.scalar)
         if op in ("ADD", "MUL", "NEG", "SHL", "IDIV") and dtype.scalar.is_int:
             text = self.wrap(text, dtype.scalar)
