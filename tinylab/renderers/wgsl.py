@@ -219,7 +219,8 @@ class WGSLRenderer(GPURenderer):
         access = "read_write" if is_output else "read"
         return f"@group(0) @binding({index}) var<storage, {access}> data{index}: array<{element}>;"
 
-    def range_open(self, name: str, size: int, kind: str, index_type: str, threads: int) -> list:
+    def range_open(self, name: str, size: int, kind: str, index_type: str, threads: int,
+                   in_region: bool = False) -> list:
         return [f"for (var {name}: {index_type} = 0; {name} < {size}; {name}++) {{"]
 
     def helpers(self, index_type: str, body: str) -> str:
