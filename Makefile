@@ -7,14 +7,16 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lab notebooks bench fuzz system binder-check clean
 
-# Debian packages the stack uses (C compiler, graphviz, chromium, Fashion-MNIST), installed only
-# when running as root and only if missing.
+# Debian packages the stack uses (C compiler, graphviz, chromium, Fashion-MNIST, Mesa's Vulkan
+# drivers: lavapipe runs the WEBGPU device on the CPU), installed only when running as root and
+# only if missing.
 system:
 	@if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null; then \
 	  need=""; \
 	  command -v cc >/dev/null || need="$$need gcc libc6-dev"; \
 	  command -v dot >/dev/null || need="$$need graphviz"; \
 	  command -v chromium >/dev/null || need="$$need chromium"; \
+	  dpkg -s mesa-vulkan-drivers >/dev/null 2>&1 || need="$$need mesa-vulkan-drivers"; \
 	  [ -d /usr/share/dataset-fashion-mnist ] || dpkg -s dataset-fashion-mnist >/dev/null 2>&1 || need="$$need dataset-fashion-mnist"; \
 	  if [ -n "$$need" ]; then echo "apt-get install$$need"; \
 	    (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null; fi; \
@@ -24,7 +26,7 @@ $(STAMP): pyproject.toml
 	@$(MAKE) --no-print-directory system
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[lab,opencl,test]"
+	$(PY) -m pip install -q -e ".[lab,opencl,webgpu,test]"
 	touch $(STAMP)
 
 # 70 steps of batch 512 on Fashion-MNIST must reach 82% test accuracy (issue 14), or it fails

@@ -58,6 +58,22 @@ def compare(devices=("CL", "CPU"), runs: int = 7, quick: bool = False) -> list[d
     return rows
 
 
+def as_rows(devices=("WEBGPU", "CPU"), runs: int = 5, quick: bool = False) -> list:
+    """compare() as bench/run.py's Rows: wall ms per device, ratio = second / first device's
+    wall time (above 1: the first device is faster). Empty when the first cannot run here."""
+    from bench.common import Row
+    first, second = devices
+    if not Device[first].available:
+        return []
+    out = []
+    for row in compare(devices, runs, quick):
+        (wall_a, _), (wall_b, _) = row[first], row[second]
+        out.append(Row(f"{first} vs {second}: {row['workload']}", "ms",
+                       {first: wall_a * 1e3, second: wall_b * 1e3}, ratio=wall_b / wall_a,
+                       reference=second, notes=[Device[first].describe()]))
+    return out
+
+
 def _print(rows, devices) -> None:
     first, second = devices
     print(f"{'workload':<38} {first + ' ms':>10} {second + ' ms':>10} {'wall ratio':>11} "

@@ -1,6 +1,10 @@
 """Shared fixtures: `device` runs a test once per backend (inside Context(DEV=...)), and
 `golden` compares text with a reviewed file in tests/golden (UPDATE_GOLDEN=1 rewrites it).
-At the end of a session every kernel it produced is rendered for CUDA and compiled by nvcc."""
+A test marked `ieee_special` (NaN / inf / subnormal results) runs only on backends whose language
+promises IEEE special values (WGSL lets a compiler assume finite math); `refuses(device, dtype)`
+(dtype_support.py) expects the clear error of a backend whose language lacks a dtype.
+At the end of a session every kernel it produced is rendered for CUDA and compiled by nvcc, and
+rendered as WGSL and validated by naga (wgsl_check.py)."""
 import os
 from pathlib import Path
 
@@ -8,9 +12,10 @@ import numpy as np
 import pytest
 
 import cuda_check
+import wgsl_check
 from tinylab import Context, Device
 
-BACKENDS = ["CPU", "PYTHON", "CL", "CUDA"]  # CL and CUDA only where they can run
+BACKENDS = ["CPU", "PYTHON", "CL", "CUDA", "WEBGPU"]  # CL, CUDA, WEBGPU only where they run
 GOLDEN = Path(__file__).parent / "golden"
 
 
@@ -18,7 +23,25 @@ def available_backends():
     return [name for name in BACKENDS if Device[name].available]
 
 
-@pytest.fixture(params=available_backends())
+def pytest_configure(config):
+    config.addinivalue_line("markers", "ieee_special: checks NaN/inf/subnormal results; runs on "
+                            "backends whose language promises them")
+
+
+def pytest_generate_tests(metafunc):
+    if "device" not in metafunc.fixturenames:
+        return
+    for marker in metafunc.definition.iter_markers("parametrize"):   # the test names its own
+        names = marker.args[0]
+        if "device" in ([n.strip() for n in names.split(",")] if isinstance(names, str) else names):
+            return
+    names = available_backends()
+    if metafunc.definition.get_closest_marker("ieee_special"):
+        names = [n for n in names if not Device[n].renderer.finite_math]
+    metafunc.parametrize("device", names, indirect=True)
+
+
+@pytest.fixture
 def device(request):
     with Context(DEV=request.param):
         yield request.param
@@ -31,6 +54,16 @@ def every_kernel_compiles_for_cuda():
     yield
     if os.environ.get("CUDA_RENDER_CHECK", "1") != "0" and cuda_check.nvcc_present():
         cuda_check.compile_for_cuda(cuda_check.session_asts())
+
+
+@pytest.fixture(scope="session", autouse=True)
+def every_kernel_renders_as_validated_wgsl():
+    """Teardown of the session (of each xdist worker): all kernels the tests produced, on any
+    backend, render as WGSL, and naga validates each where wgpu runs (WGSL_RENDER_CHECK=0 skips);
+    a kernel of a dtype WGSL lacks must be refused by name."""
+    yield
+    if os.environ.get("WGSL_RENDER_CHECK", "1") != "0":
+        wgsl_check.check_wgsl(cuda_check.session_asts())
 
 
 @pytest.fixture

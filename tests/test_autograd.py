@@ -8,6 +8,8 @@ from tinylab import Tensor, dtypes
 from tinylab.ir import node as ir
 from tinylab.ir.ops import Op
 
+from dtype_support import lacks, refuses
+
 RNG = np.random.default_rng(1)
 
 
@@ -54,16 +56,22 @@ UNARY = [Op.EXP2, Op.SIN, Op.NEG]
 @pytest.mark.parametrize("op", [Op.EXP2, Op.SIN, Op.NEG, Op.SQRT, Op.LOG2, Op.RECIPROCAL])
 def test_unary_gradients(device, op):
     data = P if op in (Op.SQRT, Op.LOG2, Op.RECIPROCAL) else X
-    check_gradient(lambda a: ir.alu(op, a), data)
+    with refuses(device, "float64"):  # central differences need float64
+        check_gradient(lambda a: ir.alu(op, a), data)
 
 
 @pytest.mark.parametrize("op", [Op.ADD, Op.MUL, Op.MAX])
 def test_binary_gradients(device, op):
-    check_gradient(lambda a, b: ir.alu(op, a, b), X, RNG.standard_normal((3, 4)))
+    with refuses(device, "float64"):
+        check_gradient(lambda a, b: ir.alu(op, a, b), X, RNG.standard_normal((3, 4)))
 
 
 def test_where_cast_reduce_movement_gradients(device):
     cond = RNG.random((3, 4)) < 0.5
+    with refuses(device, "float64"):
+        check_gradient(lambda a: a.sum((1,)), X)
+    if lacks(device, "float64"):
+        return
     check_gradient(lambda a, b: ir.alu(Op.WHERE, Tensor(cond).node, a, b), X, P)
     check_gradient(lambda a: a.sum((1,)), X)
     check_gradient(lambda a: a.max((0,)), X)
@@ -76,7 +84,12 @@ def test_where_cast_reduce_movement_gradients(device):
 def test_cast_gradient_passes_through(device):
     x = Tensor(X)
     w = RNG.standard_normal(X.shape)
-    (Tensor(ir.cast(ir.cast(x.node, dtypes.float32), dtypes.float64)) * Tensor(w)).sum().backward()
+    with refuses(device, "float64"):
+        (Tensor(ir.cast(ir.cast(x.node, dtypes.float32), dtypes.float64)) * Tensor(w)).sum() \
+            .backward()
+        x.grad.numpy()
+    if lacks(device, "float64"):
+        return
     np.testing.assert_allclose(x.grad.numpy(), w.astype(np.float32), rtol=1e-6)
 
 

@@ -128,8 +128,12 @@ def test_device_listing_gives_reasons():
     out = subprocess.run([sys.executable, "-m", "tinylab.device"], capture_output=True,
                          text=True, check=True).stdout
     rows = {line.split()[0]: line for line in out.splitlines() if line.strip()}
-    for name in ("CL", "CUDA", "NULL:C", "NULL:CL", "NULL:CUDA"):
+    for name in ("CL", "CUDA", "WEBGPU", "METAL", "NULL:C", "NULL:CL", "NULL:CUDA", "NULL:WGSL",
+                 "NULL:METAL"):
         assert name in rows
+    assert " yes " in rows["NULL:WGSL"] and " yes " in rows["NULL:METAL"]
+    assert "no Metal runtime" in rows["METAL"]
+    assert " yes " in rows["WEBGPU"] or "pip install 'tinylab[webgpu]'" in rows["WEBGPU"]
     assert " yes " in rows["NULL:CUDA"] and "render" in rows["NULL:CUDA"]
     assert " yes " in rows["CUDA"] or "pip install" in rows["CUDA"] or "driver" in rows["CUDA"]
 
@@ -176,7 +180,9 @@ def test_nvcc_missing_or_failing(monkeypatch):
 
 # ---- render-only devices ---------------------------------------------------------------------
 @pytest.mark.parametrize("device,marker", [("NULL:CUDA", '__global__ void'),
-                                           ("NULL:CL", "__kernel void"), ("NULL:C", "void E_")])
+                                           ("NULL:CL", "__kernel void"), ("NULL:C", "void E_"),
+                                           ("NULL:WGSL", "@compute @workgroup_size("),
+                                           ("NULL:METAL", "kernel void E_")])
 def test_render_only_devices_print_source_and_refuse_values(device, marker, capsys):
     with Context(DEV=device, DEBUG=4):
         x = Tensor(np.ones((4, 8), np.float32))
@@ -190,6 +196,8 @@ def test_render_only_devices_print_source_and_refuse_values(device, marker, caps
 def test_render_only_names():
     assert Device.canonicalize("null:opencl") == "NULL:CL"
     assert Device.canonicalize("NULL:CLANG") == "NULL:C"
+    assert Device.canonicalize("null:webgpu") == "NULL:WGSL" == Device.canonicalize("NULL:WGSL")
+    assert Device.canonicalize("wgsl") == "WEBGPU" and Device.canonicalize("msl") == "METAL"
     assert Device["NULL:CUDA"].render_only
 
 
@@ -219,6 +227,9 @@ def test_kernel_record_renders_for_every_backend():
     assert "__kernel void" in opencl and "get_local_id(0)" in opencl
     assert kernel.render("C") == kernel.render("CPU") and "#include <math.h>" in kernel.render("C")
     assert "def r_" in kernel.render("PYTHON")
+    wgsl, metal = kernel.render("WGSL"), kernel.render("METAL")
+    assert "@compute @workgroup_size(" in wgsl and "local_invocation_index" in wgsl
+    assert "kernel void" in metal and "[[thread_position_in_threadgroup]]" in metal
     if HAS_NVCC:
         nvcc_compile(cuda, "sm_80", "ptx")
 

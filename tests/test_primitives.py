@@ -8,6 +8,8 @@ from tinylab.ir import node as ir
 from tinylab.ir.evaluate import evaluate
 from tinylab.ir.ops import Op
 
+from dtype_support import refuses
+
 RNG = np.random.default_rng(0)
 F = RNG.standard_normal((3, 5)).astype(np.float32)
 POS = (RNG.random((3, 5)) + 0.1).astype(np.float32)
@@ -68,9 +70,9 @@ def test_where(device):
                                      (dtypes.uint8, dtypes.int64), (dtypes.float32, dtypes.float64)])
 def test_cast(device, src, dst):
     x = (F * 50).astype(src.np) if src != dtypes.bool else B
-    out = Tensor(ir.cast(Tensor(x).node, dst))
     expected = x.astype(dst.np) if not (src.is_float and dst.is_int) else np.trunc(x).astype(dst.np)
-    _check(out, expected)
+    with refuses(device, src.name, dst.name):  # WGSL: no 64-bit types
+        _check(Tensor(ir.cast(Tensor(x).node, dst)), expected)
 
 
 def test_bitcast(device):

@@ -15,8 +15,9 @@ from .engine.trace import trace
 from .frontend.jit import TinyJit
 from .frontend.tensor import Tensor
 from . import nn  # noqa: E402  (after Tensor: nn builds on it)
+from . import export  # noqa: E402  (export.webgpu: a jitted function as an offline WebGPU page)
 
-__all__ = ["Context", "DType", "Device", "GlobalCounters", "Tensor", "dtypes", "nn", "trace",
+__all__ = ["Context", "DType", "Device", "GlobalCounters", "Tensor", "dtypes", "export", "nn", "trace",
            "TinyJit"]
 __version__ = "0.1.0"
 

@@ -25,7 +25,9 @@ def _join(names) -> str:
 
 @cache
 def inspector_module() -> str:
-    return _join(VENDOR) + "\n" + _join(INSPECTOR_PARTS)
+    from tinylab.export import runner_script   # the WebGPU runner the exported pages use too
+    return (_join(VENDOR) + "\n// ---- tinylab/export/runner.js ----\n" + runner_script() + "\n"
+            + _join(INSPECTOR_PARTS))
 
 
 @cache

@@ -8,12 +8,14 @@ from __future__ import annotations
 import anywidget
 import traitlets
 
+from tinylab.export import kernel_payload
 from tinylab.inspection import build_model, summary_text, to_html
 
 from .assets import inspector_module, stylesheet
 
 PANELS = ("graph", "kernels", "why")
-OTHER_BACKENDS = ("CPU", "CL", "CUDA")   # tabs rendered besides the source that ran
+# tabs rendered besides the source that ran
+OTHER_BACKENDS = ("CPU", "CL", "CUDA", "WEBGPU", "METAL")
 
 
 class Inspector(anywidget.AnyWidget):
@@ -30,8 +32,10 @@ class Inspector(anywidget.AnyWidget):
             model = build_model(trace, timings=True, backends=tuple(backends))
         # the static renderings read no timings, so the live model serves them too
         self._static = (to_html(model), summary_text(model))
+        self._trace = trace
         super().__init__(data=model, panels=list(panels), source_language=source_language,
                          **kwargs)
+        self.on_msg(self._on_message)
 
     @property
     def static_html(self) -> str:
@@ -40,6 +44,22 @@ class Inspector(anywidget.AnyWidget):
     @property
     def text(self) -> str:
         return self._static[1]
+
+    def kernel_record(self, kernel_id: str):
+        """The Trace's KernelRecord behind kernel `kernel_id` ('k0') of the model, or None."""
+        entry = next((k for k in self.data.get("kernels", []) if k["id"] == kernel_id), None)
+        if self._trace is None or entry is None:
+            return None
+        records = self._trace.realizes[entry["realize"]].kernels
+        return next((r for r in records if r.schedule_index == entry["position"]), None)
+
+    def _on_message(self, _widget, content, _buffers) -> None:
+        """The front end's "run on this browser's GPU": reply with the WGSL and the buffers."""
+        if not isinstance(content, dict) or content.get("type") != "webgpu-request":
+            return
+        reply, data = kernel_payload(self.kernel_record(content.get("kernel", "")))
+        reply.update(type="webgpu-reply", request=content.get("request"))
+        self.send(reply, data)
 
     def select(self, kind: str, identifier: str) -> None:
         """Select a kernel ('k0'), node ('n3') or decision ('d2') in every panel."""

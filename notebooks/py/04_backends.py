@@ -41,7 +41,30 @@ for backend in ("CPU", "CL", "CUDA", "PYTHON"):
     print(kernel.render(backend))
 
 # %% [markdown]
-# The loop body — load, multiply, accumulate — is the same in all four. What differs is where
+# ## WGSL (WebGPU) and Metal
+#
+# Two more renderers share the same walk: **WGSL** for WebGPU (the GPU any modern browser
+# exposes; `DEV=WEBGPU` runs it from Python through the `wgpu` package, and the inspector's *Run on
+# this browser's GPU* button runs it in the page) and **Metal Shading Language** for Apple GPUs
+# (render-only here: `DEV=NULL:METAL`, no Xcode needed). Where they differ from OpenCL C:
+#
+# | | OpenCL C | WGSL | Metal (MSL) |
+# |---|---|---|---|
+# | kernel | `__kernel void f(__global float* a)` | `@compute @workgroup_size(n) fn f(...)`, buffers are `@binding(i) var<storage>` globals | `kernel void f(device float* a [[buffer(0)]])` |
+# | thread ids | `get_group_id(0)`, `get_local_id(0)` | `@builtin(workgroup_id)`, `local_invocation_index` | `[[threadgroup_position_in_grid]]`, `[[thread_position_in_threadgroup]]` |
+# | shared memory, barrier | `__local`, `barrier(...)` | `var<workgroup>`, `workgroupBarrier()` | `threadgroup`, `threadgroup_barrier(...)` |
+# | types | 8- to 64-bit ints, `half`, `double` | 32-bit only: `f32 i32 u32 bool`; tinylab packs 8/16-bit values into u32 words, emulates int64 as two u32, has no float64 | like C++ (`char` … `long`, `half`), no `double` |
+# | ternary, casts | `c ? a : b`, `(int)x` | `select(b, a, c)`, `i32(x)`, `bitcast<u32>(x)` | `c ? a : b`, `(int)x`, `as_type<uint>(x)` |
+# | NaN / inf | IEEE | a compiler may assume there are none: tinylab tests NaN by its bits | fast math by default |
+# | variables | `float x = ...;` | `let x: f32 = ...;` (immutable), `var` for accumulators | `float x = ...;` |
+
+# %%
+for backend in ("WGSL", "METAL"):
+    print(f"======== {backend}")
+    print(kernel.render(backend))
+
+# %% [markdown]
+# The loop body — load, multiply, accumulate — is the same in all six. What differs is where
 # the rows go, and each backend's heuristic chooses that: lanes of a vector register, one GPU
 # thread per row (`get_local_id(0)` / `threadIdx.x`), or one numpy array holding every row.
 #
@@ -129,7 +152,7 @@ print("result:", out, "| numpy:", (small ** 2).sum(axis=1))
 # the numpy oracle; the same in miniature:
 
 # %%
-for device in ("CPU", "PYTHON", "CL", "CUDA"):
+for device in ("CPU", "PYTHON", "CL", "CUDA", "WEBGPU"):
     if not Device[device].available:
         print(f"{device:<7} (not here)")
         continue

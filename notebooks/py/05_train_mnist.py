@@ -187,4 +187,27 @@ with Tensor.test():
 print("restored model gives identical outputs:", same)
 
 # %% [markdown]
+# ## The trained model on your own GPU
+#
+# `tinylab.export.webgpu(fn, example_inputs, path)` runs `fn` once more, records its kernels,
+# renders each as WGSL (WebGPU's shading language) and writes **one HTML file**: the kernels,
+# the weights as binary and a small runner. It needs no Python and no network. Open it in a
+# browser with WebGPU (recent Chrome, Edge or Safari) from this Jupyter server — in JupyterLab,
+# right-click the file, *Open in New Browser Tab* — then draw a piece of clothing or pick one of
+# the test images: the classification runs on *your* GPU. The page shows the adapter and the
+# time; without WebGPU it says why.
+
+# %%
+from tinylab import export
+
+with Tensor.test():   # batch norm uses its running statistics, as in evaluation
+    page = export.webgpu(lambda x: model(x).softmax(1), [Tensor.zeros(1, 1, 28, 28)],
+                         "fashion_cnn_webgpu.html", title="tinylab: Fashion-MNIST CNN",
+                         labels=CLASSES, samples=X_test[:30].numpy(),
+                         sample_labels=Y_test[:30].numpy())
+text = page.read_text()
+print(f"{page.name}: {text.count('@compute')} WGSL kernels, "
+      f"{len(nn.state.get_parameters(model))} weight tensors inlined, works offline")
+
+# %% [markdown]
 # **Next:** `06_write_a_backend`.

@@ -13,7 +13,7 @@ from random_graphs import recipes
 from tinylab import Context, Device, Tensor
 from tinylab.codegen.decompose import decompose
 from tinylab.codegen.linearize import linearize
-from tinylab.codegen.plan import KernelPlan, Opt, OptError
+from tinylab.codegen.plan import AxisKind, KernelPlan, Opt, OptError
 from tinylab.ir import node as ir
 from tinylab.ir.evaluate import evaluate, evaluate_kernel
 from tinylab.runtimes.buffer import Buffer
@@ -81,8 +81,10 @@ AMOUNTS = (0, 2, 3, 4, 8)
 MAX_EXPANDED = 64  # product of register-tile sizes; beyond this the program gets huge
 
 
-def random_opts(plan: KernelPlan, actions: tuple, chooser: random.Random, tries: int):
-    """Apply up to `tries` random actions the plan accepts; returns the final plan."""
+def random_opts(plan: KernelPlan, actions: tuple, chooser: random.Random, tries: int,
+                max_work_group: int = 1024):
+    """Apply up to `tries` random actions the plan accepts (work-groups within the renderer's
+    limit); returns the final plan."""
     for _ in range(tries):
         if not plan.axes:
             break
@@ -93,10 +95,11 @@ def random_opts(plan: KernelPlan, actions: tuple, chooser: random.Random, tries:
             candidate = plan.apply(opt)
         except OptError:
             continue
-        expanded = 1
+        expanded = work_group = 1
         for axis in candidate.axes:
             expanded *= axis.size if axis.kind.is_expanded else 1
-        if expanded <= MAX_EXPANDED:
+            work_group *= axis.size if axis.kind in (AxisKind.LOCAL, AxisKind.GROUP) else 1
+        if expanded <= MAX_EXPANDED and work_group <= max_work_group:
             plan = candidate
     return plan
 
@@ -176,7 +179,9 @@ def check_kernels(recipe, device: str, fuse: bool, seed: int) -> int:
         if ir.prod(item.slots[0].shape) == 0:
             continue
         base = KernelPlan.from_ast(decompose(item.ast, renderer))
-        plan = random_opts(base, renderer.supported_actions, chooser, chooser.randrange(1, 6))
+        limit = renderer.max_work_group if "LOCAL" in renderer.supported_actions else 1
+        plan = random_opts(base, renderer.supported_actions, chooser, chooser.randrange(1, 6),
+                           limit)
         got = run_kernel(device, plan, before)
         for index, (mine, oracle) in enumerate(zip(got, bufs)):
             message = (f"kernel {plan.name} opts {[str(o) for o in plan.opts]} buffer {index}\n"

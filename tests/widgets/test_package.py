@@ -33,6 +33,8 @@ def test_wheel_contains_and_installs_the_widget_assets(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     missing = [a for a in all_asset_names() if f"tinylab_widgets/static/{a}" not in names]
     assert not missing, f"not in the wheel: {missing}"
+    for name in ("runner.js", "page.html"):   # the WebGPU runner the inspector and pages share
+        assert f"tinylab/export/{name}" in names, f"tinylab/export/{name} not in the wheel"
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
                     str(site), str(wheel)], check=True, timeout=300, capture_output=True)

@@ -67,6 +67,26 @@ def _cuda_runtime():
     return CUDARuntime(config.cache_dir() / "cuda", not config.DISABLE_CACHE)
 
 
+def _wgsl_renderer():
+    from ..renderers.wgsl import WGSLRenderer
+    return WGSLRenderer()
+
+
+def _webgpu_runtime():
+    from ..runtimes.webgpu import WebGPURuntime
+    return WebGPURuntime(config.cache_dir() / "webgpu", not config.DISABLE_CACHE)
+
+
+def _metal_renderer():
+    from ..renderers.metal import MetalRenderer
+    return MetalRenderer()
+
+
+def _metal_runtime():
+    raise DeviceError("tinylab has no Metal runtime (Metal runs on macOS only); NULL:METAL "
+                      "renders Metal Shading Language anywhere")
+
+
 def _is_gpu(spec) -> bool:
     return spec.runtime.is_gpu
 
@@ -79,9 +99,16 @@ BACKENDS: dict[str, Backend] = {
                    cpu_target=True),
     "PYTHON": Backend("PYTHON", _python_renderer, _python_runtime,
                       "Python/numpy interpreter of the linear program", 90),
+    "WEBGPU": Backend("WEBGPU", _wgsl_renderer, _webgpu_runtime,
+                      "WGSL through wgpu-py (wgpu-native, naga)", 60),
+    "METAL": Backend("METAL", _metal_renderer, _metal_runtime, "Metal Shading Language", 95),
 }
 # render-only devices: the whole pipeline up to source text, for any machine
-RENDER_ONLY_ALIASES: dict[str, str] = {"NULL:C": "CPU", "NULL:CL": "CL", "NULL:CUDA": "CUDA"}
+RENDER_ONLY_ALIASES: dict[str, str] = {"NULL:C": "CPU", "NULL:CL": "CL", "NULL:CUDA": "CUDA",
+                                       "NULL:WGSL": "WEBGPU", "NULL:METAL": "METAL"}
+# other spellings of a device (the language's name)
+DEVICE_ALIASES = {"GPU": "CL", "OPENCL": "CL", "CLANG": "CPU", "C": "CPU", "WGSL": "WEBGPU",
+                  "MSL": "METAL"}
 
 
 @dataclass(eq=False)
@@ -177,13 +204,10 @@ class _DeviceRegistry:
         text = str(name).strip().upper()
         if text.endswith(":0") and not text.startswith("NULL"):
             text = text[:-2]
-        if text in ("GPU", "OPENCL"):
-            text = "CL"
-        if text == "CLANG" or text == "C":
-            text = "CPU"
+        text = DEVICE_ALIASES.get(text, text)
         if text.startswith("NULL:"):  # NULL:OPENCL -> NULL:CL, NULL:CLANG -> NULL:C
             inner = self.canonicalize(text[5:])
-            text = "NULL:" + ("C" if inner == "CPU" else inner)
+            text = "NULL:" + {"CPU": "C", "WEBGPU": "WGSL"}.get(inner, inner)
         return text
 
     def known(self) -> list[str]:

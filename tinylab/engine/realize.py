@@ -271,6 +271,7 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
             print(print_graph(runner.ast))
             print(runner.plan.describe())
             print(runner.program.print())
+        kept = _keep_inputs(record, runner, bufs)
         if runner.fn is None:
             seconds = 0.0  # render-only device
         else:
@@ -282,7 +283,7 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
         if debug >= 2:
             print(_debug_line(GlobalCounters.kernel_count, runner, seconds, len(bufs)))
         if record is not None:
-            record.kernels.append(_kernel_record(runner, i, seconds, bufs))
+            record.kernels.append(_kernel_record(runner, i, seconds, bufs, kept))
         _notify_capture(runner, bufs)
     return buffers
 
@@ -313,16 +314,30 @@ def _printed_passes(runner: Runner) -> dict[str, str]:
     return dict(_PRINTED_PASSES[runner])
 
 
-def _kernel_record(runner: Runner, index: int, seconds: float, bufs) -> tracing.KernelRecord:
+def _keep_inputs(record, runner: Runner, bufs) -> tuple:
+    """(inputs, note): the buffers before this launch, kept in the trace when small."""
+    if record is None or record.data_budget is None:
+        return None, ""
+    if runner.fn is None:
+        return None, "render-only device: nothing ran"
+    return record.data_budget.snapshot(runner, bufs)
+
+
+def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
+                   kept: tuple = (None, "")) -> tracing.KernelRecord:
     spec = Device[runner.device]
     language = type(spec.renderer).__name__.replace("Renderer", "")
     first = runner not in _RECORDED
     _RECORDED.add(runner)
+    inputs, note = kept
+    outputs = None if inputs is None else {
+        p.index: bufs[p.index].numpy() for p in runner.program.params if p.is_output}
     return tracing.KernelRecord(runner.name, runner.device, runner.ast, index,
                                 list(runner.plan.opts), _printed_passes(runner), runner.source,
                                 language, runner.flops, runner.bytes_moved,
                                 runner.compile_s if first else 0.0,
-                                runner.cache_hit or not first, seconds, [b.nbytes for b in bufs])
+                                runner.cache_hit or not first, seconds, [b.nbytes for b in bufs],
+                                inputs, outputs, note)
 
 
 # TinyJit capture hooks: called with every kernel launch
@@ -364,8 +379,8 @@ def realize(nodes: list[Node]) -> list[Node]:
             forced = tracing.user_frame()
             lines = {n: tracing.SOURCE_LINES[n] for n in _graph_nodes(todo, sched)
                      if n in tracing.SOURCE_LINES}
-            records = [tracing.RealizeRecord(todo, sched, forced, source_lines=lines)
-                       for _ in traces]
+            records = [tracing.RealizeRecord(todo, sched, forced, source_lines=lines,
+                                             data_budget=t.data_budget) for t in traces]
             for t, r in zip(traces, records):
                 t.realizes.append(r)
         buffers = run_schedule(sched, records[0] if records else None)

@@ -35,10 +35,15 @@ class KernelRecord:
     cache_hit: bool
     run_s: float | None = None
     buffer_sizes: list = field(default_factory=list)
+    # the first launch of each kernel in a trace keeps its buffers (small ones only, see
+    # DataBudget): every argument before the launch, each output after; None if not kept
+    inputs: list | None = None
+    outputs: dict | None = None
+    data_note: str = ""         # why the buffers were not kept
 
     def render(self, backend: str) -> str:
-        """This kernel's source for any backend ("CPU", "CL", "CUDA", "PYTHON"), planned with that
-        backend's heuristic; needs no hardware (render-only)."""
+        """This kernel's source for any backend ("CPU", "CL", "CUDA", "PYTHON", "WGSL", "METAL"),
+        planned with that backend's heuristic; needs no hardware (render-only)."""
         from .realize import render_for
         return render_for(self.ast, backend)
 
@@ -52,17 +57,43 @@ class KernelRecord:
 
 
 @dataclass
+class DataBudget:
+    """How much buffer data one trace keeps: a kernel's first launch only, at most `per_launch`
+    bytes of arguments each and `total` in all (a learner's example cell, not a training run)."""
+    per_launch: int = 1 << 22
+    total: int = 1 << 26
+    used: int = 0
+    seen: set = field(default_factory=set)
+
+    def snapshot(self, key, buffers) -> tuple[list | None, str]:
+        """(host copies of `buffers`, or None and the reason) for the launch of kernel `key`."""
+        if key in self.seen:
+            return None, "kept for the kernel's first launch in this trace only"
+        self.seen.add(key)
+        size = sum(b.nbytes for b in buffers)
+        if size > self.per_launch:
+            return None, f"its buffers ({size / 2**20:.1f} MiB) exceed the " \
+                         f"{self.per_launch / 2**20:.0f} MiB kept per kernel"
+        if self.used + size > self.total:
+            return None, f"this trace already keeps {self.total / 2**20:.0f} MiB of buffers"
+        self.used += size
+        return [b.numpy() for b in buffers], ""
+
+
+@dataclass
 class RealizeRecord:
     outputs: list               # the lazy nodes realized
     schedule: object            # schedule.Schedule
     forced_by: str              # "file.py:12  y.numpy()" of the user's code
     kernels: list = field(default_factory=list)
     source_lines: dict = field(default_factory=dict)  # lazy node -> user line that built it
+    data_budget: DataBudget | None = None             # the trace's (None: keep no buffers)
 
 
 @dataclass
 class Trace:
     realizes: list = field(default_factory=list)
+    data_budget: DataBudget = field(default_factory=DataBudget)
 
     @property
     def kernels(self) -> list[KernelRecord]:

@@ -11,7 +11,8 @@ from .graph import ops_summary
 from .svg import graph_svg
 from .text import plural, size_text, summary_text, what_if_lines
 
-LEXERS = {"C": "c", "OpenCL": "opencl", "CUDA": "cuda", "Python": "python"}
+LEXERS = {"C": "c", "OpenCL": "opencl", "CUDA": "cuda", "Python": "python", "WGSL": "wgsl",
+          "Metal": "cpp"}
 BOX = ("font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;"
        "border:1px solid #cbd5e1;border-radius:6px;padding:8px 12px;margin:4px 0;")
 PRE = ("font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;background:#f8fafc;"

@@ -5,16 +5,18 @@ Called by model.build_model once per distinct kernel name.
 from __future__ import annotations
 
 # language shown on a tab -> the device name whose renderer writes it
-LANGUAGE_DEVICES = {"C": "CPU", "OpenCL": "CL", "CUDA": "CUDA", "Python": "PYTHON"}
+LANGUAGE_DEVICES = {"C": "CPU", "OpenCL": "CL", "CUDA": "CUDA", "WGSL": "WEBGPU",
+                    "Metal": "METAL", "Python": "PYTHON"}
 DEVICE_LANGUAGES = {device: language for language, device in LANGUAGE_DEVICES.items()}
-TAB_ORDER = ("C", "OpenCL", "CUDA", "Python")
+TAB_ORDER = ("C", "OpenCL", "CUDA", "WGSL", "Metal", "Python")
 
 
 def language_of(backend: str) -> str:
     """'CUDA' -> 'CUDA', 'CL'/'OpenCL' -> 'OpenCL', 'CPU'/'C' -> 'C'."""
     text = backend.strip().upper()
     aliases = {"CPU": "C", "C": "C", "CLANG": "C", "CL": "OpenCL", "OPENCL": "OpenCL",
-               "GPU": "OpenCL", "CUDA": "CUDA", "PYTHON": "Python"}
+               "GPU": "OpenCL", "CUDA": "CUDA", "PYTHON": "Python", "WEBGPU": "WGSL",
+               "WGSL": "WGSL", "METAL": "Metal", "MSL": "Metal"}
     return aliases.get(text.removeprefix("NULL:"), backend)
 
 

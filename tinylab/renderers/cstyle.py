@@ -46,6 +46,8 @@ class CStyleRenderer:
     half_type = "_Float16"
     infinity, nan = "INFINITY", "NAN"
     preamble = ""
+    lacks_dtypes: frozenset = frozenset()  # dtype names the language cannot express
+    finite_math = False   # True: the language lets compilers assume no NaN / inf (WGSL)
     # Tensor.matmul packs big operands into panels this many columns wide (None: it does not)
     matmul_panel: int | None = None
     # unary math by float type name -> function

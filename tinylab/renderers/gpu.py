@@ -20,6 +20,7 @@ class GPURenderer(CStyleRenderer):
     is_gpu = True               # plans come from codegen/heuristic_gpu.py
     ops = frozenset(ALU)        # every primitive ALU op renders natively ...
     half_arithmetic = False     # ... but float16 math runs in float (codegen/decompose.py)
+    max_work_group = 1024       # work-items per work-group (runtimes/launch.py BLOCK_LIMITS)
 
     def id_text(self, space: str, dim: int) -> str:
         raise NotImplementedError

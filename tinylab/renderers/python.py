@@ -27,6 +27,8 @@ def _cond(cond: sym.Cond) -> str:
 class PythonRenderer:
     device = "PYTHON"
     supported_actions = ("UPCAST", "UNROLL", "SWAP")
+    lacks_dtypes: frozenset = frozenset()   # numpy has every dtype
+    finite_math = False                     # ... and IEEE NaN / inf
 
     def render(self, program) -> str:
         globals_ = [(n, s) for n, s, kind in program.loops if kind in ("global", "thread")]

@@ -18,6 +18,7 @@ from ..errors import CompileError, CompilerNotFoundError, DeviceError
 from .buffer import Allocator
 from .compile_cache import cached_build, key_of
 from .launch import launch_dims
+from .open_once import OpenOnce
 
 INSTALL = "pip install 'tinylab[cuda]' (pycuda; it needs the NVIDIA driver and the CUDA toolkit)"
 
@@ -66,32 +67,20 @@ def _open_driver():
     return cuda, device, device.make_context()
 
 
-class CUDARuntime:
+class CUDARuntime(OpenOnce):
+    """open() gives (pycuda.driver, device, context), opened once; the context stays current."""
     name = "CUDA"
 
     def __init__(self, cache_dir: Path | None = None, use_cache: bool = True):
         self.cache_dir, self.use_cache = cache_dir, use_cache
         self.allocator = CUDAAllocator(self)
-        self._opened = None
 
-    def open(self):
-        """(pycuda.driver, device, context), opened once; the context stays current."""
-        if isinstance(self._opened, DeviceError):
-            # asked once: a missing driver does not appear later. A fresh error each time:
-            # re-raising one object grows its traceback, keeping every caller's frame alive
-            raise DeviceError(str(self._opened))
-        if self._opened is None:
-            try:
-                self._opened = _open_driver()
-            except DeviceError as exc:
-                self._opened = DeviceError(str(exc))  # the message only: no frames kept
-                raise
-            import atexit
-            atexit.register(self._opened[2].pop)
-        return self._opened
+    def open_driver(self):
+        return _open_driver()
 
-    def check(self) -> None:
-        self.open()
+    def opened(self, handles) -> None:
+        import atexit
+        atexit.register(handles[2].pop)
 
     @property
     def is_gpu(self) -> bool:

@@ -80,3 +80,31 @@ def launch_dims(loops, grid_limits: tuple = GRID_LIMITS,
     block = tuple(_product(d) for d in block_dims)
     parts = tuple(_parts(grid_dims, "group") + _parts(block_dims, "local"))
     return LaunchDims(grid, block, parts)
+
+
+# WebGPU: at most 65535 work-groups per dimension, 256 invocations per work-group by default.
+# Its kernels index one flat work-group id and one flat local id (see renderers/wgsl.py).
+WEBGPU_GROUP_LIMIT = 65535
+WEBGPU_BLOCK_LIMIT = 256
+
+
+def flat_launch_dims(loops) -> LaunchDims:
+    """Every grid loop folded into one group index, every block loop into one local index."""
+    grid_loops = [loop for loop in loops if loop[2] in GRID_KINDS]
+    block_loops = [loop for loop in loops if loop[2] in BLOCK_KINDS]
+    if _product(block_loops) > WEBGPU_BLOCK_LIMIT:
+        raise ValueError(f"work-group of {_product(block_loops)} invocations exceeds WebGPU's "
+                         f"{WEBGPU_BLOCK_LIMIT}")
+    parts = _parts([list(reversed(grid_loops))], "group") + \
+        _parts([list(reversed(block_loops))], "local")
+    return LaunchDims((_product(grid_loops), 1, 1), (_product(block_loops), 1, 1), tuple(parts))
+
+
+def webgpu_dispatch(groups: int) -> tuple[int, int, int]:
+    """Work-groups per dimension covering `groups` flat ids (x * y may exceed it: the kernel
+    returns early past the end)."""
+    x = min(groups, WEBGPU_GROUP_LIMIT)
+    y = -(-groups // x)
+    if y > WEBGPU_GROUP_LIMIT:
+        raise ValueError(f"{groups} work-groups exceed WebGPU's {WEBGPU_GROUP_LIMIT}² per launch")
+    return (x, y, 1)

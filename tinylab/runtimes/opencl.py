@@ -16,6 +16,7 @@ from ..errors import CompileError, DeviceError
 from .buffer import Allocator
 from .compile_cache import cached_build, key_of
 from .launch import launch_dims
+from .open_once import OpenOnce
 
 INSTALL = "pip install 'tinylab[opencl]' (pyopencl, plus pocl-binary-distribution as a CPU driver)"
 
@@ -57,31 +58,17 @@ def _open():
     return cl, device, context, queue
 
 
-class OpenCLRuntime:
+class OpenCLRuntime(OpenOnce):
+    """open() gives (pyopencl, device, context, queue), opened once."""
     name = "CL"
 
     def __init__(self, cache_dir: Path | None = None, use_cache: bool = True):
         self.cache_dir, self.use_cache = cache_dir, use_cache
         self.allocator = CLAllocator(self)
-        self._opened = None
         self._build_lock = threading.Lock()  # the engine compiles from threads; builds take turns
 
-    def open(self):
-        """(pyopencl, device, context, queue), opened once."""
-        if isinstance(self._opened, DeviceError):
-            # asked once: a missing driver does not appear later. A fresh error each time:
-            # re-raising one object grows its traceback, keeping every caller's frame alive
-            raise DeviceError(str(self._opened))
-        if self._opened is None:
-            try:
-                self._opened = _open()
-            except DeviceError as exc:
-                self._opened = DeviceError(str(exc))  # the message only: no frames kept
-                raise
-        return self._opened
-
-    def check(self) -> None:
-        self.open()
+    def open_driver(self):
+        return _open()
 
     @property
     def is_gpu(self) -> bool:

@@ -164,10 +164,44 @@ class Inspector {
   }
 }
 
+// "Run on this browser's GPU": the kernel's WGSL and recorded buffers come from the Python kernel
+// on request (custom messages), never with the model, and only when the learner clicks.
+const REPLY_TIMEOUT_MS = 20000;
+
+Inspector.prototype.requestKernelData = function (kernelId) {
+  this.pending = this.pending || new Map();
+  this.requests = (this.requests || 0) + 1;
+  const request = `r${this.requests}`;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      this.pending.delete(request);
+      reject(new Error("no reply from the Python kernel that recorded this trace (the recorded " +
+        "buffers live there; this view is not connected to it): run the cell again"));
+    }, REPLY_TIMEOUT_MS);
+    this.pending.set(request, (content, buffers) => { clearTimeout(timer); resolve({ content, buffers }); });
+    this.model.send({ type: "webgpu-request", request, kernel: kernelId });
+  });
+};
+
+Inspector.prototype.receive = function (message, buffers) {
+  if (!message || message.type !== "webgpu-reply" || !this.pending) return;
+  const resolve = this.pending.get(message.request);
+  if (!resolve) return;
+  this.pending.delete(message.request);
+  resolve(message, (buffers || []).map((view) => new Uint8Array(view.buffer, view.byteOffset, view.byteLength)));
+};
+
+Inspector.prototype.webgpu = function () {
+  if (!this.gpu) this.gpu = openWebGPU().catch((error) => { this.gpu = null; throw error; });
+  return this.gpu;
+};
+
 function render({ model, el }) {
   el.classList.add("tinylab-widget");
   const app = new Inspector(model, el);
   app.mount();
+  const receive = (message, buffers) => app.receive(message, buffers);
+  model.on("msg:custom", receive);
   const refresh = () => app.mount();
   const follow = () => {
     const selection = model.get("selection") || {};
@@ -179,7 +213,10 @@ function render({ model, el }) {
   };
   model.on("change:data", refresh);
   model.on("change:selection", follow);
-  return () => { model.off("change:data", refresh); model.off("change:selection", follow); };
+  return () => {
+    model.off("change:data", refresh); model.off("change:selection", follow);
+    model.off("msg:custom", receive);
+  };
 }
 
 export default { render };

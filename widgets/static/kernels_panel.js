@@ -169,7 +169,7 @@ class DetailsPanel {
       return card;
     }
     const actions = program.opts.length ? program.opts.join(", ") : "none (plain loops)";
-    card.append(this.sourceTabs(program),
+    card.append(this.sourceTabs(program), this.gpuBlock(kernel),
       this.passBlock("Loop IR", program.passes.plan, true),
       h("div", { class: "tl-actions" }, h("b", {}, "Actions: "), actions),
       this.passBlock("Linear program", program.passes.linear, false),
@@ -199,6 +199,52 @@ class DetailsPanel {
     }
     show(languages.includes(wanted) ? wanted : program.language);
     return h("div", { class: "tl-source-box" }, tabs, code);
+  }
+
+  gpuBlock(kernel) {
+    const result = h("div", { class: "tl-gpu-result tl-muted" },
+      `Runs this kernel's WGSL on your GPU (WebGPU) with the inputs recorded in the trace, and ` +
+      `compares with what ${kernel.device} computed.`);
+    const button = h("button", { class: "tl-button tl-gpu-run" }, "Run on this browser's GPU");
+    button.addEventListener("click", () => this.runOnGPU(kernel, button, result));
+    return h("div", { class: "tl-gpu" }, button, result);
+  }
+
+  async runOnGPU(kernel, button, result) {
+    button.disabled = true;
+    result.className = "tl-gpu-result tl-muted";
+    result.textContent = "running…";
+    try {
+      const gpu = await this.app.webgpu();   // says why first when there is no WebGPU
+      const { content, buffers } = await this.app.requestKernelData(kernel.id);
+      if (!content.ok) throw new Error(content.reason);
+      const [compiled] = await compileKernels(gpu, [content.kernel]);
+      const bound = content.arguments.map((arg, i) => makeBuffer(gpu, arg.nbytes, buffers[i]));
+      const timing = await dispatchAll(gpu, [{ compiled, buffers: bound }]);
+      const lines = [];
+      for (const [k, output] of content.outputs.entries()) {
+        const arg = content.arguments[output];
+        const got = decodeValues(await readBuffer(gpu, bound[output], arg.nbytes), arg.dtype);
+        const expected = decodeValues(buffers[content.arguments.length + k], arg.dtype);
+        const errors = compareValues(got, expected);
+        result.dataset.maxAbs = String(errors.maxAbs);
+        result.dataset.maxRel = String(errors.maxRel);
+        result.dataset.count = String(errors.count);
+        lines.push(`output data${output} (${errors.count} × ${arg.dtype}) vs ${content.device}: ` +
+          `max abs error ${errors.maxAbs.toPrecision(3)}, max rel error ` +
+          `${errors.maxRel.toPrecision(3)}` + (errors.mismatched ? ` (${errors.mismatched} differ)` : " (identical)"));
+      }
+      bound.forEach((buffer) => buffer.destroy());
+      lines.push(`adapter: ${gpu.name}`,
+        `time: ${(timing.seconds * 1e6).toFixed(1)} µs (${timing.timer})`);
+      if (content.note) lines.push(content.note);
+      result.className = "tl-gpu-result tl-gpu-done";
+      result.replaceChildren(...lines.map((line) => h("div", {}, line)));
+    } catch (error) {
+      result.className = "tl-gpu-result tl-gpu-problem";
+      result.textContent = `Cannot run here: ${error.message || error}`;
+    }
+    button.disabled = false;
   }
 
   passBlock(title, text, open) {
