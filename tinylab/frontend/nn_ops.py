@@ -375,11 +375,20 @@ class NNMixin:
 
     def cross_entropy(self, Y, reduction: str = "mean", label_smoothing: float = 0.0,  # noqa
                       ignore_index: int = -1):
-        """Y holds class indices (like sparse_categorical_crossentropy) or probabilities."""
+        """Y holds class indices (like sparse_categorical_crossentropy) or probabilities. As in
+        PyTorch, classes are dim 1 of (N, C, d1, ...) logits (dim 0 of unbatched (C,) ones)."""
+        if Y.dtype.is_float and Y.shape != self.shape:
+            raise ShapeError(f"cross_entropy: probabilities {Y.shape} must match logits "
+                             f"{self.shape}")
+        x = self
+        if self.ndim > 2:  # (N, C, d1, ...) -> (N, d1, ..., C): classes last
+            order = (0,) + tuple(range(2, self.ndim)) + (1,)
+            x = self.permute(order)
+            Y = Y.permute(order) if Y.dtype.is_float and Y.ndim == self.ndim else Y  # noqa: N806
+        return x._cross_entropy_classes_last(Y, reduction, label_smoothing, ignore_index)
+
+    def _cross_entropy_classes_last(self, Y, reduction, label_smoothing, ignore_index):  # noqa
         if Y.dtype.is_float:
-            if Y.shape != self.shape:
-                raise ShapeError(f"cross_entropy: probabilities {Y.shape} must match logits "
-                                 f"{self.shape}")
             log_probs = self.log_softmax(-1)
             classes = self.shape[-1]
             Y = Y * (1 - label_smoothing) + label_smoothing / classes  # noqa: N806
@@ -399,5 +408,6 @@ class NNMixin:
 
     def binary_crossentropy_logits(self, Y, reduction: str = "mean"):  # noqa: N803
         self._same_shape(Y, "binary_crossentropy_logits")
-        per_item = self.relu() - self * Y + (1 + (-self.abs()).exp()).log()
+        per_item = self.softplus() - self * Y  # log(1 + e^x) - xy: gradient sigmoid(x) - y
+        # everywhere (relu(x) + log(1 + e^-|x|) has kinks at 0 whose gradients give -y there)
         return _reduce_loss(per_item, reduction, "binary_crossentropy_logits")
