@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from random_graphs import MOVEMENT, _movement_numpy, _movement_tensor
 from tinylab import Tensor
 
 MAX_ELEMENTS = 512
@@ -72,20 +73,10 @@ def _pieces(count: int) -> list[float]:
 
 def apply_numpy(x: np.ndarray, move: Move) -> np.ndarray:
     name, param = move.name, move.param
-    if name == "pad":
-        return np.pad(x, param)
-    if name == "shrink":
-        return x[tuple(slice(b, e) for b, e in param)]
+    if name in MOVEMENT:
+        return _movement_numpy(name, x, param)
     if name in ("slice", "index"):
         return x[param]
-    if name == "flip":
-        return np.flip(x, param)
-    if name == "permute":
-        return x.transpose(param)
-    if name == "reshape":
-        return x.reshape(param)
-    if name == "expand":
-        return np.broadcast_to(x, param)
     if name == "stack":
         count, dim = param
         return np.stack([x + k for k in _pieces(count)], axis=dim)
@@ -98,20 +89,10 @@ def apply_numpy(x: np.ndarray, move: Move) -> np.ndarray:
 
 def apply_tensor(x: Tensor, move: Move) -> Tensor:
     name, param = move.name, move.param
-    if name == "pad":
-        return x.pad(param)
-    if name == "shrink":
-        return x.shrink(param)
+    if name in MOVEMENT:
+        return _movement_tensor(name, x, param)
     if name in ("slice", "index"):
         return x[param]
-    if name == "flip":
-        return x.flip(param)
-    if name == "permute":
-        return x.permute(param)
-    if name == "reshape":
-        return x.reshape(param)
-    if name == "expand":
-        return x.expand(param)
     if name == "stack":
         count, dim = param
         return Tensor.stack(*[x + k for k in _pieces(count)], dim=dim)

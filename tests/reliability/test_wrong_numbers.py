@@ -71,8 +71,7 @@ def test_eye_with_more_rows_than_columns_is_zero_below_the_square():
 
 def test_tril_triu_eye_arange_on_non_square_and_offset_arguments():
     a = np.random.default_rng(0).standard_normal((3, 5)).astype(F32)
-    for rows, cols in ((3, 5), (5, 3)):
-        x = a if rows == 3 else np.ascontiguousarray(a.T)
+    for x in (a, np.ascontiguousarray(a.T)):  # wide and tall
         for k in (-6, -2, -1, 0, 1, 2, 6):
             against_torch(lambda t: t.tril(k), lambda t: t.tril(k), x, what=f"tril {k}")
             against_torch(lambda t: t.triu(k), lambda t: t.triu(k), x, what=f"triu {k}")
@@ -255,6 +254,24 @@ def test_clip_gradient_at_its_bounds_follows_torch():
     against_torch(lambda t, a, b: t.clip(a, b), lambda t, a, b: t.clip(a, b), x, hi, lo,
                   what="min above max")
     np.testing.assert_array_equal(Tensor([1, 5, 9]).clip(2, 6).numpy(), [2, 5, 6])
+
+
+KINKS = np.array([-4, -3, -1, -0.5, 0, 0.5, 1, 3, 4, 6, 7], F32)
+HARD = {
+    "relu6": (lambda t: t.relu6(), F.relu6),
+    "hardtanh": (lambda t: t.hardtanh(), F.hardtanh),
+    "hardtanh_wide": (lambda t: t.hardtanh(-3, 4), lambda t: F.hardtanh(t, -3, 4)),
+    "hardsigmoid": (lambda t: t.hardsigmoid(), F.hardsigmoid),
+    "hardswish": (lambda t: t.hardswish(), F.hardswish),
+}
+
+
+@pytest.mark.parametrize("name", list(HARD))
+def test_hard_activations_have_torchs_gradient_at_their_kinks(name):
+    """relu6 was relu().minimum(6): the tie at 6 gave half a gradient (hardswish 1.25 at 3);
+    hardtanh was clip, which keeps the gradient at the bounds; PyTorch drops it there."""
+    ours, theirs = HARD[name]
+    against_torch(ours, theirs, KINKS, what=name)
 
 
 # ---- large magnitudes --------------------------------------------------------------------------

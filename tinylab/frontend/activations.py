@@ -21,7 +21,7 @@ class ActivationMixin:
         return (self > 0).where(self, (self != self).where(self, 0))
 
     def relu6(self):
-        return self.relu().minimum(6)
+        return self.hardtanh(0.0, 6.0)
 
     def leaky_relu(self, neg_slope: float = 0.01):
         return (self > 0).where(self, self * neg_slope)
@@ -49,13 +49,20 @@ class ActivationMixin:
         return _with_backward(out, (x,), lambda grad: (grad * out * (1 - out),))
 
     def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5):
-        return (alpha * self + beta).relu().minimum(1)
+        return (alpha * self + beta).hardtanh(0.0, 1.0)
 
     def hardswish(self):
         return self * (self + 3).relu6() * (1 / 6)
 
     def hardtanh(self, min_val: float = -1.0, max_val: float = 1.0):
-        return self.clip(min_val, max_val)
+        """clip, with PyTorch's hardtanh gradient: none at the bounds themselves (clamp's
+        passes it there), so relu6, hardsigmoid and hardswish have PyTorch's kinks too."""
+        if not self.dtype.is_float and float(min_val).is_integer() and \
+                float(max_val).is_integer():  # integer tensors keep their dtype, as in PyTorch
+            return self.clip(int(min_val), int(max_val))
+        out = self.clip(min_val, max_val)
+        return _with_backward(out, (self,), lambda grad: (
+            ((self > min_val) & (self < max_val)).where(grad, 0.0),))
 
     def gelu(self):
         return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self ** 3)).tanh())
