@@ -312,6 +312,14 @@ def test_binary_crossentropy_logits_gradient_at_zero_is_sigmoid_minus_target():
                   lambda a, b: F.binary_cross_entropy_with_logits(a, b), x, y, what="bce")
 
 
+def test_std_of_a_constant_has_zero_gradient_as_in_torch():
+    """sqrt's rule met 0 * inf: a constant row's std gave NaN gradients."""
+    x = np.ones((3, 4), F32)
+    x[1] = [1, 2, 3, 5]
+    against_torch(lambda t: t.std(1), lambda t: t.std(1), x, what="std rows")
+    against_torch(lambda t: t.std(), lambda t: t.std(), np.full(5, 2.5, F32), what="std all")
+
+
 # ---- losses and cumulative ops -----------------------------------------------------------------
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_cross_entropy_classes_are_dim_1_as_in_torch(reduction):

@@ -45,18 +45,19 @@ def _pow_grads(grad, base, exp, out):
 def _clip_grads(grad, x, lo, hi):
     """PyTorch's clamp backward: x gets the gradient where lo <= x <= hi (bounds included),
     a bound where x is beyond it (neither, for a NaN x); when lo > hi the value is hi, which
-    gets all of it."""
-    above = x >= lo if lo is not None else None
-    below = x <= hi if hi is not None else None
-    inside = above & below if above is not None and below is not None else \
-        (above if above is not None else below)
-    crossed = (hi < lo) if lo is not None and hi is not None else None  # the value is hi
-    to_lo = None if lo is None else (x < lo) if crossed is None else (x < lo) & ~crossed
-    to_hi = None if hi is None else (hi < x) if crossed is None else (hi < x) | crossed
+    gets all of it. One gradient per bound that is not None."""
+    inside = None
+    for bound_holds in ([] if lo is None else [x >= lo]) + ([] if hi is None else [x <= hi]):
+        inside = bound_holds if inside is None else inside & bound_holds
+    crossed = (hi < lo) if lo is not None and hi is not None else None
     grads = [inside.where(grad, 0.0)]
-    grads += [None] if to_lo is None else [to_lo.where(grad, 0.0)]
-    grads += [None] if to_hi is None else [to_hi.where(grad, 0.0)]
-    return tuple(g for g, t in zip(grads, (x, lo, hi)) if t is not None)
+    if lo is not None:
+        to_lo = x < lo if crossed is None else (x < lo) & crossed.logical_not()
+        grads.append(to_lo.where(grad, 0.0))
+    if hi is not None:
+        to_hi = hi < x if crossed is None else (hi < x) | crossed
+        grads.append(to_hi.where(grad, 0.0))
+    return tuple(grads)
 
 
 class ElementwiseMixin:

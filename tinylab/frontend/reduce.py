@@ -9,6 +9,7 @@ import math
 from ..dtype import dtypes
 from ..errors import ShapeError
 from ..ir.ops import Op
+from .elementwise import _with_backward
 
 CUMULATIVE_BLOCK = 256  # scans longer than this run in two levels to stay O(n * block)
 PRODUCT_FUSED_LEVELS = 3  # prod / cumprod: levels of multiplies fused into one kernel
@@ -86,7 +87,12 @@ class ReduceMixin:
         return (deviation * deviation).sum(axis, keepdim) / max(0, count - correction)
 
     def std(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None):
-        return self.var(axis, keepdim, correction, dim).sqrt()
+        """sqrt(var), with PyTorch's gradient 0 where std is 0 (sqrt's rule gives inf * 0 = NaN
+        for a constant input)."""
+        variance = self.var(axis, keepdim, correction, dim)
+        out = variance.sqrt()
+        return _with_backward(out, (variance,), lambda grad: (
+            (out == 0).where(0.0, grad / (2 * out)),))
 
     def var_mean(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None):
         axis = dim if dim is not None else axis
