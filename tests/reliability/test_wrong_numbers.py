@@ -198,6 +198,114 @@ def test_assign_hazard_is_a_recorded_cut():
     assert len(schedule([y.node], realized=REALIZED).kernels) == 1  # no hazard: no copy
 
 
+def test_a_lazy_value_keeps_the_value_it_had_before_an_assign(device):
+    """y = w * 2 read w's buffer when realized, after w.assign(...) had overwritten it."""
+    w = Tensor(np.array([1, 2, 3], F32)).realize()
+    y = w * 2
+    w.assign(w + 10).realize()
+    np.testing.assert_array_equal(y.numpy(), [2, 4, 6])
+    np.testing.assert_array_equal(w.numpy(), [11, 12, 13])
+
+
+def test_grad_after_an_optimizer_step_is_the_gradient_at_the_old_weights():
+    """loss.backward(); opt.step(); w.grad read the gradient at the updated weights."""
+    from tinylab.nn import optim
+    w = Tensor(np.array([1, 2, 3], F32), requires_grad=True)
+    opt = optim.SGD([w], lr=0.1)
+    (w * w).sum().backward()
+    opt.step()
+    np.testing.assert_allclose(w.grad.numpy(), [2, 4, 6])
+    np.testing.assert_allclose(w.numpy(), [0.8, 1.6, 2.4], rtol=1e-6)
+
+
+def test_grad_after_a_jitted_step_is_the_gradient_at_that_steps_old_weights():
+    """Under TinyJit the step's gradients are realized with it, so each replay's w.grad is that
+    replay's gradient at the weights before its update (torch as the reference)."""
+    from tinylab import TinyJit
+    from tinylab.nn import optim
+    w = Tensor(np.array([1, 2, 3], F32), requires_grad=True)
+    t_w = torch.tensor([1.0, 2, 3], requires_grad=True)
+    opt, t_opt = optim.SGD([w], lr=0.1, momentum=0.9), torch.optim.SGD([t_w], lr=0.1, momentum=0.9)
+
+    @TinyJit
+    def step(x):
+        opt.zero_grad()
+        loss = (w * w * x).sum().backward()
+        opt.step()
+        return loss
+    for i in range(4):  # plain call, capture, two replays
+        x = np.array([1, -2, 3], F32) * (i + 1)
+        step(Tensor(x)).item()
+        t_opt.zero_grad()
+        (t_w * t_w * torch.tensor(x)).sum().backward()
+        t_opt.step()
+        np.testing.assert_allclose(w.grad.numpy(), t_w.grad.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(w.numpy(), t_w.detach().numpy(), rtol=1e-6)
+
+
+def test_an_unrealized_activation_keeps_its_value_over_many_steps():
+    """A lazy value read after two optimizer steps reads the weights it was written with."""
+    from tinylab.nn import optim
+    w = Tensor(np.array([1, 2, 3], F32), requires_grad=True)
+    opt = optim.SGD([w], lr=0.5)
+    first = w * 3
+    for _ in range(2):
+        opt.zero_grad()
+        (w * w).sum().backward()
+        opt.step()
+    np.testing.assert_allclose(first.numpy(), [3, 6, 9])
+    np.testing.assert_allclose(w.numpy(), [0, 0, 0], atol=1e-7)
+
+
+def test_assigns_that_read_each_other_swap_values(device):
+    """Each assign's kernel read the other's target: 'cyclic dependency' ScheduleError."""
+    a, b = Tensor(np.arange(4, dtype=F32)).realize(), Tensor(np.arange(4, dtype=F32) * 10).realize()
+    new_a, new_b = b.flip(0) + 0.5, a + 0.25  # both from the old values
+    a.assign(new_a)
+    b.assign(new_b)
+    Tensor.realize(a, b)
+    np.testing.assert_array_equal(a.numpy(), [30.5, 20.5, 10.5, 0.5])
+    np.testing.assert_array_equal(b.numpy(), [0.25, 1.25, 2.25, 3.25])
+
+
+def test_batchnorm_training_step_matches_torch():
+    """conv -> BatchNorm -> relu -> linear with SGD: the step crashed (the BatchNorm weight and
+    bias updates each read the other's old value), and the running mean came from the updated
+    conv weights (realized after the step overwrote them)."""
+    from tinylab import nn
+    from tinylab.nn import optim
+    Tensor.manual_seed(0)
+    conv, norm, linear = nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.Linear(4 * 6 * 6, 3)
+    t_conv, t_norm, t_linear = torch.nn.Conv2d(1, 4, 3), torch.nn.BatchNorm2d(4), \
+        torch.nn.Linear(4 * 36, 3)
+    with torch.no_grad():
+        for ours, theirs in ((conv, t_conv), (linear, t_linear)):
+            theirs.weight.copy_(torch.tensor(ours.weight.numpy()))
+            theirs.bias.copy_(torch.tensor(ours.bias.numpy()))
+    params = [conv.weight, conv.bias, norm.weight, norm.bias, linear.weight, linear.bias]
+    opt = optim.SGD(params, lr=0.1, momentum=0.9)
+    t_opt = torch.optim.SGD([p for m in (t_conv, t_norm, t_linear) for p in m.parameters()],
+                            lr=0.1, momentum=0.9)
+    x = np.random.default_rng(0).standard_normal((5, 1, 8, 8)).astype(F32)
+    y = np.array([0, 1, 2, 1, 0])
+    for _ in range(2):
+        with Tensor.train():
+            opt.zero_grad()
+            loss = linear(norm(conv(Tensor(x))).relu().flatten(1)) \
+                .sparse_categorical_crossentropy(Tensor(y.astype(np.int32)))
+            loss.backward()
+            opt.step()
+        t_opt.zero_grad()
+        t_loss = F.cross_entropy(t_linear(torch.relu(t_norm(t_conv(torch.tensor(x)))).flatten(1)),
+                                 torch.tensor(y))
+        t_loss.backward()
+        t_opt.step()
+        np.testing.assert_allclose(loss.item(), t_loss.item(), rtol=1e-5)
+    np.testing.assert_allclose(norm.running_mean.numpy(), t_norm.running_mean.numpy(), atol=1e-6)
+    np.testing.assert_allclose(norm.running_var.numpy(), t_norm.running_var.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(conv.weight.grad.numpy(), t_conv.weight.grad.numpy(), atol=1e-5)
+
+
 # ---- comparisons, pow, clip --------------------------------------------------------------------
 def test_comparisons_with_nan_are_false(device):
     """a <= b was not (a > b): True for NaN."""

@@ -232,7 +232,12 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         """Compute this tensor (and `others`) now. Also `Tensor.realize(a, b)`. The graph a value
         came from stays visible to autograd (a printed activation still trains)."""
         tensors = [self, *others]
-        nodes = engine.realize([t.node for t in tensors])
+        readers, olds = _stale_readers(tensors)
+        if _JIT_CAPTURING:  # the step's own readers get buffers that each replay rewrites
+            tensors, olds = tensors + _captured_readers(readers), []
+        nodes = engine.realize([t.node for t in tensors] + [ir.copy_to(n, n.device) for n in olds])
+        for old, copy in zip(olds, nodes[len(tensors):]):
+            engine.REALIZED[old] = copy  # later reads of the old version read the copy
         for t, n in zip(tensors, nodes):
             if t.node is not n and t._keeps_graph():
                 autograd.realized_from(n, t.node)
@@ -550,6 +555,45 @@ def broadcast_shape(*shapes, op: str = "broadcast") -> tuple[int, ...]:
     for s in shapes:
         out = _broadcast_shape(out, s, op)
     return out
+
+
+def _stale_readers(tensors: list) -> tuple[list, list]:
+    """Live lazy tensors outside `tensors` that read a buffer which an assign among `tensors`
+    overwrites, and the BUFFER nodes (old versions) they read. A lazy value means the value when
+    it was written down (PyTorch computed it then): `w.grad` after an optimizer step is the
+    gradient at the old weights, a BatchNorm's running mean comes from them. realize() copies
+    each such buffer before the assign and points its old version at the copy: one copy per
+    weight, where realizing the readers computed gradients nobody asked for (an input's)."""
+    computed, pruned = engine.FreshRealized(engine.REALIZED), {}
+
+    def sources(node: Node):  # an assign reads its target's new value; computed values nothing
+        found = pruned.get(node)
+        if found is None:
+            found = pruned[node] = () if node in computed else \
+                node.src[1:] if node.op is Op.ASSIGN else node.src
+        return found
+    targets = {n.src[0] for n in ir.toposort([t.node for t in tensors], sources)
+               if n.op is Op.ASSIGN}
+    if not targets:
+        return [], []
+    chosen = {id(t) for t in tensors}
+    lazy = [t for t in list(ALL_TENSORS) if id(t) not in chosen
+            and t.node.op not in (Op.BUFFER, Op.CONST)]
+    reading: set = set()
+    for node in ir.toposort([t.node for t in lazy], sources):
+        if node in targets or any(s in reading for s in pruned[node]):
+            reading.add(node)
+    return [t for t in lazy if t.node in reading], [n for n in targets if n in reading]
+
+
+def _captured_readers(readers: list) -> list:
+    """The stale readers a TinyJit step realizes (a snapshot's buffer would be shared by the
+    step's memory plan): those the step made, except gradients of tensors that did not ask for
+    one (requires_grad None, an input batch: its gradient is a whole extra backward conv). The
+    others still read the buffer's newest value."""
+    before = _JIT_CAPTURING[-1].tensors_before
+    unasked = {id(t.grad) for t in list(ALL_TENSORS) if t.requires_grad is None and t.grad is not None}
+    return [t for t in readers if t not in before and id(t) not in unasked]
 
 
 def _buffer_node(array: np.ndarray, device: str) -> Node:

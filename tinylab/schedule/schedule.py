@@ -432,20 +432,47 @@ def _leaves_under(node: Node, region: _Region) -> set:
 def _assign_hazards(regions, cut, realized) -> dict:
     """An assign whose kernel would read its own target at other indices than it writes
     (x.assign(x.flip(0)) reads x[7] while x[0] is already overwritten, or not yet) gets its
-    value computed into a buffer of its own first; the assign then copies it."""
-    out = {}
+    value computed into a buffer of its own first; the assign then copies it. So do assigns
+    whose kernels read each other's targets: each would have to run before the other (an SGD
+    step's updates of a BatchNorm weight and bias, whose gradients read both)."""
+    assigns = {}  # ASSIGN node -> (value, target buffer, {buffer read: its views})
     for node, region in regions.items():
         value = node.src[1] if node.op is Op.ASSIGN else None
-        if value is None or value in cut or _is_leaf(value, realized):
-            continue
-        target = _buffer_of(node.src[0], realized)
+        if value is not None and value not in cut and not _is_leaf(value, realized):
+            assigns[node] = (value, _buffer_of(node.src[0], realized),
+                             _buffer_reads(value, region, realized))
+    out = {}
+    for node, (value, target, reads) in assigns.items():
         written = ViewStack.contiguous(node.shape)
-        bad = [view for view in _reads_of(value, region, target, realized) if view != written]
+        bad = [view for view in reads.get(target, ()) if view != written]
         if bad:
             how = "inside a reduce loop" if None in bad else f"through {bad[0]}"
             out[value] = (Reason.ASSIGN_HAZARD, f"the value reads the target {how}; it is "
                                                 f"written to {written}")
+    for node in _assigns_in_cycles(assigns):
+        out.setdefault(assigns[node][0], (
+            Reason.ASSIGN_HAZARD, "the value reads the old value of another assign's target, "
+                                  "and that assign's value reads this one's: neither can go first"))
     return out
+
+
+def _assigns_in_cycles(assigns: dict) -> list:
+    """Assigns on a cycle of 'reads the old value of the target of' (each must run first)."""
+    owner = {target: node for node, (_, target, _) in assigns.items() if target is not None}
+    first = {node: {owner[b] for b in reads if b in owner and owner[b] is not node}
+             for node, (_, _, reads) in assigns.items()}
+    on_cycle = []
+    for start, later in first.items():
+        seen, stack = set(), list(later)
+        while stack:
+            node = stack.pop()
+            if node is start:
+                on_cycle.append(start)
+                break
+            if node not in seen:
+                seen.add(node)
+                stack.extend(first[node])
+    return on_cycle
 
 
 def _buffer_of(node: Node, realized):
@@ -453,9 +480,10 @@ def _buffer_of(node: Node, realized):
     return leaf.buffer if leaf.op is Op.BUFFER else None
 
 
-def _reads_of(value: Node, region: _Region, target, realized) -> list:
-    """The views through which `value`'s kernel reads buffer `target` (None: inside a reduce)."""
-    views, seen = [], set()
+def _buffer_reads(value: Node, region: _Region, realized) -> dict:
+    """{buffer: the views through which `value`'s kernel reads it (None: in a reduce loop)}."""
+    reads: dict = {}
+    seen: set = set()
     stack = [(value, (), False)]
     while stack:
         node, movs, in_reduce = stack.pop()
@@ -463,8 +491,10 @@ def _reads_of(value: Node, region: _Region, target, realized) -> list:
             continue
         seen.add((node, movs, in_reduce))
         if node in region.leaves or _is_leaf(node, realized):
-            if target is not None and _buffer_of(node, realized) is target:
-                views.append(None if in_reduce else _view_through(node.shape, movs))
+            buffer = _buffer_of(node, realized)
+            if buffer is not None:
+                view = None if in_reduce else _view_through(node.shape, movs)
+                reads.setdefault(buffer, []).append(view)
         elif node in region.nodes:
             if node.op in MOVEMENT:
                 stack.append((node.src[0], ((node.op, node.arg),) + movs, in_reduce))
@@ -472,7 +502,7 @@ def _reads_of(value: Node, region: _Region, target, realized) -> list:
                 stack.append((node.src[0], (), True))
             else:
                 stack.extend((src, movs, in_reduce) for src in node.src)
-    return views
+    return reads
 
 
 # ---- decisions ---------------------------------------------------------------------------------
