@@ -160,3 +160,20 @@ def run_case(case: Case, shapes, strided: bool) -> None:
         expected = np.zeros(ours_in[i].shape, ours_in[i].dtype.np) if t is None else \
             t.detach().numpy()
         _compare(o.numpy(), expected, case, f"gradient of input {i}")
+
+
+def run_error_case(name: str, ours: Callable, theirs: Callable, error: type,
+                   words: list[str], reads_data: bool = False) -> None:
+    """An error row: PyTorch raises for this input (any error type), and tinylab raises `error`
+    while building the op, before any kernel runs (unless the check `reads_data`), with every
+    one of `words` (the op, the offending argument) in its message."""
+    from tinylab import GlobalCounters
+    with pytest.raises(Exception):  # noqa: B017 - PyTorch's own error types vary
+        theirs()
+    kernels = GlobalCounters.kernel_count
+    with pytest.raises(error) as raised:
+        ours()
+    assert reads_data or GlobalCounters.kernel_count == kernels, f"{name}: ran kernels"
+    message = str(raised.value)
+    for word in words:
+        assert word in message, f"{name}: {word!r} not in {message!r}"

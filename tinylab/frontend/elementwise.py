@@ -96,10 +96,17 @@ class ElementwiseMixin:
         return self._binary(Op.MUL, other, "mul", reverse)
 
     def div(self, other, reverse: bool = False, rounding_mode: str | None = None):
+        """self / other: true division (a float result) with rounding_mode=None, else rounded
+        toward zero ("trunc") or down ("floor") in the operands' dtype (torch.div)."""
+        if rounding_mode not in (None, "trunc", "floor"):
+            raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got "
+                             f"{rounding_mode!r}")
+        if rounding_mode is not None:
+            a, b = self._operands(other, "div", reverse)
+            _check_integer_division(a, other, reverse, "div")
         if rounding_mode == "floor":
             return self.floordiv(other, reverse)
         if rounding_mode == "trunc":
-            a, b = self._operands(other, "div", reverse)
             if a.dtype.is_float:
                 return (a / b).trunc()
             return a._wrap(ir.alu(Op.IDIV, a.node, b.node))
@@ -109,6 +116,7 @@ class ElementwiseMixin:
     def floordiv(self, other, reverse: bool = False):
         """Floor division (Python / PyTorch semantics)."""
         a, b = self._operands(other, "floordiv", reverse)
+        _check_integer_division(a, other, reverse, "floordiv")
         if a.dtype.is_float:
             return (a / b).floor()
         q = a._wrap(ir.alu(Op.IDIV, a.node, b.node))
@@ -434,6 +442,46 @@ class ElementwiseMixin:
     def lerp(self, end, weight):
         return self + (end - self) * weight
 
+    def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+        """|self - other| <= atol + |rtol * other|, elementwise (torch.isclose): equal values
+        (infinities too) are close, NaN is close to NaN only with equal_nan."""
+        if hasattr(other, "dtype") and other.dtype != self.dtype:
+            raise DTypeError(f"isclose: dtypes must match, got {self.dtype.name} and "
+                             f"{other.dtype.name}")
+        if rtol < 0 or atol < 0:
+            raise ValueError(f"isclose: rtol and atol must be >= 0, got rtol={rtol}, "
+                             f"atol={atol}")
+        a, b = self._operands(other, "isclose")
+        close = a == b
+        if a.dtype.is_bool:
+            return close
+        if equal_nan and a.dtype.is_float:
+            close = close | (a.isnan() & b.isnan())
+        error = (a - b).abs()
+        return close | (error.isfinite() & (error <= atol + (rtol * b).abs()))
+
+    def copysign(self, other):
+        """|self| with the sign of other (its sign bit: -0.0 and -NaN count as negative), a
+        float tensor (torch.copysign). The gradient is ±1 times self's sign, 0 at self = 0."""
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            a = self._as_float()
+            negative = a._const(math.copysign(1.0, other) < 0, dtypes.bool, ())
+        else:
+            a, b = self._float_operands(other, "copysign")
+            negative = b.bitcast(_SIGNED[b.dtype.itemsize]) < 0
+        magnitude = a.abs()
+        return negative.where(-magnitude, magnitude)
+
+    def logaddexp(self, other):
+        """log(exp(self) + exp(other)) without overflow: hi + log1p(exp(lo - hi)) with hi the
+        larger (torch.logaddexp); equal infinities give themselves."""
+        a, b = self._float_operands(other, "logaddexp")
+        first = a >= b
+        high, low = first.where(a, b), first.where(b, a)
+        same_infinity = (a == b) & a.isinf()
+        gap = same_infinity.where(0.0, low - high)  # inf - inf would be NaN (and its gradient)
+        return same_infinity.where(a, high + gap.exp().log1p())
+
     # ---- logic ----
     def logical_not(self):
         if self.dtype.is_bool:
@@ -487,9 +535,13 @@ class ElementwiseMixin:
     def isnan(self):
         return self != self if self.dtype.is_float else self.full_like(False, dtype=dtypes.bool)
 
-    def isinf(self):
-        return self.abs() == math.inf if self.dtype.is_float else \
-            self.full_like(False, dtype=dtypes.bool)
+    def isinf(self, detect_positive: bool = True, detect_negative: bool = True):
+        """True at +inf (if detect_positive) and -inf (if detect_negative), as tinygrad."""
+        if not self.dtype.is_float or not (detect_positive or detect_negative):
+            return self.full_like(False, dtype=dtypes.bool)
+        if detect_positive and detect_negative:
+            return self.abs() == math.inf
+        return self == (math.inf if detect_positive else -math.inf)
 
     def isfinite(self):
         return (self.isnan() | self.isinf()).logical_not()
@@ -546,6 +598,18 @@ class ElementwiseMixin:
 
     def bool(self):
         return self.cast(dtypes.bool)
+
+
+def _check_integer_division(a, other, reverse: bool, op: str) -> None:
+    """Rounded division of bools is undefined, of integers by a literal 0 too (PyTorch raises
+    ZeroDivisionError); a zero inside a tensor divisor is not checked (it is lazy)."""
+    if a.dtype.is_bool:
+        raise DTypeError(f"{op}: rounded division of bool tensors is not supported")
+    if not a.dtype.is_float and not reverse and isinstance(other, int) and other == 0:
+        raise ZeroDivisionError(f"{op}: integer division of a {a.dtype.name} tensor by zero")
+
+
+_SIGNED = {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}  # same-size int, for sign bits
 
 
 def _value_dtype(value, other):
