@@ -1,10 +1,14 @@
 """ir/view.py: random chains of movement ops on a view give the same elements as numpy doing
-the same ops on an array (including padding masks and reshapes that need stacked views)."""
+the same ops on an array (including padding masks and reshapes that need stacked views), checked
+after every step by a hypothesis property (FUZZ_EXAMPLES raises its count)."""
+import os
 import random
 
 import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from tinylab.ir.evaluate import gather
+from tinylab.ir.evaluate import gather, view_indices
 from tinylab.ir.view import View, ViewStack
 
 
@@ -60,3 +64,121 @@ def test_pad_masks_and_shrink_clears_them():
     v = View.contiguous((3,)).pad(((2, 1),))
     assert v.shape == (6,) and v.mask == ((2, 5),)
     assert v.shrink(((2, 5),)).mask is None
+
+
+# ---- property: any chain of movement ops reads what numpy's model of each op reads ----------
+# The model is an array of flat buffer indices (-1 = padding); a view must read exactly those,
+# after every step. Shapes include 0-d, size-0 and size-1 axes; shrinks may be empty.
+VIEW_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", 0)) or 600
+MOVES = ["permute", "expand", "pad", "shrink", "flip", "reshape", "reshape", "index"]
+
+
+def _factorization(draw, total: int) -> tuple:
+    sizes = []
+    while total > 1:
+        factor = draw(st.sampled_from([d for d in range(2, total + 1) if total % d == 0]))
+        sizes.append(factor)
+        total //= factor
+    if total == 0:
+        sizes = [0] + ([draw(st.integers(1, 3))] if draw(st.booleans()) else [])
+    for _ in range(draw(st.integers(0, 2))):
+        sizes.insert(draw(st.integers(0, len(sizes))), 1)
+    return tuple(sizes)
+
+
+@st.composite
+def _move(draw, shape: tuple):
+    op = draw(st.sampled_from(MOVES))
+    if not shape and op != "reshape":
+        op = "reshape"
+    if op == "permute":
+        return op, tuple(draw(st.permutations(range(len(shape)))))
+    if op == "expand":
+        return op, tuple(draw(st.sampled_from([1, 2, 3])) if s == 1 else s for s in shape)
+    if op == "pad":
+        return op, tuple((draw(st.integers(0, 2)), draw(st.integers(0, 2))) for _ in shape)
+    if op == "shrink":
+        bounds = []
+        for s in shape:
+            lo = draw(st.integers(0, s))
+            bounds.append((lo, draw(st.integers(lo, s))))
+        return op, tuple(bounds)
+    if op == "flip":
+        return op, tuple(a for a in range(len(shape)) if draw(st.booleans()))
+    if op == "index" and 0 not in shape:  # x[i, j]: a one-element shrink, then a reshape
+        count = draw(st.integers(1, len(shape)))
+        return op, tuple(draw(st.integers(0, s - 1)) for s in shape[:count])
+    return "reshape", _factorization(draw, int(np.prod(shape)))
+
+
+def _model(ref: np.ndarray, op: str, arg) -> np.ndarray:
+    if op == "permute":
+        return ref.transpose(arg)
+    if op == "expand":
+        return np.broadcast_to(ref, arg)
+    if op == "pad":
+        return np.pad(ref, arg, constant_values=-1)
+    if op == "shrink":
+        return ref[tuple(slice(lo, hi) for lo, hi in arg)]
+    if op == "flip":
+        return np.flip(ref, arg)
+    if op == "index":
+        return ref[arg]
+    return ref.reshape(arg)
+
+
+def _apply(view: ViewStack, op: str, arg) -> ViewStack:
+    if op != "index":
+        return view.apply(op, arg)
+    bounds = [(i, i + 1) for i in arg] + [(0, s) for s in view.shape[len(arg):]]
+    return view.shrink(tuple(bounds)).reshape(view.shape[len(arg):])
+
+
+@st.composite
+def _view_chains(draw):
+    shape = tuple(draw(st.sampled_from([0, 1, 1, 2, 3, 4, 6]))
+                  for _ in range(draw(st.integers(0, 3))))
+    moves, current = [], shape
+    for _ in range(draw(st.integers(1, 8))):
+        op, arg = draw(_move(current))
+        moves.append((op, arg))
+        current = _model(np.zeros(current), op, arg).shape
+        if int(np.prod(current)) > 4096:
+            break
+    return shape, moves
+
+
+def _reads(view: ViewStack) -> np.ndarray:
+    index, valid = view_indices(view)
+    return np.where(valid, index, -1)
+
+
+@settings(max_examples=VIEW_EXAMPLES, deadline=None, database=None,
+          derandomize="FUZZ_EXAMPLES" not in os.environ,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(_view_chains())
+def test_view_chains_read_what_numpy_reads_after_every_step(chain):
+    shape, moves = chain
+    view, ref = ViewStack.contiguous(shape), np.arange(int(np.prod(shape))).reshape(shape)
+    for step, (op, arg) in enumerate(moves):
+        view, ref = _apply(view, op, arg), _model(ref, op, arg)
+        assert view.shape == ref.shape
+        np.testing.assert_array_equal(_reads(view), ref, err_msg=f"after {moves[:step + 1]}: "
+                                                                 f"{view}")
+
+
+def test_index_inside_padding_reads_pad_value_in_a_0d_view():
+    """A shrink wholly inside the padding, reshaped to 0-d, still reads nothing (was: the empty
+    mask had no axis to live on, so the view read the buffer's element 0)."""
+    inside_pad = View.contiguous((1,)).pad(((1, 0),)).shrink(((0, 1),))
+    assert inside_pad.is_empty
+    scalar = inside_pad.reshape(())
+    assert scalar.is_empty and scalar.to_index([])[1].is_false
+    assert _reads(ViewStack((scalar,))).tolist() == -1
+    assert scalar.reshape((1, 1)).is_empty and scalar.expand(()).is_empty
+
+
+def test_view_on_an_empty_view_below_reads_nothing():
+    below = View.contiguous((3,)).pad(((0, 2),)).shrink(((3, 5),))  # all padding
+    stacked = ViewStack((below, View.contiguous((2,)).permute((0,))))._merged()
+    assert _reads(stacked).tolist() == [-1, -1]

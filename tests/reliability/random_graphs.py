@@ -1,7 +1,9 @@
 """Random tensor programs for the fuzzers. `recipes()` is a hypothesis strategy for a `Recipe`: a
-numbered list of steps (leaves, elementwise, where, reduce, movement, casts) simulated in plain
-numpy while it is drawn, so every step fits its input's shape and values; `recipe.build()` plays
-it onto fresh Tensors and `recipe.expected` is numpy's answer. Used by test_fuzz.py."""
+numbered list of steps (leaves, elementwise, where, reduce, movement, casts, and from
+random_indexing.py integer indexing and slices, stack, cat, eye / arange / tril / triu, gather and
+scatter) simulated in plain numpy while it is drawn, so every step fits its input's shape and
+values; `recipe.build()` plays it onto fresh Tensors and `recipe.expected` is numpy's answer.
+Used by test_fuzz.py."""
 from __future__ import annotations
 
 import math
@@ -11,6 +13,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from tinylab import Tensor
+
+import random_indexing as indexing
 
 MAX_ELEMENTS = 2048         # keeps the PYTHON backend and the oracle quick
 EXACT_LIMIT = 2 ** 24       # integer-valued float32 below this is exact in any order
@@ -175,6 +179,8 @@ def _play_numpy(step: Step, values: list) -> np.ndarray:
         return np.clip(args[0], -step.param, step.param)
     if op == "contiguous":
         return args[0]
+    if op in indexing.INDEXING:
+        return np.array(indexing.INDEXING[op][0](args, step.param))
     raise AssertionError(op)
 
 
@@ -203,6 +209,8 @@ def play_tensor(step: Step, values: list) -> Tensor:
         return args[0].clip(-step.param, step.param)
     if op == "contiguous":
         return args[0].contiguous()
+    if op in indexing.INDEXING:
+        return indexing.INDEXING[op][1](args, step.param)
     raise AssertionError(op)
 
 
@@ -495,10 +503,58 @@ def _cast(draw, recipe: Recipe, current: int) -> int:
     return _unary(draw, recipe, current)
 
 
+def _same_shape_operand(draw, recipe: Recipe, current: int) -> int:
+    """An earlier value of current's shape and dtype, current itself, or a new leaf."""
+    value = recipe.values[current]
+    fits = [i for i, v in enumerate(recipe.values) if v.shape == value.shape
+            and v.dtype == value.dtype]
+    if draw(st.booleans()):
+        return draw(st.sampled_from(fits))
+    return _new_leaf(draw, recipe, value.shape, str(value.dtype))
+
+
+def _indexing(draw, recipe: Recipe, current: int) -> int:
+    """One step of random_indexing.py that fits current's shape (else a unary step)."""
+    value = recipe.values[current]
+    shape, name = value.shape, draw(st.sampled_from(INDEXING_STEPS))
+    inputs, param = (current,), None
+    if name in ("index", "slice"):
+        param = indexing.index_param(draw, shape, slices_only=name == "slice")
+        name = "index"
+    elif name == "stack":
+        inputs = (current, _same_shape_operand(draw, recipe, current))
+        param = indexing.stack_dim(draw, shape, len(inputs))
+    elif name == "cat" and shape:
+        dim = draw(st.integers(-len(shape), len(shape) - 1))
+        other = list(shape)
+        other[dim] = draw(st.integers(0, 3))
+        if math.prod(shape) + math.prod(other) <= MAX_ELEMENTS:
+            inputs = (current, _new_leaf(draw, recipe, tuple(other), str(value.dtype)))
+            param = dim
+    elif name == "eye_add":
+        param = indexing.eye_scale(draw, shape)
+    elif name == "arange_add":
+        param = indexing.arange_param(draw, shape, value.dtype)
+    elif name in ("tril", "triu"):
+        param = indexing.triangle_param(draw, shape)
+    elif name == "gather":
+        param = indexing.gather_param(draw, shape, draw(st.integers(0, 2 ** 32 - 1)))
+    elif name == "scatter":
+        param = indexing.scatter_param(draw, shape, draw(st.integers(0, 2 ** 32 - 1)))
+        if param is not None:
+            src_shape = tuple(n + draw(st.integers(0, 1)) for n in param[1].shape)
+            inputs = (current, _new_leaf(draw, recipe, src_shape, str(value.dtype)))
+    if param is None:
+        return _unary(draw, recipe, current)
+    return recipe.add(Step(name, inputs, param))
+
+
+INDEXING_STEPS = ["index", "index", "slice", "stack", "cat", "eye_add", "arange_add", "tril",
+                  "triu", "gather", "scatter"]
 STEP_KINDS = {"unary": _unary, "binary": _binary, "where": _where, "reduce": _reduce,
-              "movement": _movement, "cast": _cast}
+              "movement": _movement, "cast": _cast, "indexing": _indexing}
 STEP_WEIGHTS = ["unary", "binary", "binary", "where", "reduce", "reduce", "movement",
-                "movement", "movement", "cast", "contiguous"]
+                "movement", "movement", "cast", "contiguous", "indexing", "indexing"]
 
 
 @st.composite

@@ -1,13 +1,16 @@
 """Random-graph fuzzing: random tensor programs (random_graphs.py) on every backend, fused and
-unfused, optimized and not, against numpy and the IR oracle; and random optimization actions on
-scheduled kernels against `evaluate_kernel`. `make test` runs a bounded, derandomized number of
-examples; `make fuzz` (FUZZ_EXAMPLES=2000) runs long with fresh randomness each time."""
+unfused, optimized and not, against numpy and the IR oracle; chains of movement ops ending in an
+integer index (movement_chains.py), lazy and realized step by step, against numpy; and random
+optimization actions on scheduled kernels against `evaluate_kernel`. `make test` runs a bounded,
+derandomized number of examples; `make fuzz` (FUZZ_EXAMPLES=2000) runs long with fresh
+randomness each time."""
 import os
 import random
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from movement_chains import draw_chain
 from random_graphs import recipes
 
 from tinylab import Context, Device, Tensor
@@ -73,6 +76,29 @@ def test_random_graphs(device):
     @given(recipes())
     def fuzz(recipe):
         check_recipe(recipe, device)
+    fuzz()
+
+
+# ---- movement chains: lazily built, realized step by step, numpy -------------------------------
+def check_chain(chain, device: str) -> None:
+    """A chain of movement ops ending in an integer index (movement_chains.py), built lazily
+    (fused and unfused) and with a realize after every step, reads what numpy reads."""
+    expected = chain.numpy()
+    for fuse in (1, 0):
+        with Context(DEV=device, FUSE=fuse):
+            results = {"lazy": chain.tensor().numpy()}
+            if fuse:
+                results["realized step by step"] = chain.tensor(realize_each=True).numpy()
+        for how, got in results.items():
+            assert got.shape == expected.shape, f"{how} FUSE={fuse}: shape; {chain}"
+            np.testing.assert_array_equal(got, expected, err_msg=f"{how} FUSE={fuse}: {chain}")
+
+
+def test_movement_chains(device):
+    @fuzz_settings(examples_for(device))
+    @given(st.randoms(use_true_random=False))
+    def fuzz(chooser):
+        check_chain(draw_chain(chooser), device)
     fuzz()
 
 

@@ -48,3 +48,14 @@ def test_a_group_axis_cannot_be_upcast():
             assert "needs a global loop" in str(error)
         else:
             raise AssertionError(f"{action} was applied to a GROUP axis")
+
+
+def test_scatter_with_an_empty_index_returns_the_tensor(device):
+    """The fuzzer's scatter steps found scatter / scatter_reduce(amax) taking the max over an
+    empty axis (an index with 0 elements along dim): a ShapeError, where PyTorch returns self."""
+    x = np.array([7.0, -1.0], np.float32)
+    empty = Tensor(np.zeros(0, np.int32))
+    np.testing.assert_array_equal(Tensor(x).scatter(0, empty, Tensor(np.zeros(0, np.float32)))
+                                  .numpy(), x)
+    np.testing.assert_array_equal(Tensor(x).scatter_reduce(0, empty, Tensor(np.zeros(
+        0, np.float32)), "amax").numpy(), x)

@@ -35,11 +35,53 @@ from .device import Device
 
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
 
-# expression node -> BUFFER node holding its value (dies with the expression)
-REALIZED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+class _Lookup:
+    """`in` and `[]` for a table whose `get(node)` gives None for what it does not hold."""
+
+    def get(self, node, default=None):  # pragma: no cover - subclasses define it
+        raise NotImplementedError
+
+    def __contains__(self, node) -> bool:
+        return self.get(node) is not None
+
+    def __getitem__(self, node):
+        found = self.get(node)
+        if found is None:
+            raise KeyError(node)
+        return found
 
 
-class FreshRealized:
+class RealizedTable(_Lookup):
+    """Expression node -> the BUFFER node holding its value; an entry dies with the expression.
+    `hold_weakly(node)` makes an entry last only while its BUFFER node lives too: for values
+    whose BUFFER node keeps the expression alive (autograd steps from a realized tensor into
+    the graph it came from), where a strong entry would keep both alive forever."""
+
+    def __init__(self):
+        self.strong: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.weak: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def get(self, node, default=None):
+        found = self.strong.get(node)
+        if found is None:
+            ref = self.weak.get(node)
+            found = ref() if ref is not None else None
+        return default if found is None else found
+
+    def __setitem__(self, node, buffer_node) -> None:
+        self.weak.pop(node, None)
+        self.strong[node] = buffer_node
+
+    def hold_weakly(self, node) -> None:
+        found = self.strong.pop(node, None)
+        if found is not None:
+            self.weak[node] = weakref.ref(found)
+
+
+REALIZED = RealizedTable()
+
+
+class FreshRealized(_Lookup):
     """REALIZED without stale entries: a value whose buffer was written in place since (assign,
     TinyJit replay) no longer counts as computed, so it is recomputed instead of reused."""
 
@@ -50,15 +92,6 @@ class FreshRealized:
         found = self.table.get(node)
         if found is None or found.version != found.buffer.version:
             return default
-        return found
-
-    def __contains__(self, node) -> bool:
-        return self.get(node) is not None
-
-    def __getitem__(self, node):
-        found = self.get(node)
-        if found is None:
-            raise KeyError(node)
         return found
 
 

@@ -8,6 +8,7 @@ import math
 
 from ..dtype import dtypes
 from ..ir.ops import Op
+from .elementwise import _with_backward
 
 LOG2_E = 1 / math.log(2)
 
@@ -20,32 +21,48 @@ class ActivationMixin:
         return (self > 0).where(self, (self != self).where(self, 0))
 
     def relu6(self):
-        return self.relu().minimum(6)
+        return self.hardtanh(0.0, 6.0)
 
     def leaky_relu(self, neg_slope: float = 0.01):
         return (self > 0).where(self, self * neg_slope)
 
     def elu(self, alpha: float = 1.0):
-        return (self > 0).where(self, alpha * self.expm1())
+        return self._exponential_below_zero(alpha, 1.0)
 
     def celu(self, alpha: float = 1.0):
-        return self.maximum(0) + ((self / alpha).expm1() * alpha).minimum(0)
+        return self._exponential_below_zero(alpha, 1 / alpha)
 
     def selu(self, alpha: float = 1.6732632423543772, gamma: float = 1.0507009873554805):
-        return gamma * (self > 0).where(self, alpha * self.expm1())
+        return gamma * self._exponential_below_zero(alpha, 1.0)
+
+    def _exponential_below_zero(self, alpha: float, scale: float):
+        """x where x > 0, else alpha * (exp(scale * x) - 1). The exponential reads 0 where x > 0:
+        exp(1e4) there would be inf, and its gradient 0 * inf = NaN."""
+        positive = self > 0
+        return positive.where(self, alpha * (positive.where(0.0, self) * scale).expm1())
 
     def sigmoid(self):
+        """1 / (1 + exp(-x)), with PyTorch's gradient s (1 - s): the chain's own rules give
+        0 * inf = NaN at x = -1e4, where exp(-x) overflows."""
         x = self if self.dtype.is_float else self.cast(dtypes.default_float)
-        return (1 + (x * -LOG2_E)._unary(Op.EXP2)).reciprocal()
+        out = (1 + (x * -LOG2_E)._unary(Op.EXP2)).reciprocal()
+        return _with_backward(out, (x,), lambda grad: (grad * out * (1 - out),))
 
     def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5):
-        return (alpha * self + beta).relu().minimum(1)
+        return (alpha * self + beta).hardtanh(0.0, 1.0)
 
     def hardswish(self):
         return self * (self + 3).relu6() * (1 / 6)
 
     def hardtanh(self, min_val: float = -1.0, max_val: float = 1.0):
-        return self.clip(min_val, max_val)
+        """clip, with PyTorch's hardtanh gradient: none at the bounds themselves (clamp's
+        passes it there), so relu6, hardsigmoid and hardswish have PyTorch's kinks too."""
+        if not self.dtype.is_float and float(min_val).is_integer() and \
+                float(max_val).is_integer():  # integer tensors keep their dtype, as in PyTorch
+            return self.clip(int(min_val), int(max_val))
+        out = self.clip(min_val, max_val)
+        return _with_backward(out, (self,), lambda grad: (
+            ((self > min_val) & (self < max_val)).where(grad, 0.0),))
 
     def gelu(self, approximate: str = "none"):
         """x * Φ(x) (torch.nn.functional.gelu): with erf by default ("none", PyTorch's default),

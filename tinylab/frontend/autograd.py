@@ -5,12 +5,18 @@ itself — and returns one gradient per source (None where no gradient flows). `
 targets)` walks the graph backwards applying the rules and summing gradients of shared nodes.
 Rules build IR nodes directly (no Tensor), so the backward graph is as lazy as the forward one.
 
+Realized tensors: realizing replaces a tensor's lazy node by a BUFFER node. `realized_from(buffer,
+node)` records where the value came from, and the walk steps through the BUFFER into that graph
+(an identity), so .numpy() / .item() / .realize() / tracing never change what autograd sees.
+
 Composite rules: a Tensor method that builds a chain of primitives may register a better backward
-for the chain's last node with `composite(node, source, rule)`. The walk then applies that rule
-once, straight to `source`, instead of the chain's primitive rules. Only sliding windows do this:
+for the chain's last node with `composite(node, sources, rule)`. The walk then applies that rule
+once, straight to `sources`, instead of the chain's primitive rules. Sliding windows do this:
 chained primitive rules give a window's gradient as a sum over the repeated copies with masks
 (36 masked taps for a 5x5 window); the registered rule gives the transposed window (25 taps), the
-shape of a convolution's input gradient in PyTorch.
+shape of a convolution's input gradient in PyTorch. So do ops whose chain's rules meet 0 * inf
+at special points where PyTorch's derivative is finite (pow at a zero base, sigmoid of -1e4) or
+that follow PyTorch's convention at a kink (clip at its bounds).
 """
 from __future__ import annotations
 
@@ -101,14 +107,29 @@ RULES = {
 # no gradient: comparisons, integer and bit ops, BITCAST, DETACH, BUFFER, CONST
 
 
-# node -> (source, rule): rule(grad) is the gradient with respect to source, skipping the chain
-COMPOSITE: weakref.WeakKeyDictionary[Node, tuple[Node, Callable[[Node], Node]]] = \
+# node -> (sources, rule): rule(grad) gives the gradient for each source, skipping the chain
+COMPOSITE: weakref.WeakKeyDictionary[Node, tuple[tuple[Node, ...], Callable]] = \
     weakref.WeakKeyDictionary()
 
 
-def composite(node: Node, source: Node, rule: Callable[[Node], Node]) -> None:
-    """Register `rule` as the backward of the movement chain from `source` to `node`."""
-    COMPOSITE[node] = (source, rule)
+def composite(node: Node, sources, rule: Callable) -> None:
+    """Register `rule` as the backward of the chain from `sources` to `node`. `sources` is one
+    node (rule(grad) is its gradient) or a tuple of nodes (rule(grad) gives one gradient per
+    source, None where none flows)."""
+    if isinstance(sources, Node):
+        COMPOSITE[node] = ((sources,), lambda grad: (rule(grad),))
+    else:
+        COMPOSITE[node] = (tuple(sources), rule)
+
+
+# BUFFER node -> the lazy node whose value it holds (dies with the BUFFER node)
+REALIZED_FROM: weakref.WeakKeyDictionary[Node, Node] = weakref.WeakKeyDictionary()
+
+
+def realized_from(buffer: Node, node: Node) -> None:
+    """Gradients reaching `buffer` continue into `node`, the graph its value was computed from."""
+    assert buffer.op is Op.BUFFER, buffer
+    REALIZED_FROM[buffer] = node
 
 
 def alu_sin(x: Node) -> Node:
@@ -116,9 +137,20 @@ def alu_sin(x: Node) -> Node:
 
 
 def _sources(node: Node) -> tuple[Node, ...]:
-    """The nodes a gradient flows to from `node`: a composite's source, else node.src. (The
-    chain between may not even pass through the source: reshape(reshape(x)) is one node.)"""
-    return (COMPOSITE[node][0],) if node in COMPOSITE else node.src
+    """The nodes a gradient flows to from `node`: a composite's source, the lazy node a realized
+    buffer came from, else node.src. (A composite's chain may not even pass through the source:
+    reshape(reshape(x)) is one node.)"""
+    if node in COMPOSITE:
+        return COMPOSITE[node][0]
+    if node.op is Op.BUFFER:
+        source = REALIZED_FROM.get(node)
+        return (source,) if source is not None else ()
+    return node.src
+
+
+def graph(root: Node) -> list[Node]:
+    """Every node gradients from `root` can reach, sources first (through realized buffers)."""
+    return ir.toposort([root], _sources)
 
 
 def _needs_grad(order: list[Node], targets: set[Node]) -> set[Node]:
@@ -132,18 +164,20 @@ def _needs_grad(order: list[Node], targets: set[Node]) -> set[Node]:
 
 def gradients(root: Node, root_grad: Node, targets: list[Node]) -> dict[Node, Node]:
     """d root / d target for every target reachable from root (others are absent)."""
-    order = ir.toposort([root], _sources)
+    order = graph(root)
     needed = _needs_grad(order, set(targets))
     grads: dict[Node, Node] = {root: root_grad}
     for node in reversed(order):
         grad = grads.get(node)
-        if grad is None or node not in needed or node.op not in RULES:
+        if grad is None or node not in needed:
             continue
-        if not node.dtype.is_float and node.op is not Op.CAST:
+        if node.op is Op.BUFFER:  # a realized value: its gradient is its graph's
+            pairs = [(source, grad) for source in _sources(node)]
+        elif node.op not in RULES or (not node.dtype.is_float and node.op is not Op.CAST):
             continue
-        if node in COMPOSITE:
-            source, rule = COMPOSITE[node]
-            pairs = [(source, rule(grad))]
+        elif node in COMPOSITE:
+            sources, rule = COMPOSITE[node]
+            pairs = zip(sources, rule(grad))
         else:
             pairs = zip(node.src, RULES[node.op](grad, node))
         for src, src_grad in pairs:

@@ -157,9 +157,13 @@ class CreationMixin:
         if n < 0 or m < 0:
             raise ShapeError(f"eye: sizes must be non-negative, got ({n}, {m})")
         dtype = dtypes.from_any(dtype) if dtype is not None else dtypes.default_float
-        ones = cls.ones(n, 1, dtype=dtype, device=device)
-        out = ones.pad(((0, 0), (0, m))).flatten().shrink(((0, n * m),)).reshape(n, m)
-        return cls(out.node, **kwargs)
+        # a k x k identity from ones padded to rows of k + 1 and read back as k x k, then zeros
+        # padded on (reading an n x m matrix through rows of m + 1 puts 1s off the diagonal
+        # when n > m: row m + 1 would start at flat index m * (m + 1))
+        k = min(n, m)
+        ones = cls.ones(k, 1, dtype=dtype, device=device)
+        square = ones.pad(((0, 0), (0, k))).flatten().shrink(((0, k * k),)).reshape(k, k)
+        return cls(square.pad(((0, n - k), (0, m - k))).node, **kwargs)
 
     # ---- random ----
     @staticmethod

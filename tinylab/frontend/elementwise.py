@@ -11,6 +11,7 @@ from ..dtype import dtypes
 from ..errors import DTypeError
 from ..ir import node as ir
 from ..ir.ops import Op
+from . import autograd
 
 LOG2_E = 1 / math.log(2)
 LN_2 = math.log(2)
@@ -22,6 +23,41 @@ def _horner(x, coefficients):
     for c in reversed(coefficients[:-1]):
         out = out * x + c
     return out
+
+
+def _with_backward(out, sources: tuple, rule):
+    """`out` with `rule(grad)` (Tensors in, one Tensor or None per source out) as its backward,
+    in place of the rules of the chain that computed it (frontend/autograd.py `composite`)."""
+    def node_rule(grad_node):
+        grads = rule(out._wrap(grad_node))
+        return tuple(None if g is None else g.node for g in grads)
+    autograd.composite(out.node, tuple(s.node for s in sources), node_rule)
+    return out
+
+
+def _pow_grads(grad, base, exp, out):
+    """PyTorch's pow_backward and pow_backward_exponent."""
+    d_base = (exp == 0).where(0.0, grad * exp * base._pow_value(exp - 1))
+    d_exp = ((base == 0) & (exp >= 0)).where(0.0, grad * out * base.log())
+    return d_base, d_exp
+
+
+def _clip_grads(grad, x, lo, hi):
+    """PyTorch's clamp backward: x gets the gradient where lo <= x <= hi (bounds included),
+    a bound where x is beyond it (neither, for a NaN x); when lo > hi the value is hi, which
+    gets all of it. One gradient per bound that is not None."""
+    inside = None
+    for bound_holds in ([] if lo is None else [x >= lo]) + ([] if hi is None else [x <= hi]):
+        inside = bound_holds if inside is None else inside & bound_holds
+    crossed = (hi < lo) if lo is not None and hi is not None else None
+    grads = [inside.where(grad, 0.0)]
+    if lo is not None:
+        to_lo = x < lo if crossed is None else (x < lo) & crossed.logical_not()
+        grads.append(to_lo.where(grad, 0.0))
+    if hi is not None:
+        to_hi = hi < x if crossed is None else (hi < x) | crossed
+        grads.append(to_hi.where(grad, 0.0))
+    return tuple(grads)
 
 
 class ElementwiseMixin:
@@ -113,6 +149,9 @@ class ElementwiseMixin:
         return self._wrap(ir.alu(Op.NEG, self.node))
 
     def pow(self, exponent, reverse: bool = False):
+        """self ** exponent with C's pow at the special points (0, ±inf, NaN, negative bases,
+        signed zeros) and PyTorch's gradients: exponent * base^(exponent-1) (0 where the
+        exponent is 0) and pow * ln(base) (0 where the base is 0 and the exponent >= 0)."""
         if reverse:
             a, b = self._operands(exponent, "pow", True)
             return a.pow(b)
@@ -120,18 +159,43 @@ class ElementwiseMixin:
             special = self._pow_scalar(exponent)
             if special is not None:
                 return special
+        if self.dtype.is_int and not isinstance(exponent, float) and \
+                not (hasattr(exponent, "dtype") and exponent.dtype.is_float):
+            base, exp = self._operands(exponent, "pow")
+            return base._int_pow(exp, exponent if isinstance(exponent, int) else None)
         base, exp = self._float_operands(exponent, "pow")
-        out = (exp * base.abs().log2()).exp2()
+        out = base._pow_value(exp)
+        return _with_backward(out, (base, exp), lambda grad: _pow_grads(grad, base, exp, out))
+
+    def _int_pow(self, exp, known: int | None):
+        """Exact integer power by squaring, wrapping like C; a negative exponent gives 0
+        unless |base| is 1 (PyTorch's integer pow). `known`: the exponent as a Python int."""
+        if known is not None and known < 0:
+            raise ValueError(f"pow: integers to negative integer powers are not allowed "
+                             f"(exponent {known}), as in PyTorch; use a float tensor")
+        bits = known.bit_length() if known is not None else exp.dtype.bits - 1
+        result, power = self.ones_like(dtype=self.dtype), self
+        for k in range(bits):
+            result = ((exp & (1 << k)) != 0).where(result * power, result)
+            if k + 1 < bits:
+                power = power * power
+        if known is not None:
+            return result
+        odd = (exp & 1) != 0
+        unit = (self == 1).where(1, (self == -1).where(odd.where(-1, 1), 0)).cast(self.dtype)
+        return (exp < 0).where(unit, result)
+
+    def _pow_value(self, exp):
+        """self ** exp for float tensors of one shape, from exp2(exp * log2|self|)."""
+        magnitude = (exp * self.abs().log2()).exp2()
         is_int_exp = exp == exp.trunc()
         odd = is_int_exp & ((exp.abs() % 2) == 1)
-        negative = base < 0
-        out = negative.where(is_int_exp.where(odd.where(-out, out), math.nan), out)
-        out = (base == 0).where((exp == 0).where(1.0, (exp < 0).where(math.inf, 0.0)), out)
-        if not self.dtype.is_float and (not hasattr(exponent, "dtype") or
-                                        not exponent.dtype.is_float) and \
-                not isinstance(exponent, float):
-            return out.round().cast(self.dtype)
-        return out
+        sign_bit = (self < 0) | (self.reciprocal() < 0)  # negative, or -0.0
+        out = sign_bit.where(odd.where(-magnitude, magnitude), magnitude)
+        out = ((self < 0) & self.isinf().logical_not() & is_int_exp.logical_not()).where(
+            math.nan, out)  # a negative base to a fractional power (-inf's are ±inf or 0)
+        unit = (exp == 0) | (self == 1) | ((self.abs() == 1) & exp.isinf())
+        return unit.where(1.0, out)
 
     def _pow_scalar(self, exponent):
         if exponent == 0:
@@ -140,6 +204,9 @@ class ElementwiseMixin:
             return self + 0 if not self.dtype.is_bool else self
         if exponent == 0.5 and self.dtype.is_float:
             return self.sqrt()
+        if exponent == -0.5 and self.dtype.is_float:  # as PyTorch: rsqrt, so -0.0 gives -inf
+            return _with_backward(self.rsqrt(), (self,), lambda grad: (
+                grad * -0.5 * self._pow_value(self._const(-1.5)),))
         if isinstance(exponent, int) or float(exponent).is_integer():
             n = int(exponent)
             if abs(n) <= 16:
@@ -150,8 +217,9 @@ class ElementwiseMixin:
                     k >>= 1
                     if k:
                         base = base * base
-                if n < 0:
-                    return result.reciprocal() if self.dtype.is_float else None
+                if n < 0:  # (the chain's rules give 0 * inf at 0: PyTorch's n x^(n-1))
+                    return _with_backward(result.reciprocal(), (self,), lambda grad: (
+                        grad * n * self ** (n - 1),)) if self.dtype.is_float else None
                 return result
         return None
 
@@ -238,11 +306,14 @@ class ElementwiseMixin:
         x = self._as_float()
         small = x.abs() < 1
         e = small.where(x, 0.0).expm1()
-        return small.where((e + e / (e + 1)) / 2, (x.exp() - (-x).exp()) / 2)
+        out = small.where((e + e / (e + 1)) / 2, (x.exp() - (-x).exp()) / 2)
+        return _with_backward(out, (x,), lambda grad: (grad * x.cosh(),))  # (no 0 * inf)
 
     def cosh(self):
-        # 1 + 2 sinh²(x/2): its gradient sinh(x) then keeps its digits near 0 too
-        return 1 + 2 * (self._as_float() / 2).sinh().square()
+        # 1 + 2 sinh²(x/2): keeps its digits near 0; its gradient is sinh(x) (as PyTorch)
+        x = self._as_float()
+        out = 1 + 2 * (x / 2).sinh().square()
+        return _with_backward(out, (x,), lambda grad: (grad * x.sinh(),))
 
     def tanh(self):
         # e / (e + 2) with e = expm1(2x): no cancellation near 0; |x| > 9 is ±1 in float32
@@ -342,11 +413,19 @@ class ElementwiseMixin:
         if min_ is None and max_ is None:
             raise ValueError("clip: give at least one of min_ and max_")
         x = self
-        if min_ is not None:
-            x = x.maximum(min_)
-        if max_ is not None:
-            x = x.minimum(max_)
-        return x
+        for bound in (min_, max_):  # promote and broadcast x with both bounds
+            x = x if bound is None else x._operands(bound, "clip")[0]
+        lo = None if min_ is None else x._operands(min_, "clip")[1]
+        hi = None if max_ is None else x._operands(max_, "clip")[1]
+        out = x
+        if lo is not None:  # min(max(x, lo), hi), NaN anywhere giving NaN
+            out = ((out < lo) | lo.isnan()).where(lo, out)
+        if hi is not None:
+            out = ((hi < out) | hi.isnan()).where(hi, out)
+        if not out.dtype.is_float:
+            return out
+        sources = tuple(t for t in (x, lo, hi) if t is not None)
+        return _with_backward(out, sources, lambda grad: _clip_grads(grad, x, lo, hi))
 
     clamp = clip
 

@@ -399,7 +399,7 @@ class IndexingMixin:
         axis = self._index_check(dim, index, "scatter")
         hot, values = self._scatter_parts(axis, index, src)
         low = values._const(values.dtype.min_value(), shape=())
-        chosen = hot.where(values, low).max(-1)
+        chosen = hot.where(values, low)._max_or_lowest(-1)  # (an empty index: nothing hits)
         return hot.any(-1).where(chosen, self)
 
     def scatter_reduce(self, dim: int, index, src, reduce: str, include_self: bool = True):
@@ -425,7 +425,7 @@ class IndexingMixin:
         sign = 1 if reduce == "amax" else -1
         flipped = values if sign == 1 else values._inverse()
         low = values._const(values.dtype.min_value(), shape=())
-        best = hot.where(flipped, low).max(-1)
+        best = hot.where(flipped, low)._max_or_lowest(-1)
         best = best if sign == 1 else best._inverse()
         if include_self:
             best = best.maximum(self) if sign == 1 else best.minimum(self)

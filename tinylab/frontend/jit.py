@@ -77,6 +77,7 @@ class TinyJit:
 
     def _capture(self, inputs, args, kwargs):
         shared_in_schedules = GlobalCounters.bytes_saved
+        self.tensors_before = weakref.WeakSet(ALL_TENSORS)  # Tensor.realize reads it
         with engine_jit.capture() as launches:
             _JIT_CAPTURING.append(self)
             try:

@@ -480,11 +480,20 @@ class NNMixin:
 
     def cross_entropy(self, Y, reduction: str = "mean", label_smoothing: float = 0.0,  # noqa
                       ignore_index: int = -1):
-        """Y holds class indices (like sparse_categorical_crossentropy) or probabilities."""
+        """Y holds class indices (like sparse_categorical_crossentropy) or probabilities. As in
+        PyTorch, classes are dim 1 of (N, C, d1, ...) logits (dim 0 of unbatched (C,) ones)."""
+        if Y.dtype.is_float and Y.shape != self.shape:
+            raise ShapeError(f"cross_entropy: probabilities {Y.shape} must match logits "
+                             f"{self.shape}")
+        x = self
+        if self.ndim > 2:  # (N, C, d1, ...) -> (N, d1, ..., C): classes last
+            order = (0,) + tuple(range(2, self.ndim)) + (1,)
+            x = self.permute(order)
+            Y = Y.permute(order) if Y.dtype.is_float and Y.ndim == self.ndim else Y  # noqa: N806
+        return x._cross_entropy_classes_last(Y, reduction, label_smoothing, ignore_index)
+
+    def _cross_entropy_classes_last(self, Y, reduction, label_smoothing, ignore_index):  # noqa
         if Y.dtype.is_float:
-            if Y.shape != self.shape:
-                raise ShapeError(f"cross_entropy: probabilities {Y.shape} must match logits "
-                                 f"{self.shape}")
             log_probs = self.log_softmax(-1)
             classes = self.shape[-1]
             Y = Y * (1 - label_smoothing) + label_smoothing / classes  # noqa: N806
@@ -506,8 +515,8 @@ class NNMixin:
         """Binary cross entropy of logits (F.binary_cross_entropy_with_logits); pos_weight
         (broadcast against the target, e.g. one per class) weighs the positive term."""
         self._same_shape(Y, "binary_crossentropy_logits")
-        if pos_weight is None:
-            per_item = self.relu() - self * Y + (1 + (-self.abs()).exp()).log()
+        if pos_weight is None:  # log(1 + e^x) - xy: gradient sigmoid(x) - y everywhere
+            per_item = self.softplus() - self * Y  # (relu(x) + log(1 + e^-|x|) has kinks at 0)
         else:
             if not hasattr(pos_weight, "node"):
                 raise TypeError(f"binary_crossentropy_logits: pos_weight must be a tensor, got "
@@ -515,8 +524,7 @@ class NNMixin:
             from .tensor import broadcast_shape
             broadcast_shape(pos_weight.shape, Y.shape, op="binary_crossentropy_logits pos_weight")
             log_weight = (pos_weight - 1) * Y + 1  # -log(1 - p) costs 1, -log(p) costs pos_weight
-            softplus_neg = (-self.abs()).exp().log1p() + (-self).relu()  # -log sigmoid(x)
-            per_item = (1 - Y) * self + log_weight * softplus_neg
+            per_item = (1 - Y) * self + log_weight * (-self).softplus()  # -log sigmoid(x)
         return _reduce_loss(per_item, reduction, "binary_crossentropy_logits")
 
     def nll_loss(self, Y, weight=None, ignore_index: int = -100, reduction: str = "mean"):  # noqa

@@ -9,8 +9,10 @@ import math
 from ..dtype import dtypes
 from ..errors import ShapeError
 from ..ir.ops import Op
+from .elementwise import _with_backward
 
 CUMULATIVE_BLOCK = 256  # scans longer than this run in two levels to stay O(n * block)
+PRODUCT_FUSED_LEVELS = 3  # prod / cumprod: levels of multiplies fused into one kernel
 
 
 class ReduceMixin:
@@ -35,11 +37,7 @@ class ReduceMixin:
 
     def sum(self, axis=None, keepdim: bool = False, dtype=None, dim=None):
         axis = dim if dim is not None else axis
-        x = self
-        if dtype is not None:
-            x = x.cast(dtypes.from_any(dtype))
-        elif x.dtype.is_bool or (x.dtype.is_int and x.dtype.itemsize < 4):
-            x = x.cast(dtypes.default_int)
+        x = self._accumulate_dtype(dtype)
         if x.dtype == dtypes.float16:
             return x.float()._reduce(Op.REDUCE_SUM, axis, keepdim, "sum").half()
         return x._reduce(Op.REDUCE_SUM, axis, keepdim, "sum")
@@ -89,7 +87,12 @@ class ReduceMixin:
         return (deviation * deviation).sum(axis, keepdim) / max(0, count - correction)
 
     def std(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None):
-        return self.var(axis, keepdim, correction, dim).sqrt()
+        """sqrt(var), with PyTorch's gradient 0 where std is 0 (sqrt's rule gives inf * 0 = NaN
+        for a constant input)."""
+        variance = self.var(axis, keepdim, correction, dim)
+        out = variance.sqrt()
+        return _with_backward(out, (variance,), lambda grad: (
+            (out == 0).where(0.0, grad / (2 * out)),))
 
     def var_mean(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None):
         axis = dim if dim is not None else axis
@@ -99,16 +102,50 @@ class ReduceMixin:
         axis = dim if dim is not None else axis
         return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
 
-    def prod(self, axis=None, keepdim: bool = False, dim=None):
-        """Product as sign * exp(sum(log|x|)), exactly 0 when a factor is 0."""
+    def prod(self, axis=None, keepdim: bool = False, dtype=None, dim=None):
+        """Product over axes as a tree of multiplies (exact for integers; the gradient at a zero
+        factor is the product of the others, as in PyTorch). Integer and bool inputs give
+        default_int, as sum does."""
         axis = dim if dim is not None else axis
-        x = self if self.dtype.is_float else self.float()
-        negatives = (x < 0).sum(axis, keepdim)
-        zeros = (x == 0).sum(axis, keepdim) > 0
-        magnitude = (x == 0).where(1.0, x.abs()).log().sum(axis, keepdim).exp()
-        sign = (negatives % 2 == 1).where(-1.0, 1.0)
-        out = zeros.where(0.0, sign * magnitude)
-        return out if self.dtype.is_float else out.round().cast(self.dtype)
+        x = self._accumulate_dtype(dtype)
+        axes = self._reduce_axes(axis, "prod")
+        rest = [i for i in range(self.ndim) if i not in axes]
+        kept = tuple(self.shape[i] for i in rest)
+        if not axes:
+            return x
+        count = math.prod(self.shape[a] for a in axes)
+        flat = x.permute(tuple(rest) + axes).reshape(kept + (count,))
+        out = flat._product_tree()
+        if keepdim:
+            return out.reshape(tuple(1 if i in axes else s for i, s in enumerate(self.shape)))
+        return out.reshape(kept)
+
+    def _accumulate_dtype(self, dtype=None):
+        """Self cast for sum-like accumulation: to `dtype`, else bool and small ints to
+        default_int (PyTorch gives int64)."""
+        if dtype is not None:
+            return self.cast(dtypes.from_any(dtype))
+        if self.dtype.is_bool or (self.dtype.is_int and self.dtype.itemsize < 4):
+            return self.cast(dtypes.default_int)
+        return self
+
+    def _product_tree(self):
+        """Product over the last axis: multiply its two halves (the odd one out padded with 1)
+        until one element is left; a buffer every PRODUCT_FUSED_LEVELS levels, so a kernel
+        reads at most 2**PRODUCT_FUSED_LEVELS elements per output."""
+        n = self.shape[-1]
+        x, level = self, 0
+        if n == 0:
+            return type(self).ones(*self.shape[:-1], 1, dtype=self.dtype, device=self.device)
+        while n > 1:
+            if level and level % PRODUCT_FUSED_LEVELS == 0:
+                x = x.contiguous()
+            half = (n + 1) // 2
+            x = x.pad(((0, 0),) * (x.ndim - 1) + ((0, 2 * half - n),), value=1)
+            lead = tuple((0, s) for s in x.shape[:-1])
+            x = x.shrink(lead + ((0, half),)) * x.shrink(lead + ((half, 2 * half),))
+            n, level = half, level + 1
+        return x
 
     def any(self, axis=None, keepdim: bool = False, dim=None):
         return self.bool()._max_or_lowest(dim if dim is not None else axis, keepdim)
@@ -162,6 +199,8 @@ class ReduceMixin:
     def _cumulative(self, axis: int, op: str):
         """Running sum / max along an axis from sliding windows; blocked for long axes."""
         a = self._axis(axis, f"cum{op}")
+        if self.ndim == 0:
+            return self
         x = self.transpose(a, -1) if a != self.ndim - 1 else self
         n = x.shape[-1]
         if n > CUMULATIVE_BLOCK:
@@ -177,7 +216,17 @@ class ReduceMixin:
         fill = 0 if op == "sum" else (self.dtype.min_value() if not self.dtype.is_bool else False)
         padded = self.pad(((0, 0),) * (self.ndim - 1) + ((n - 1, 0),), value=fill)
         windows = padded._pool((n,))
-        return windows.sum(-1) if op == "sum" else windows.max(-1)
+        if op == "sum":
+            return windows.sum(-1)
+        best = windows.max(-1)
+        if not self.dtype.is_float:
+            return best
+        # PyTorch's gradient goes to the last maximum (or NaN) of each prefix, not shared among
+        # ties: read the window back at that one position
+        hit = (windows == best.unsqueeze(-1)) | windows.isnan()
+        position = type(self).arange(n, device=self.device)
+        last = hit.where(position, -1).max(-1, keepdim=True)
+        return (position == last).where(windows, 0.0).sum(-1)
 
     def _cumulative_blocked(self, op: str):
         n, block = self.shape[-1], CUMULATIVE_BLOCK
@@ -190,24 +239,37 @@ class ReduceMixin:
         before = totals.reshape(self.shape[:-1] + (blocks,))._cumulative(-1, op)
         before = before.pad(((0, 0),) * (self.ndim - 1) + ((1, 0),), value=fill).shrink(
             tuple((0, s) for s in self.shape[:-1]) + ((0, blocks),)).unsqueeze(-1)
-        out = inside + before if op == "sum" else inside.maximum(before)
+        if op == "sum":
+            out = inside + before
+        else:  # ties go to the later element (inside), as in PyTorch; NaN stays
+            later = (inside >= before) | (inside != inside) if self.dtype.is_float else \
+                inside >= before
+            out = later.where(inside, before)
         return out.reshape(self.shape[:-1] + (blocks * block,)).shrink(
             tuple((0, s) for s in self.shape[:-1]) + ((0, n),))
 
     def cumsum(self, axis: int = 0, dim=None):
         axis = dim if dim is not None else axis
-        x = self if not (self.dtype.is_bool or (self.dtype.is_int and self.dtype.itemsize < 4)) \
-            else self.cast(dtypes.default_int)
-        return x._cumulative(axis, "sum")
+        return self._accumulate_dtype()._cumulative(axis, "sum")
 
-    def cumprod(self, axis: int = 0, dim=None):
+    def cumprod(self, axis: int = 0, dtype=None, dim=None):
+        """Running product (Hillis-Steele scan: multiply by the value 2**k places back, k = 0,
+        1, ...), exact for integers and with PyTorch's gradient at zeros."""
         axis = dim if dim is not None else axis
-        x = self if self.dtype.is_float else self.float()
-        negatives = (x < 0).int().cumsum(axis)
-        zero_seen = (x == 0).int().cumsum(axis) > 0
-        magnitude = (x == 0).where(1.0, x.abs()).log().cumsum(axis).exp()
-        out = zero_seen.where(0.0, (negatives % 2 == 1).where(-magnitude, magnitude))
-        return out if self.dtype.is_float else out.round().cast(self.dtype)
+        x = self._accumulate_dtype(dtype)
+        a = self._axis(axis, "cumprod")
+        if x.ndim == 0:
+            return x
+        x = x.transpose(a, -1) if a != x.ndim - 1 else x
+        n, shift, level = x.shape[-1], 1, 0
+        lead = tuple((0, s) for s in x.shape[:-1])
+        while shift < n:
+            if level and level % PRODUCT_FUSED_LEVELS == 0:
+                x = x.contiguous()
+            back = x.pad(((0, 0),) * (x.ndim - 1) + ((shift, 0),), value=1)
+            x = x * back.shrink(lead + ((0, n),))
+            shift, level = shift * 2, level + 1
+        return x.transpose(a, -1) if a != x.ndim - 1 else x
 
     def cummax(self, axis: int = 0, dim=None):
         """Running maximum (the values; PyTorch also returns indices)."""

@@ -103,7 +103,7 @@ def _shape(x) -> tuple:
 
 class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, ActivationMixin,
              ReduceMixin, NNMixin, SortingMixin, PoolingMixin, MatrixMixin, metaclass=_TensorMeta):
-    __slots__ = ("node", "_requires_grad", "grad", "_graph", "__weakref__")
+    __slots__ = ("node", "_requires_grad", "grad", "__weakref__")
     _training = False
     no_grad = False
     __array_priority__ = 1000  # numpy scalars defer to our operators
@@ -144,7 +144,6 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         self.node: Node = node
         self.requires_grad = requires_grad
         self.grad: Tensor | None = None
-        self._graph: tuple[Node, Node] | None = None  # (BUFFER, the lazy node it realized)
         ALL_TENSORS.add(self)
         if tracing.active():
             tracing.note_source(node)
@@ -234,24 +233,31 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         return Tensor(node, requires_grad=None)
 
     def realize(self, *others: Tensor) -> Tensor:
-        """Compute this tensor (and `others`) now. Also `Tensor.realize(a, b)`."""
+        """Compute this tensor (and `others`) now. Also `Tensor.realize(a, b)`. The graph a value
+        came from stays visible to autograd (a printed activation still trains)."""
         tensors = [self, *others]
-        nodes = engine.realize([t.node for t in tensors])
+        readers, olds = _stale_readers(tensors)
+        if _JIT_CAPTURING:  # the step's own readers get buffers that each replay rewrites
+            tensors, olds = tensors + _captured_readers(readers), []
+        nodes = engine.realize([t.node for t in tensors] + [ir.copy_to(n, n.device) for n in olds])
+        for old, copy in zip(olds, nodes[len(tensors):]):
+            engine.REALIZED[old] = copy  # later reads of the old version read the copy
         for t, n in zip(tensors, nodes):
-            if t.node is not n and t.numel() == 1 and t.dtype.is_float and \
-                    t.node.op is not Op.ASSIGN and not Tensor.no_grad:
-                t._graph = (n, t.node)  # `loss.item(); loss.backward()` still finds the graph
+            if t.node is not n and t._keeps_graph():
+                autograd.realized_from(n, t.node)
+                engine.REALIZED.hold_weakly(t.node)  # n keeps t.node alive, not the reverse
             t.node = n
             owner = n.buffer.owner
             if owner is None or owner() is None:  # the first tensor to get a buffer owns it
                 n.buffer.owner = weakref.ref(t)
         return self
 
-    def _autograd_root(self) -> Node:
-        """The node gradients start from: the graph a realized scalar came from, if it has one."""
-        if self._graph is not None and self._graph[0] is self.node:
-            return self._graph[1]
-        return self.node
+    def _keeps_graph(self) -> bool:
+        """Whether realizing this tensor must keep its graph for autograd: not for values no
+        gradient flows through (no_grad, detached, non-float, TinyJit captures) nor for assigns,
+        which write a new version of a buffer outside autograd (optimizer updates)."""
+        return (self.requires_grad is not False and self.dtype.is_float and not Tensor.no_grad
+                and not _JIT_CAPTURING and self.node.op not in (Op.ASSIGN, Op.DETACH, Op.CONST))
 
     def _owns_buffer(self) -> bool:
         owner = self.node.buffer.owner
@@ -360,7 +366,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
     def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
         """d self / d target for each target (zeros where self does not depend on it)."""
         root_grad = self._root_grad(gradient)
-        grads = autograd.gradients(self._autograd_root(), root_grad, [t.node for t in targets])
+        grads = autograd.gradients(self.node, root_grad, [t.node for t in targets])
         out = []
         for t in targets:
             g = grads.get(t.node)
@@ -384,8 +390,8 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         if not self.dtype.is_float:
             raise DTypeError(f"backward needs a float tensor, this one is {self.dtype.name}")
         root_grad = self._root_grad(gradient)
-        root = self._autograd_root()
-        in_graph = set(root.toposort())
+        root = self.node
+        in_graph = set(autograd.graph(root))
         targets = [t for t in list(ALL_TENSORS) if t.requires_grad is not False
                    and t.node in in_graph and t.dtype.is_float and t.node.op is not Op.CONST]
         grads = autograd.gradients(root, root_grad, [t.node for t in targets])
@@ -458,6 +464,15 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         a, b = a._broadcast_to(shape, op), b._broadcast_to(shape, op)
         return (b, a) if reverse else (a, b)
 
+    def _or_equal(self, other, name: str, reverse: bool) -> Tensor:
+        """a <= b (or a >= b when reverse): for floats (a < b) | (a == b), so a NaN compares
+        False as in PyTorch (not (a > b) would be True)."""
+        a, b = self._operands(other, name)
+        a, b = (b, a) if reverse else (a, b)
+        if a.dtype.is_float:
+            return (a < b) | (a == b)
+        return (b < a).logical_not()
+
     def _binary(self, op: Op, other, name: str, reverse: bool = False) -> Tensor:
         a, b = self._operands(other, name, reverse)
         return Tensor(ir.alu(op, a.node, b.node))
@@ -492,8 +507,8 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
     def __rshift__(self, other): return self.rshift(other)
     def __lt__(self, other): return self._binary(Op.CMPLT, other, "lt")
     def __gt__(self, other): return self._binary(Op.CMPLT, other, "gt", reverse=True)
-    def __le__(self, other): return self.__gt__(other).logical_not()
-    def __ge__(self, other): return self.__lt__(other).logical_not()
+    def __le__(self, other): return self._or_equal(other, "le", reverse=False)
+    def __ge__(self, other): return self._or_equal(other, "ge", reverse=True)
     def __ne__(self, other): return self._binary(Op.CMPNE, other, "ne")  # type: ignore[override]
     def __eq__(self, other): return self.__ne__(other).logical_not()  # type: ignore[override]
     def __iadd__(self, other): return self.assign(self + other)
@@ -544,6 +559,45 @@ def broadcast_shape(*shapes, op: str = "broadcast") -> tuple[int, ...]:
     for s in shapes:
         out = _broadcast_shape(out, s, op)
     return out
+
+
+def _stale_readers(tensors: list) -> tuple[list, list]:
+    """Live lazy tensors outside `tensors` that read a buffer which an assign among `tensors`
+    overwrites, and the BUFFER nodes (old versions) they read. A lazy value means the value when
+    it was written down (PyTorch computed it then): `w.grad` after an optimizer step is the
+    gradient at the old weights, a BatchNorm's running mean comes from them. realize() copies
+    each such buffer before the assign and points its old version at the copy: one copy per
+    weight, where realizing the readers computed gradients nobody asked for (an input's)."""
+    computed, pruned = engine.FreshRealized(engine.REALIZED), {}
+
+    def sources(node: Node):  # an assign reads its target's new value; computed values nothing
+        found = pruned.get(node)
+        if found is None:
+            found = pruned[node] = () if node in computed else \
+                node.src[1:] if node.op is Op.ASSIGN else node.src
+        return found
+    targets = {n.src[0] for n in ir.toposort([t.node for t in tensors], sources)
+               if n.op is Op.ASSIGN}
+    if not targets:
+        return [], []
+    chosen = {id(t) for t in tensors}
+    lazy = [t for t in list(ALL_TENSORS) if id(t) not in chosen
+            and t.node.op not in (Op.BUFFER, Op.CONST)]
+    reading: set = set()
+    for node in ir.toposort([t.node for t in lazy], sources):
+        if node in targets or any(s in reading for s in pruned[node]):
+            reading.add(node)
+    return [t for t in lazy if t.node in reading], [n for n in targets if n in reading]
+
+
+def _captured_readers(readers: list) -> list:
+    """The stale readers a TinyJit step realizes (a snapshot's buffer would be shared by the
+    step's memory plan): those the step made, except gradients of tensors that did not ask for
+    one (requires_grad None, an input batch: its gradient is a whole extra backward conv). The
+    others still read the buffer's newest value."""
+    before = _JIT_CAPTURING[-1].tensors_before
+    unasked = {id(t.grad) for t in list(ALL_TENSORS) if t.requires_grad is None and t.grad is not None}
+    return [t for t in readers if t not in before and id(t) not in unasked]
 
 
 def _buffer_node(array: np.ndarray, device: str) -> Node:

@@ -1,10 +1,12 @@
 """Views: how a shape indexes a flat buffer, so movement ops change views and never data.
 
 A `View` is (shape, strides, offset, mask): element i lives at offset + sum(i_k * strides_k) when
-every i_k lies inside mask_k = (lo, hi); outside the mask it reads as 0 (padding). Movement ops map
-a View to a View; a reshape that strides cannot express pushes a new View on top, so a
-`ViewStack` (bottom view first) is the general form. `ViewStack.to_index(idxs)` turns index
-expressions for the top shape into (buffer index, validity) via ir/symbolic.py.
+every i_k lies inside mask_k = (lo, hi); outside the mask it reads as 0 (padding). A view with
+nothing valid is canonical (`View.empty`): zero strides and a (0, 0) mask per axis, or mask ()
+when it has no axes (a 0-d view has no axis to hold "empty"; losing it reads padding as data).
+Movement ops map a View to a View; a reshape that strides cannot express pushes a new View on
+top, so a `ViewStack` (bottom view first) is the general form. `ViewStack.to_index(idxs)` turns
+index expressions for the top shape into (buffer index, validity) via ir/symbolic.py.
 Used by the scheduler (to give each LOAD/STORE its view) and by codegen (to make indices).
 """
 from __future__ import annotations
@@ -39,16 +41,27 @@ class View:
         return View(tuple(shape), strides_for(tuple(shape)), 0, None)
 
     @staticmethod
+    def empty(shape) -> View:
+        """The canonical view that reads nothing (every element is padding)."""
+        shape = tuple(shape)
+        return View(shape, (0,) * len(shape), 0, tuple((0, 0) for _ in shape))
+
+    @staticmethod
     def make(shape, strides, offset=0, mask=None) -> View:
         shape = tuple(shape)
         strides = tuple(0 if s == 1 else st for s, st in zip(shape, strides))
         if mask is not None:
             mask = tuple((lo, hi) if lo < hi else (0, 0) for lo, hi in mask)
             if any(lo == hi for lo, hi in mask):  # nothing valid: canonical empty view
-                return View(shape, (0,) * len(shape), 0, tuple((0, 0) for _ in shape))
+                return View.empty(shape)
             if all(lo == 0 and hi == s for (lo, hi), s in zip(mask, shape)):
                 mask = None
         return View(shape, strides, offset, mask)
+
+    @property
+    def is_empty(self) -> bool:
+        """Nothing valid: some axis has an empty mask, or a 0-d view has mask ()."""
+        return self.mask is not None and (not self.shape or any(lo == hi for lo, hi in self.mask))
 
     @property
     def is_contiguous(self) -> bool:
@@ -60,11 +73,15 @@ class View:
 
     # ---- movement ------------------------------------------------------------------------------
     def permute(self, order) -> View:
+        if self.is_empty:
+            return View.empty([self.shape[i] for i in order])
         mask = tuple(self.mask[i] for i in order) if self.mask else None
         return View.make([self.shape[i] for i in order], [self.strides[i] for i in order],
                          self.offset, mask)
 
     def expand(self, shape) -> View:
+        if self.is_empty:
+            return View.empty(shape)
         strides = [st if s == n else 0 for st, s, n in zip(self.strides, self.shape, shape)]
         mask = None
         if self.mask:
@@ -73,6 +90,8 @@ class View:
         return View.make(shape, strides, self.offset, mask)
 
     def pad(self, padding) -> View:
+        if self.is_empty:
+            return View.empty([s + b + a for s, (b, a) in zip(self.shape, padding)])
         offset = self.offset - sum(b * st for (b, _), st in zip(padding, self.strides))
         old = self.mask or tuple((0, s) for s in self.shape)
         mask = tuple((lo + b, hi + b) for (lo, hi), (b, _) in zip(old, padding))
@@ -80,6 +99,8 @@ class View:
         return View.make(shape, self.strides, offset, mask)
 
     def shrink(self, bounds) -> View:
+        if self.is_empty:
+            return View.empty([hi - lo for lo, hi in bounds])
         offset = self.offset + sum(lo * st for (lo, _), st in zip(bounds, self.strides))
         mask = None
         if self.mask:
@@ -88,6 +109,8 @@ class View:
         return View.make([hi - lo for lo, hi in bounds], self.strides, offset, mask)
 
     def flip(self, axes) -> View:
+        if self.is_empty:
+            return self
         offset = self.offset + sum((self.shape[a] - 1) * self.strides[a] for a in axes)
         strides = [-st if i in axes else st for i, st in enumerate(self.strides)]
         mask = None
@@ -103,8 +126,8 @@ class View:
             return self
         if 0 in self.shape or 0 in shape:
             return View.make(shape, [0] * len(shape), 0, None) if prod(shape) == 0 else None
-        if self.mask is not None and any(self.mask[i] == (0, 0) for i in range(len(self.shape))):
-            return View.make(shape, [0] * len(shape), 0, tuple((0, 0) for _ in shape))
+        if self.is_empty:
+            return View.empty(shape)
         groups = _group_axes([s for s in self.shape if s != 1], [s for s in shape if s != 1])
         if groups is None:
             return None
@@ -139,6 +162,8 @@ class View:
 
     # ---- index math ----------------------------------------------------------------------------
     def to_index(self, idxs) -> tuple[sym.Lin, sym.Cond]:
+        if self.is_empty:
+            return sym.const(0), sym.FALSE
         index = sym.const(self.offset)
         valid = sym.TRUE
         for i, idx, st in zip(range(len(idxs)), idxs, self.strides):
@@ -208,6 +233,8 @@ class ViewStack:
             return self
         below, top = self.views[-2], self.views[-1]
         flat = below.reshape((below.size,))
+        if flat is not None and flat.is_empty:  # the bottom reads nothing: neither does the top
+            return ViewStack(self.views[:-2] + (View.empty(top.shape),))
         if flat is None or flat.mask is not None:
             return self
         (stride,) = flat.strides or (0,)

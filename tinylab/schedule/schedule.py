@@ -358,7 +358,8 @@ def _choose_cuts(graph, outputs, realized, options):
         if not violations:
             violations = (_shared_reduces(regions) or
                           _shared_expensive(regions, cut, realized, options) or
-                          _buffer_limit(regions, options))
+                          _buffer_limit(regions, options) or
+                          _assign_hazards(regions, cut, realized))
         if not violations:
             return cut, regions
         for node, why in violations.items():
@@ -428,6 +429,82 @@ def _leaves_under(node: Node, region: _Region) -> set:
     return out
 
 
+def _assign_hazards(regions, cut, realized) -> dict:
+    """An assign whose kernel would read its own target at other indices than it writes
+    (x.assign(x.flip(0)) reads x[7] while x[0] is already overwritten, or not yet) gets its
+    value computed into a buffer of its own first; the assign then copies it. So do assigns
+    whose kernels read each other's targets: each would have to run before the other (an SGD
+    step's updates of a BatchNorm weight and bias, whose gradients read both)."""
+    assigns = {}  # ASSIGN node -> (value, target buffer, {buffer read: its views})
+    for node, region in regions.items():
+        value = node.src[1] if node.op is Op.ASSIGN else None
+        if value is not None and value not in cut and not _is_leaf(value, realized):
+            assigns[node] = (value, _buffer_of(node.src[0], realized),
+                             _buffer_reads(value, region, realized))
+    out = {}
+    for node, (value, target, reads) in assigns.items():
+        written = ViewStack.contiguous(node.shape)
+        bad = [view for view in reads.get(target, ()) if view != written]
+        if bad:
+            how = "inside a reduce loop" if None in bad else f"through {bad[0]}"
+            out[value] = (Reason.ASSIGN_HAZARD, f"the value reads the target {how}; it is "
+                                                f"written to {written}")
+    for node in _assigns_in_cycles(assigns):
+        out.setdefault(assigns[node][0], (
+            Reason.ASSIGN_HAZARD, "the value reads the old value of another assign's target, "
+                                  "and that assign's value reads this one's: neither can go first"))
+    return out
+
+
+def _assigns_in_cycles(assigns: dict) -> list:
+    """Assigns on a cycle of 'reads the old value of the target of' (each must run first)."""
+    owner = {target: node for node, (_, target, _) in assigns.items() if target is not None}
+    first = {node: {owner[b] for b in reads if b in owner and owner[b] is not node}
+             for node, (_, _, reads) in assigns.items()}
+    on_cycle = []
+    for start, later in first.items():
+        seen, stack = set(), list(later)
+        while stack:
+            node = stack.pop()
+            if node is start:
+                on_cycle.append(start)
+                break
+            if node not in seen:
+                seen.add(node)
+                stack.extend(first[node])
+    return on_cycle
+
+
+def _buffer_of(node: Node, realized):
+    leaf = realized.get(node, node)
+    return leaf.buffer if leaf.op is Op.BUFFER else None
+
+
+def _buffer_reads(value: Node, region: _Region, realized) -> dict:
+    """{buffer: the views through which `value`'s kernel reads it (None: in a reduce loop)}."""
+    reads: dict = {}
+    seen: set = set()
+    stack = [(value, (), False)]
+    while stack:
+        node, movs, in_reduce = stack.pop()
+        if (node, movs, in_reduce) in seen:
+            continue
+        seen.add((node, movs, in_reduce))
+        if node in region.leaves or _is_leaf(node, realized):
+            buffer = _buffer_of(node, realized)
+            if buffer is not None:
+                view = None if in_reduce else _view_through(node.shape, movs)
+                reads.setdefault(buffer, []).append(view)
+        elif node in region.nodes:
+            if node.op in MOVEMENT:
+                stack.append((node.src[0], ((node.op, node.arg),) + movs, in_reduce))
+            elif node.op in REDUCE:
+                stack.append((node.src[0], (), True))
+            else:
+                stack.extend((src, movs, in_reduce) for src in node.src)
+    return reads
+
+
 # ---- decisions ---------------------------------------------------------------------------------
 def _decisions(regions, cut, graph, realized, outputs) -> tuple[list, dict]:
     consumers = _consumers(graph, realized)
@@ -439,7 +516,10 @@ def _decisions(regions, cut, graph, realized, outputs) -> tuple[list, dict]:
     per_region: dict[Node, list] = {}
     for out, region in regions.items():
         mine = per_region.setdefault(out, [])
-        for consumer in sorted(region.nodes, key=_order_key(graph)):
+        consumers_here = sorted(region.nodes, key=_order_key(graph))
+        if out.op is Op.ASSIGN and cut.get(out.src[1], (None,))[0] is Reason.ASSIGN_HAZARD:
+            consumers_here.append(out)  # the value got a buffer of its own: say why
+        for consumer in consumers_here:
             for producer in consumer.src:
                 if producer.op in (Op.BUFFER, Op.CONST) or producer in realized:
                     continue
@@ -506,10 +586,7 @@ class _Lowerer:
         return len(self.slots) - 1
 
     def view_of(self, node: Node, movs: tuple) -> ViewStack:
-        view = ViewStack.contiguous(node.shape)
-        for op, arg in movs:
-            view = _apply(view, op, arg)
-        return view
+        return _view_through(node.shape, movs)
 
     def lower(self, node: Node, movs: tuple) -> Node:
         key = (node, movs)
@@ -564,6 +641,15 @@ def _inverse_store(out_shape: tuple, chain: tuple) -> ViewStack:
             view = view.permute(inverse)
         else:
             view = view.reshape(node.src[0].shape)
+    return view
+
+
+def _view_through(shape: tuple, movs: tuple) -> ViewStack:
+    """The view a buffer of `shape` is read through after movement ops `movs` (innermost
+    first)."""
+    view = ViewStack.contiguous(shape)
+    for op, arg in movs:
+        view = _apply(view, op, arg)
     return view
 
 
