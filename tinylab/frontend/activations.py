@@ -20,32 +20,43 @@ class ActivationMixin:
         return (self > 0).where(self, (self != self).where(self, 0))
 
     def relu6(self):
-        return self.relu().minimum(6)
+        return self.hardtanh(0, 6)
 
     def leaky_relu(self, neg_slope: float = 0.01):
         return (self > 0).where(self, self * neg_slope)
 
+    def _negative_expm1(self, alpha: float, scale: float = 1.0):
+        """x where x > 0, else alpha * expm1(x / scale); the exp reads only x <= 0 (no inf * 0
+        gradient from huge positive x)."""
+        positive = self > 0
+        return positive.where(self, alpha * (positive.where(0.0, self) / scale).expm1())
+
     def elu(self, alpha: float = 1.0):
-        return (self > 0).where(self, alpha * self.expm1())
+        return self._negative_expm1(alpha)
 
     def celu(self, alpha: float = 1.0):
-        return self.maximum(0) + ((self / alpha).expm1() * alpha).minimum(0)
+        return self._negative_expm1(alpha, alpha)
 
     def selu(self, alpha: float = 1.6732632423543772, gamma: float = 1.0507009873554805):
-        return gamma * (self > 0).where(self, alpha * self.expm1())
+        return gamma * self._negative_expm1(alpha)
 
     def sigmoid(self):
         x = self if self.dtype.is_float else self.cast(dtypes.default_float)
         return (1 + (x * -LOG2_E)._unary(Op.EXP2)).reciprocal()
 
     def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5):
-        return (alpha * self + beta).relu().minimum(1)
+        return (alpha * self + beta).hardtanh(0, 1)
 
     def hardswish(self):
-        return self * (self + 3).relu6() * (1 / 6)
+        # x (x + 3) / 6 between -3 and 3, 0 below, x above; the gradient x/3 + 1/2 only inside
+        # (0 at -3 and 1 at 3 as in PyTorch), and 1 (not inf * 0) for huge x
+        outside = (self <= -3) | (self >= 3)
+        x = outside.where(0.0, self)
+        return (self <= -3).where(0.0, (self >= 3).where(self, x * (x + 3) * (1 / 6)))
 
     def hardtanh(self, min_val: float = -1.0, max_val: float = 1.0):
-        return self.clip(min_val, max_val)
+        """x clipped to [min_val, max_val]; unlike clip, no gradient at the bounds (PyTorch)."""
+        return (self <= min_val).where(min_val, (self >= max_val).where(max_val, self))
 
     def gelu(self):
         return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self ** 3)).tanh())

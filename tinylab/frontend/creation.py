@@ -59,6 +59,16 @@ def threefry2x32(x0, x1, k0, k1):
     return x0, x1
 
 
+def _check_numbers(op: str, **values) -> None:
+    """Range ends and steps must be finite real numbers."""
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) and \
+                not hasattr(value, "__float__"):
+            raise TypeError(f"{op}: {name} must be a number, got {value!r}")
+        if not math.isfinite(float(value)):
+            raise ValueError(f"{op}: {name} must be finite, got {value}")
+
+
 class CreationMixin:
     __slots__ = ()
 
@@ -105,8 +115,11 @@ class CreationMixin:
     def arange(cls, start, stop=None, step=1, dtype=None, device=None, **kwargs):
         if stop is None:
             start, stop = 0, start
+        _check_numbers("arange", start=start, stop=stop, step=step)
         if step == 0:
             raise ValueError("arange: step must not be zero")
+        if (stop - start) * step < 0:
+            raise ValueError(f"arange: step {step} goes away from stop {stop} (start {start})")
         is_float = any(isinstance(v, float) for v in (start, stop, step))
         dtype = dtypes.from_any(dtype) if dtype is not None else (
             dtypes.default_float if is_float else dtypes.default_int)
@@ -130,18 +143,24 @@ class CreationMixin:
 
     @classmethod
     def linspace(cls, start, stop, steps: int, dtype=None, device=None, **kwargs):
+        _check_numbers("linspace", start=start, stop=stop)
+        if isinstance(steps, bool) or not isinstance(steps, int):
+            raise TypeError(f"linspace: steps must be an int, got {steps!r}")
         if steps < 0:
             raise ValueError(f"linspace: steps must be non-negative, got {steps}")
         dtype = dtypes.from_any(dtype) if dtype is not None else dtypes.default_float
         if steps == 1:
             return cls.full((1,), start, dtype, device, **kwargs)
-        index = cls._index_range(steps, device).cast(dtypes.float32)
+        index = cls._index_range(steps, device).cast(dtype if dtype.is_float else dtypes.float32)
         out = index * ((stop - start) / (steps - 1)) + start
         return cls(out.cast(dtype).node, **kwargs)
 
     @classmethod
     def eye(cls, n: int, m: int | None = None, dtype=None, device=None, **kwargs):
         m = n if m is None else m
+        for size in (n, m):
+            if isinstance(size, bool) or not isinstance(size, int):
+                raise TypeError(f"eye: sizes must be ints, got {size!r}")
         if n < 0 or m < 0:
             raise ShapeError(f"eye: sizes must be non-negative, got ({n}, {m})")
         dtype = dtypes.from_any(dtype) if dtype is not None else dtypes.default_float

@@ -341,7 +341,7 @@ class NNMixin:
 
     # ---- classification ----
     def one_hot(self, num_classes: int = -1):
-        if self.dtype.is_float:
+        if not self.dtype.is_int:  # PyTorch rejects bool indices too
             raise TypeError(f"one_hot: needs an integer tensor, got {self.dtype.name}")
         if num_classes != -1 and num_classes < 1:
             raise ValueError(f"one_hot: num_classes must be positive (or -1), got {num_classes}")

@@ -45,12 +45,14 @@ class ReduceMixin:
         return x._reduce(Op.REDUCE_SUM, axis, keepdim, "sum")
 
     def max(self, axis=None, keepdim: bool = False, dim=None):
-        axis = dim if dim is not None else axis
-        empty = [a for a in self._reduce_axes(axis, "max") if self.shape[a] == 0]
+        return self._checked_max(dim if dim is not None else axis, keepdim, "max")
+
+    def _checked_max(self, axis, keepdim: bool, op: str):
+        empty = [a for a in self._reduce_axes(axis, op) if self.shape[a] == 0]
         if empty:
-            raise ShapeError(f"max: cannot reduce over axis {empty[0]} of size 0 (shape "
-                             f"{self.shape}): the maximum of nothing is undefined")
-        return self._reduce(Op.REDUCE_MAX, axis, keepdim, "max")
+            raise ShapeError(f"{op}: cannot reduce over axis {empty[0]} of size 0 (shape "
+                             f"{self.shape}): there is no value to take")
+        return self._reduce(Op.REDUCE_MAX, axis, keepdim, op)
 
     def _max_or_lowest(self, axis=None, keepdim: bool = False):
         """max, giving the dtype's lowest value over empty axes (for any/logsumexp/softmax)."""
@@ -65,13 +67,15 @@ class ReduceMixin:
         return self.bitwise_not()
 
     def min(self, axis=None, keepdim: bool = False, dim=None):
-        return self._inverse().max(axis, keepdim, dim)._inverse()
+        axis = dim if dim is not None else axis
+        return self._inverse()._checked_max(axis, keepdim, "min")._inverse()
 
     def amax(self, axis=None, keepdim: bool = False, dim=None):
-        return self.max(axis, keepdim, dim)
+        return self._checked_max(dim if dim is not None else axis, keepdim, "amax")
 
     def amin(self, axis=None, keepdim: bool = False, dim=None):
-        return self.min(axis, keepdim, dim)
+        axis = dim if dim is not None else axis
+        return self._inverse()._checked_max(axis, keepdim, "amin")._inverse()
 
     def mean(self, axis=None, keepdim: bool = False, dim=None):
         axis = dim if dim is not None else axis
@@ -89,6 +93,7 @@ class ReduceMixin:
         return (deviation * deviation).sum(axis, keepdim) / max(0, count - correction)
 
     def std(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None):
+        self._reduce_axes(dim if dim is not None else axis, "std")
         return self.var(axis, keepdim, correction, dim).sqrt()
 
     def var_mean(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None):
@@ -102,6 +107,7 @@ class ReduceMixin:
     def prod(self, axis=None, keepdim: bool = False, dim=None):
         """Product as sign * exp(sum(log|x|)), exactly 0 when a factor is 0."""
         axis = dim if dim is not None else axis
+        self._reduce_axes(axis, "prod")
         x = self if self.dtype.is_float else self.float()
         negatives = (x < 0).sum(axis, keepdim)
         zeros = (x == 0).sum(axis, keepdim) > 0
@@ -111,20 +117,24 @@ class ReduceMixin:
         return out if self.dtype.is_float else out.round().cast(self.dtype)
 
     def any(self, axis=None, keepdim: bool = False, dim=None):
+        self._reduce_axes(dim if dim is not None else axis, "any")
         return self.bool()._max_or_lowest(dim if dim is not None else axis, keepdim)
 
     def all(self, axis=None, keepdim: bool = False, dim=None):
+        self._reduce_axes(dim if dim is not None else axis, "all")
         return self.bool().logical_not().any(axis, keepdim, dim).logical_not()
 
     def argmax(self, axis=None, keepdim: bool = False, dim=None):
         """Index of the first maximum (int32); a NaN counts as the maximum, as in PyTorch."""
-        axis = dim if dim is not None else axis
+        return self._argmax(dim if dim is not None else axis, keepdim, "argmax")
+
+    def _argmax(self, axis, keepdim: bool, op: str):
         if axis is None:
-            return self.flatten().argmax(0)
-        a = self._axis(axis, "argmax")
+            return self.flatten()._argmax(0, False, op)
+        a = self._axis(axis, op)
         n = self.shape[a]
         if n == 0:
-            raise ShapeError(f"argmax: cannot reduce over axis {a} of size 0 (shape {self.shape})")
+            raise ShapeError(f"{op}: cannot reduce over axis {a} of size 0 (shape {self.shape})")
         is_max = self == self.max(a, keepdim=True)
         if self.dtype.is_float:  # the max of a row with a NaN is NaN, equal to nothing
             is_max = is_max | (self != self)
@@ -134,10 +144,11 @@ class ReduceMixin:
         return n - found
 
     def argmin(self, axis=None, keepdim: bool = False, dim=None):
-        return self._inverse().argmax(axis, keepdim, dim)
+        return self._inverse()._argmax(dim if dim is not None else axis, keepdim, "argmin")
 
     def logsumexp(self, axis=None, keepdim: bool = False, dim=None):
         axis = dim if dim is not None else axis
+        self._reduce_axes(axis, "logsumexp")
         m = self._max_or_lowest(axis, keepdim=True)
         m = (m.isinf()).where(0, m) if m.dtype.is_float else m
         out = (self - m).exp().sum(axis, keepdim=True).log() + m
@@ -202,6 +213,7 @@ class ReduceMixin:
 
     def cumprod(self, axis: int = 0, dim=None):
         axis = dim if dim is not None else axis
+        self._axis(axis, "cumprod")
         x = self if self.dtype.is_float else self.float()
         negatives = (x < 0).int().cumsum(axis)
         zero_seen = (x == 0).int().cumsum(axis) > 0
@@ -216,4 +228,5 @@ class ReduceMixin:
 
     def cummin(self, axis: int = 0, dim=None):
         axis = dim if dim is not None else axis
+        self._axis(axis, "cummin")
         return self._inverse()._cumulative(axis, "max")._inverse()

@@ -458,6 +458,13 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         a, b = self._operands(other, name, reverse)
         return Tensor(ir.alu(op, a.node, b.node))
 
+    def _at_most(self, other, name: str, reverse: bool = False) -> Tensor:
+        """a <= b: not (b < a) for integers; for floats (a < b) | (a == b), False at NaN."""
+        a, b = self._operands(other, name, reverse)
+        if a.dtype.is_float:
+            return Tensor(ir.alu(Op.CMPLT, a.node, b.node)) | (a == b)
+        return Tensor(ir.alu(Op.CMPLT, b.node, a.node)).logical_not()
+
     # ---- operators ----
     def __add__(self, other): return self.add(other)
     def __radd__(self, other): return self.add(other, reverse=True)
@@ -488,8 +495,8 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
     def __rshift__(self, other): return self.rshift(other)
     def __lt__(self, other): return self._binary(Op.CMPLT, other, "lt")
     def __gt__(self, other): return self._binary(Op.CMPLT, other, "gt", reverse=True)
-    def __le__(self, other): return self.__gt__(other).logical_not()
-    def __ge__(self, other): return self.__lt__(other).logical_not()
+    def __le__(self, other): return self._at_most(other, "le")
+    def __ge__(self, other): return self._at_most(other, "ge", reverse=True)
     def __ne__(self, other): return self._binary(Op.CMPNE, other, "ne")  # type: ignore[override]
     def __eq__(self, other): return self.__ne__(other).logical_not()  # type: ignore[override]
     def __iadd__(self, other): return self.assign(self + other)
