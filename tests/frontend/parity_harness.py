@@ -71,6 +71,7 @@ DOMAINS: dict[str, Callable] = {
     "special_finite": _cycle([v if np.isfinite(v) else np.copysign(1e4, v) for v in SPECIAL_VALUES]),
     "large": lambda rng, shape: (rng.uniform(1e3, 4e6, shape) *
                                  rng.choice([-1, 1], shape)).astype(np.float32),
+    "binary": lambda rng, shape: (rng.random(shape) < 0.5).astype(np.float32),
     "ties": lambda rng, shape: rng.integers(-2, 3, shape).astype(np.float32),
     "special_f64": lambda rng, shape: _cycle(SPECIAL_VALUES)(rng, shape).astype(np.float64),
 }
@@ -298,6 +299,15 @@ class LayerCase:
     covers: tuple[str, ...] = ()
     atol: float = 1e-5
     rtol: float = 1e-4
+    call: Callable | None = None  # (layer, *inputs) -> output; default layer(*inputs)
+
+
+def _grad(tensor: Tensor, grad, view=lambda t: t) -> np.ndarray:
+    """A gradient as numpy; None (a loss over an empty batch folds to a constant that no
+    parameter reaches, where PyTorch keeps zeros) as zeros."""
+    if grad is None:
+        return np.zeros(tensor.shape, tensor.dtype.np)
+    return view(grad).numpy()
 
 
 def layer_variants(cases: list[LayerCase]) -> list:
@@ -332,9 +342,10 @@ def run_layer_case(case: LayerCase, shapes, strided: bool) -> None:
         if theirs_input.dtype.is_floating_point:
             leaf.requires_grad_(True)
             theirs_input.requires_grad_(True)
+    call = case.call or (lambda layer, *args: layer(*args))
     with Tensor.train(case.train):
-        ours_out = _as_list(ours(*[view(leaf) for leaf, view, _ in inputs]))
-    theirs_out = _as_list(theirs(*[t for _, _, t in inputs]))
+        ours_out = _as_list(call(ours, *[view(leaf) for leaf, view, _ in inputs]))
+    theirs_out = _as_list(call(theirs, *[t for _, _, t in inputs]))
     weights = [rng.standard_normal(tuple(t.shape)).astype(np.float32) for t in theirs_out]
     sum((o * Tensor(w)).sum() for o, w in zip(ours_out, weights)).backward()
     sum((t * torch.from_numpy(w)).sum() for t, w in zip(theirs_out, weights)).backward()
@@ -343,9 +354,11 @@ def run_layer_case(case: LayerCase, shapes, strided: bool) -> None:
         _compare(o.numpy(), t.detach().numpy(), check, f"output {k}")
     for k, (leaf, view, t) in enumerate(inputs):
         if t.requires_grad:
-            _compare(view(leaf.grad).numpy(), t.grad.numpy(), check, f"gradient of input {k}")
+            _compare(_grad(view(leaf), leaf.grad, view), t.grad.numpy(), check,
+                     f"gradient of input {k}")
     state = get_state_dict(ours)
     for name, parameter in theirs.named_parameters():
-        _compare(state[name].grad.numpy(), parameter.grad.numpy(), check, f"gradient of {name}")
+        _compare(_grad(state[name], state[name].grad), parameter.grad.numpy(), check,
+                 f"gradient of {name}")
     for name, buffer in theirs.named_buffers():  # running statistics after a training step
         _compare(state[name].numpy(), buffer.numpy(), check, f"buffer {name}")

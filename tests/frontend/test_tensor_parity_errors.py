@@ -72,6 +72,8 @@ REDUCE = [
     err("argmax_empty", "argmax", lambda x: x.argmax(), shapes=((0, 2),)),
     err("amax_empty", "amax", lambda x: x.amax(0), shapes=((0, 2),)),
     err("argmin_empty", "argmin", lambda x: x.argmin(1), shapes=((2, 0),)),
+    err("argmax_bool", "argmax", lambda x: x.argmax(), kinds=("bool",)),
+    err("argmin_bool", "argmin", lambda x: x.argmin(0), kinds=("bool",)),
 ]
 
 MOVEMENT = [
@@ -108,6 +110,7 @@ MOVEMENT = [
     err("chunk_zero", "chunk", lambda x: x.chunk(0)),
     err("roll_lengths", "roll", lambda x: x.roll((1, 2), 0)),
     err("roll_dim_range", "roll", lambda x: x.roll(1, 2)),
+    err("roll_scalar", "roll", lambda x: x.roll(1, 0), shapes=((),)),
     err("pad_too_long", "pad", lambda x: x.pad((1,) * 6), lambda x: F.pad(x, (1,) * 6)),
     err("pad_odd", "pad", lambda x: x.pad((1, 2, 3)), lambda x: F.pad(x, (1, 2, 3))),
     err("pad_reflect_wide", "pad", lambda x: x.pad((3, 0), mode="reflect"),

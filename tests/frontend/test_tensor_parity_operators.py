@@ -74,7 +74,8 @@ ARITHMETIC = [
 BITS = [
     binary("bitwise_and", lambda a, b: a.bitwise_and(b), torch.bitwise_and, ("int", "int"),
            also=(("bool", "bool"), ("uint8", "uint8"), ("int64", "int")), covers=("__and__",)),
-    scalar("rand", lambda x: 6 & x, kinds=("int",), also=(("bool",),), covers=("__rand__",)),
+    scalar("and_reflected", lambda x: 6 & x, kinds=("int",), also=(("bool",),),
+           covers=("__rand__",)),
     binary("bitwise_or", lambda a, b: a.bitwise_or(b), torch.bitwise_or, ("int", "int"),
            also=(("bool", "bool"), ("uint8", "int64")), covers=("__or__",)),
     scalar("ror", lambda x: 5 | x, kinds=("int",), also=(("uint8",),), covers=("__ror__",)),
@@ -134,7 +135,29 @@ CASTS = [
            kinds=("int",), also=(), covers=("bitcast",)),
 ]
 
-CASES = ARITHMETIC + BITS + COMPARISONS + SELECTION + CASTS
+MATMUL = [
+    Case("matmul_operator", lambda a, b: a @ b, lambda a, b: a @ b,
+         [((3, 4), (4, 2)), ((2, 3, 4), (4, 1)), ((0, 4), (4, 2)), ((4,), (4, 3))],
+         also=(("int", "int"), ("f64", "f64"), ("special", "real")), covers=("__matmul__",)),
+    Case("matmul_reflected", lambda a, b: b.__rmatmul__(a), lambda a, b: b.__rmatmul__(a),
+         [((3, 4), (4, 2)), ((1, 1), (1, 1))], covers=("__rmatmul__",)),
+]
+
+
+def _getitem(torch_steps: bool):
+    """Basic indexing: ints (negative too), slices with steps, None, Ellipsis, empty slices,
+    and a 0-d result. PyTorch has no negative steps: its side flips instead."""
+    def index(x):
+        flipped = x[::-1] if not torch_steps else x.flip(0)
+        return (x[1], x[-1, -2], x[:, 1:4:2], x[None, ..., 0], x[2:2], x[-1, -1, -1],
+                x[..., -3:], flipped[:, ::2], x[1:, None, :0])
+    return index
+
+
+CASES = ARITHMETIC + BITS + COMPARISONS + SELECTION + CASTS + MATMUL + [
+    Case("getitem", _getitem(False), _getitem(True), [((3, 4, 5),), ((2, 5, 3),)],
+         also=(("int",), ("bool",), ("special",)), covers=("__getitem__",)),
+]
 
 # Rows that give wrong numbers in code the wrong-numbers branch is fixing (pow at a zero base and
 # at negative / infinite exponents, issue 15). Not run here; the lead appends them to CASES after

@@ -423,7 +423,11 @@ class ElementwiseMixin:
         from .tensor import broadcast_shape
         broadcast_shape(self.shape, *(t.shape for t in (end, weight) if hasattr(t, "shape")),
                         op="lerp")
-        return self + (end - self) * weight
+        # from the nearer end, as PyTorch: lerp(a, b, 1) is exactly b
+        if not hasattr(weight, "shape"):
+            return self + (end - self) * weight if weight < 0.5 else \
+                end - (end - self) * (1 - weight)
+        return (weight < 0.5).where(self + (end - self) * weight, end - (end - self) * (1 - weight))
 
     # ---- logic ----
     def logical_not(self):
@@ -507,6 +511,8 @@ class ElementwiseMixin:
         if not hasattr(mask, "node") or not mask.dtype.is_bool:
             raise TypeError(f"masked_fill: mask must be a bool tensor, got "
                             f"{getattr(mask, 'dtype', type(mask).__name__)}")
+        if isinstance(value, (bool, int, float)) and not self.dtype.is_float:
+            value = bool(value) if self.dtype.is_bool else int(value)  # the tensor's dtype wins
         return mask.where(value, self)
 
     # ---- casts ----

@@ -366,9 +366,10 @@ class NNMixin:
         keep = Y != ignore_index
         target = (Y.unsqueeze(-1) == type(self).arange(classes, device=self.device)) \
             & keep.unsqueeze(-1)
-        picked = target.where(log_probs, 0.0).sum(-1)
-        smooth = keep.where(log_probs.mean(-1), 0.0)
-        per_item = -((1 - label_smoothing) * picked + label_smoothing * smooth)
+        per_item = -target.where(log_probs, 0.0).sum(-1)
+        if label_smoothing:  # (a -inf logit makes the mean -inf: only read it when used)
+            smooth = keep.where(log_probs.mean(-1), 0.0)
+            per_item = (1 - label_smoothing) * per_item - label_smoothing * smooth
         if reduction == "mean":
             return per_item.sum() / keep.sum().maximum(1)
         return _reduce_loss(per_item, reduction, op)
@@ -393,11 +394,15 @@ class NNMixin:
                              f"the input's shape {self.shape}")
 
     def binary_crossentropy(self, Y, reduction: str = "mean"):  # noqa: N803
+        """Each log is at least -100 as in PyTorch: a probability of exactly 0 or 1 costs 100,
+        not inf. (There the gradient is 0; PyTorch's is (p - y) / 1e-12.)"""
         self._same_shape(Y, "binary_crossentropy")
-        per_item = -(Y * self.log() + (1 - Y) * (1 - self).log())
+        per_item = -(Y * self.log().maximum(-100) + (1 - Y) * (1 - self).log().maximum(-100))
         return _reduce_loss(per_item, reduction, "binary_crossentropy")
 
     def binary_crossentropy_logits(self, Y, reduction: str = "mean"):  # noqa: N803
+        # (1 - y) x + softplus(-x): its gradient sigmoid(x) - y holds at x = 0 too (the form
+        # relu(x) - xy + log(1 + e^-|x|) has no gradient from relu and |x| there)
         self._same_shape(Y, "binary_crossentropy_logits")
-        per_item = self.relu() - self * Y + (1 + (-self.abs()).exp()).log()
+        per_item = (1 - Y) * self + (-self).softplus()
         return _reduce_loss(per_item, reduction, "binary_crossentropy_logits")

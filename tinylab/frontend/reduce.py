@@ -129,9 +129,13 @@ class ReduceMixin:
         return self._argmax(dim if dim is not None else axis, keepdim, "argmax")
 
     def _argmax(self, axis, keepdim: bool, op: str):
+        if self.dtype.is_bool:
+            raise TypeError(f"{op}: bool tensors are not supported (as in PyTorch); cast first")
         if axis is None:
             return self.flatten()._argmax(0, False, op)
         a = self._axis(axis, op)
+        if self.ndim == 0:  # the one element is at index 0
+            return self._const(0, dtypes.int32, ())
         n = self.shape[a]
         if n == 0:
             raise ShapeError(f"{op}: cannot reduce over axis {a} of size 0 (shape {self.shape})")
@@ -209,11 +213,16 @@ class ReduceMixin:
         axis = dim if dim is not None else axis
         x = self if not (self.dtype.is_bool or (self.dtype.is_int and self.dtype.itemsize < 4)) \
             else self.cast(dtypes.default_int)
+        if self.ndim == 0:  # a 0-d tensor takes dim 0 and -1
+            self._axis(axis, "cumsum")
+            return x.reshape(1)._cumulative(0, "sum").reshape(())
         return x._cumulative(axis, "sum")
 
     def cumprod(self, axis: int = 0, dim=None):
         axis = dim if dim is not None else axis
         self._axis(axis, "cumprod")
+        if self.ndim == 0:  # a 0-d tensor takes dim 0 and -1
+            return self.reshape(1).cumprod(0).reshape(())
         x = self if self.dtype.is_float else self.float()
         negatives = (x < 0).int().cumsum(axis)
         zero_seen = (x == 0).int().cumsum(axis) > 0
