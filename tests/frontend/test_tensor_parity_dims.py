@@ -66,9 +66,11 @@ REDUCTIONS = [
                                                         ("f64",))),
     reduce("cumprod", lambda x, dim: x.cumprod(dim), also=(("int",), ("f64",)), atol=1e-4),
     reduce("cummax", lambda x, dim: x.cummax(dim), lambda x, dim: x.cummax(dim).values,
-           shapes=[((3, 4, 5),), ((1, 6, 1),), ((4, 1, 2),)], also=(("int",), ("f64",))),
+           shapes=[((3, 4, 5),), ((2, 0, 3),), ((1, 6, 1),), ((4, 1, 2),)],
+           also=(("special",), ("int",), ("f64",))),
     reduce("cummin", lambda x, dim: x.cummin(dim), lambda x, dim: x.cummin(dim).values,
-           shapes=[((3, 4, 5),), ((1, 6, 1),), ((4, 1, 2),)], also=(("int",), ("f64",))),
+           shapes=[((3, 4, 5),), ((2, 0, 3),), ((1, 6, 1),), ((4, 1, 2),)],
+           also=(("special",), ("int",), ("f64",))),
 ]
 
 
@@ -129,12 +131,10 @@ BLOCKED_ON_WRONG_NUMBERS = [
     reduce("cumprod_zero", lambda x, dim: x.cumprod(dim), kinds=("special",),
            also=(("ties",),), covers=("cumprod",)),
     # Tensor(1.0).cummax(0) raises IndexError (list index out of range); PyTorch gives 1.0
-    reduce("cummax_scalar_empty", lambda x, dim: x.cummax(dim),
-           lambda x, dim: x.cummax(dim).values, shapes=[((),), ((2, 0, 3),)], also=(),
-           covers=("cummax",)),
-    reduce("cummin_scalar_empty", lambda x, dim: x.cummin(dim),
-           lambda x, dim: x.cummin(dim).values, shapes=[((),), ((2, 0, 3),)], also=(),
-           covers=("cummin",)),
+    reduce("cummax_scalar", lambda x, dim: x.cummax(dim), lambda x, dim: x.cummax(dim).values,
+           shapes=[((),)], also=(), covers=("cummax",)),
+    reduce("cummin_scalar", lambda x, dim: x.cummin(dim), lambda x, dim: x.cummin(dim).values,
+           shapes=[((),)], also=(), covers=("cummin",)),
     # Tensor([3., 3.]).cummax(0) has gradient [1.5, 0.5]; PyTorch gives each running max's
     # gradient to the latest tied element: [1, 1]
     reduce("cummax_ties", lambda x, dim: x.cummax(dim), lambda x, dim: x.cummax(dim).values,
