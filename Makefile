@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lab notebooks bench fuzz system clean
+.PHONY: demo test lab notebooks bench fuzz system binder-check clean
 
 # Debian packages the stack uses (C compiler, graphviz, chromium, Fashion-MNIST), installed only
 # when running as root and only if missing.
@@ -31,7 +31,7 @@ demo: $(STAMP)
 	$(PY) -m tinylab.examples.beautiful_mnist
 
 test: $(STAMP)
-	$(PY) -m pytest -n 2 --dist loadgroup tests
+	$(PY) -m pytest -n 2 --dist loadgroup -rs tests
 
 # JupyterLab on the tutorials (each notebook runs %load_ext tinylab itself); as root (containers)
 # Jupyter needs --allow-root
@@ -42,6 +42,12 @@ lab: $(STAMP)
 # `make notebooks NAMES=02_laziness_and_fusion` rebuilds one
 notebooks: $(STAMP)
 	$(PY) notebooks/build.py $(NAMES)
+
+# Binder's build without the container: apt.txt (as root), a fresh venv with runtime.txt's
+# Python, requirements.txt, postBuild and every notebook under nbval as an unprivileged user
+# (useradd as root); prints each step's time. Needs no .venv; make test runs it too.
+binder-check:
+	$(PYTHON) binder/dry_run.py
 
 bench: $(STAMP)
 	TUNE=1 $(PY) -m bench.run

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextvars
 import numbers
 import os
+from contextlib import ContextDecorator
 from pathlib import Path
 
 _ENV = dict(os.environ)  # read once; nothing else in tinylab touches os.environ
@@ -77,6 +78,8 @@ SETTINGS: dict[str, Setting] = {}
 
 DEBUG = Setting("DEBUG", 0, "1 devices+schedules, 2 kernel lines, 3 fusion/opts, 4 source, 5 IR")
 BEAM = Setting("BEAM", 0, "beam width for the kernel optimizer search (0 = heuristic)")
+IGNORE_BEAM_CACHE = Setting("IGNORE_BEAM_CACHE", 0, "1 = search again instead of reusing the "
+                            "BEAM / TUNE winners cached on disk (new winners are still written)")
 TUNE = Setting("TUNE", 0, "1 = time the heuristic's few candidate plans for big kernels "
                "(cached on disk; costs compile time once); 0 = take the heuristic's first choice")
 NOOPT = Setting("NOOPT", 0, "1 = no optimization actions (plain loops)")
@@ -106,8 +109,9 @@ def check_value(setting: Setting, value) -> None:
         raise ValueError(f"Context: {setting.name} must be >= 0, got {value}")
 
 
-class Context:
-    """`with Context(DEBUG=4, BEAM=2): ...` overrides settings inside the block only."""
+class Context(ContextDecorator):
+    """`with Context(DEBUG=4, BEAM=2): ...` overrides settings inside the block only; as a
+    decorator, `@Context(DEBUG=2)`, it overrides them for each call of the function."""
 
     def __init__(self, **overrides):
         unknown = [k for k in overrides if k not in SETTINGS]
@@ -117,6 +121,9 @@ class Context:
             check_value(SETTINGS[key], value)
         self.overrides = overrides
         self._tokens: list = []
+
+    def _recreate_cm(self):
+        return Context(**self.overrides)  # each call (recursive, or on another thread) its own
 
     def __enter__(self):
         self._tokens = [SETTINGS[k].set(v) for k, v in self.overrides.items()]

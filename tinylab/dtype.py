@@ -72,6 +72,17 @@ class DType:
             return math.inf
         return int(np.iinfo(self.np).max)
 
+    @property
+    def min(self):
+        """The smallest value (tinygrad's DType.min): -inf for floats, False for bool. The
+        smallest finite float is torch.finfo(dtype).min's, here np.finfo(dtype.np).min."""
+        return self.min_value()
+
+    @property
+    def max(self):
+        """The largest value (tinygrad's DType.max): inf for floats, True for bool."""
+        return self.max_value()
+
 
 class dtypes:  # noqa: N801 - the tinygrad / PyTorch spelling users know
     bool = DType("bool", 1, "b", "bool", "bool")
@@ -119,6 +130,14 @@ class dtypes:  # noqa: N801 - the tinygrad / PyTorch spelling users know
         except TypeError:
             pass
         raise TypeError(f"unknown dtype {dtype!r}; known: {', '.join(sorted(_BY_NAME))}")
+
+    @staticmethod
+    def min(dtype) -> int | float | bool:  # noqa: A003 - tinygrad's dtypes.min(dtype)
+        return dtypes.from_any(dtype).min_value()
+
+    @staticmethod
+    def max(dtype) -> int | float | bool:  # noqa: A003 - tinygrad's dtypes.max(dtype)
+        return dtypes.from_any(dtype).max_value()
 
     @staticmethod
     def of_python(value) -> DType:

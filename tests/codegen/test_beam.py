@@ -71,3 +71,34 @@ def test_tune_picks_a_candidate_that_matches_plain_and_caches_it(tmp_path, monke
     monkeypatch.setattr(beam._Timer, "time", lambda self, p, give_up=0: calls.append(p) or 1.0)
     assert beam.tune(plan, device, threads=2, cache_dir=tmp_path).opts == winner.opts
     assert not calls
+
+
+def test_ignore_beam_cache_searches_again_and_rewrites(tmp_path, monkeypatch):
+    """IGNORE_BEAM_CACHE=1: a cached winner is not read back (the search times candidates
+    again), and the new winner replaces the cache entry."""
+    plan, device = _plan(16), Device["CPU"]
+    beam.beam_search(plan, device, width=1, cache_dir=tmp_path, rounds=1)
+    (entry,) = tmp_path.glob("*.json")
+    entry.write_text("[]")  # a cached "winner" with no actions
+    timed = []
+    original = beam._Timer.time
+    monkeypatch.setattr(beam._Timer, "time",
+                        lambda self, p, *args: timed.append(p) or original(self, p, *args))
+    assert beam.beam_search(plan, device, width=1, cache_dir=tmp_path, rounds=1).opts == []
+    assert not timed  # read from the cache
+    beam.beam_search(plan, device, width=1, cache_dir=tmp_path, rounds=1, ignore_cache=True)
+    assert timed  # searched again
+    assert len(list(tmp_path.glob("*.json"))) == 1
+
+
+def test_ignore_beam_cache_setting_reaches_the_search(monkeypatch):
+    from tinylab import Context
+    from tinylab.engine import realize
+    seen = []
+    monkeypatch.setattr(beam, "beam_search", lambda *args, **kw: seen.append(kw) or args[0])
+    monkeypatch.setattr(beam, "tune", lambda *args, **kw: seen.append(kw) or args[0])
+    plan = _plan(16)
+    for flag in (0, 1):
+        with Context(IGNORE_BEAM_CACHE=flag):
+            realize.choose_plan("CPU", plan.ast, noopt=False, beam=1)
+    assert [kw["ignore_cache"] for kw in seen] == [False, True]

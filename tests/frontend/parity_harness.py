@@ -362,3 +362,20 @@ def run_layer_case(case: LayerCase, shapes, strided: bool) -> None:
                  f"gradient of {name}")
     for name, buffer in theirs.named_buffers():  # running statistics after a training step
         _compare(state[name].numpy(), buffer.numpy(), check, f"buffer {name}")
+
+
+# ---- error rows given as two callables (the api rows): the same checks as run_error_case ----
+def run_error_check(name: str, ours: Callable, theirs: Callable, error: type,
+                    words: list[str], reads_data: bool = False) -> None:
+    """An error row: PyTorch raises for this input (any error type), and tinylab raises `error`
+    while building the op, before any kernel runs (unless the check `reads_data`), with every
+    one of `words` (the op, the offending argument) in its message."""
+    with pytest.raises(Exception):  # noqa: B017 - PyTorch's own error types vary
+        theirs()
+    kernels = GlobalCounters.kernel_count
+    with pytest.raises(error) as raised:
+        ours()
+    assert reads_data or GlobalCounters.kernel_count == kernels, f"{name}: ran kernels"
+    message = str(raised.value)
+    for word in words:
+        assert word in message, f"{name}: {word!r} not in {message!r}"

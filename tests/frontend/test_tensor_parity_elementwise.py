@@ -59,7 +59,7 @@ ACTIVATIONS = [
     unary("elu", lambda x: x.elu(0.7), lambda x: F.elu(x, 0.7)),
     unary("celu", lambda x: x.celu(1.3), lambda x: F.celu(x, 1.3)),
     unary("selu", lambda x: x.selu(), F.selu),
-    unary("gelu", lambda x: x.gelu(), lambda x: F.gelu(x, approximate="tanh")),
+    unary("gelu", lambda x: x.gelu(), lambda x: F.gelu(x)),
     unary("quick_gelu", lambda x: x.quick_gelu(), lambda x: x * torch.sigmoid(1.702 * x)),
     unary("silu", lambda x: x.silu(), F.silu), unary("swish", lambda x: x.swish(), F.silu),
     unary("mish", lambda x: x.mish(), F.mish),

@@ -90,16 +90,6 @@ NOT_OPERATORS = {"__array_priority__", "__class__", "__doc__", "__hash__", "__in
                  "__init_subclass__", "__module__", "__repr__", "__slots__", "__subclasshook__",
                  "__weakref__"}
 
-# TEMPORARY: methods the api-surface branch adds to Tensor (issue 15, item 4), with their rows in
-# test_tensor_parity_api.py. They do not exist on this branch; the lead deletes this set after
-# merging both branches (test_pending_names_do_not_exist_yet fails to remind them).
-PENDING_FROM_API_SURFACE = {
-    "interpolate", "nll_loss", "isclose", "copysign", "logaddexp", "logcumsumexp",
-    "masked_select", "nonzero", "argsort", "sort", "topk", "diag", "diagonal", "meshgrid",
-    "max_unpool2d",
-}
-
-
 def public_names() -> set[str]:
     """Tensor's public methods and properties, and the operators it defines."""
     names = {n for n in dir(Tensor) if not n.startswith("_")}
@@ -136,7 +126,7 @@ def covered_names() -> dict[str, int]:
 
 def test_every_public_tensor_name_has_a_parity_row():
     covered = covered_names()
-    missing = sorted(public_names() - set(covered) - set(NOT_A_ROW) - PENDING_FROM_API_SURFACE)
+    missing = sorted(public_names() - set(covered) - set(NOT_A_ROW))
     assert not missing, f"Tensor names without a parity row or a NOT_A_ROW entry: {missing}"
 
 
@@ -162,15 +152,9 @@ def test_not_a_row_entries_name_existing_tests_of_existing_names():
 
 def test_rows_cover_only_existing_names():
     """A row's `covers` must not name something Tensor lacks (a typo would cover nothing)."""
-    known = public_names() | layer_names() | PENDING_FROM_API_SURFACE
+    known = public_names() | layer_names()
     unknown = sorted({name for row in parity_rows() for name in row.covers} - known)
     assert not unknown, f"rows cover names that do not exist: {unknown}"
-
-
-def test_pending_names_do_not_exist_yet():
-    arrived = sorted(n for n in PENDING_FROM_API_SURFACE if hasattr(Tensor, n))
-    assert not arrived, (f"{arrived} now exist on Tensor: delete them from "
-                         f"PENDING_FROM_API_SURFACE (their rows came with them)")
 
 
 # ---- the focused tests NOT_A_ROW names ----

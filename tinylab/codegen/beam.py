@@ -4,8 +4,9 @@
 action on each of the `width` fastest plans so far, compiles and times each candidate on random
 inputs, keeps the fastest `width`, and repeats until a round brings no gain. The winner is
 checked against the plain plan's output and cached on disk by kernel AST and device, so later
-processes reuse it. `device` is the engine's DeviceSpec (a renderer and a runtime), passed in so
-this layer imports neither. Called by the engine when BEAM=n.
+processes reuse it (ignore_cache=True, from IGNORE_BEAM_CACHE=1, searches again). `device` is
+the engine's DeviceSpec (a renderer and a runtime), passed in so this layer imports neither.
+Called by the engine when BEAM=n.
 """
 from __future__ import annotations
 
@@ -147,10 +148,12 @@ def _store(cache: Path | None, key: str, opts: list[Opt]) -> None:
 
 
 def beam_search(plan: KernelPlan, device, width: int, cache_dir: Path | None = None,
-                threads: int = 1, rounds: int = MAX_ROUNDS) -> KernelPlan:
+                threads: int = 1, rounds: int = MAX_ROUNDS,
+                ignore_cache: bool = False) -> KernelPlan:
+    """ignore_cache: search even when a winner is cached (IGNORE_BEAM_CACHE); it is rewritten."""
     cache = secure_dir(cache_dir) if cache_dir is not None else None
     key = _key(plan, device, width, threads)
-    cached = _load(cache, key)
+    cached = None if ignore_cache else _load(cache, key)
     if cached is not None:
         try:
             return plan.apply_all(cached)
@@ -180,14 +183,15 @@ def beam_search(plan: KernelPlan, device, width: int, cache_dir: Path | None = N
 TUNE_MAX_BYTES = 1 << 28  # kernels whose buffers are bigger are not timed (random inputs cost)
 
 
-def tune(plan: KernelPlan, device, threads: int, cache_dir: Path | None = None) -> KernelPlan:
+def tune(plan: KernelPlan, device, threads: int, cache_dir: Path | None = None,
+         ignore_cache: bool = False) -> KernelPlan:
     """The heuristic's candidate plans (one per vector axis and width, each with its register
     tile), timed single-threaded on the device; the fastest wins, then gets threads. A cheap,
-    narrow search for the big kernels, cached like BEAM's winners."""
+    narrow search for the big kernels, cached like BEAM's winners (ignore_cache as there)."""
     from .heuristic import candidates, choose_opts, thread
     cache = secure_dir(cache_dir) if cache_dir is not None else None
     key = "tune-" + _key(plan, device, 0, threads)
-    cached = _load(cache, key)
+    cached = None if ignore_cache else _load(cache, key)
     if cached is not None:
         try:
             return plan.apply_all(cached)

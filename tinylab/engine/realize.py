@@ -108,13 +108,15 @@ def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
     if beam and not spec.render_only:
         from ..codegen.beam import beam_search
         cache = None if config.DISABLE_CACHE.value else config.cache_dir() / "beam"
-        return beam_search(plan, spec, beam, cache, config.cpu_count())
+        return beam_search(plan, spec, beam, cache, config.cpu_count(),
+                           ignore_cache=bool(config.IGNORE_BEAM_CACHE.value))
     if getattr(spec.renderer, "is_gpu", False):  # OpenCL / CUDA: work-groups
         return plan.apply_all(choose_gpu_opts(plan, actions))
     if config.TUNE.value and not spec.render_only and TUNE_WORK[0] <= work(plan) <= TUNE_WORK[1]:
         from ..codegen.beam import tune  # big kernels: time the heuristic's candidates
         cache = None if config.DISABLE_CACHE.value else config.cache_dir() / "beam"
-        return tune(plan, spec, config.cpu_count(), cache)
+        return tune(plan, spec, config.cpu_count(), cache,
+                    ignore_cache=bool(config.IGNORE_BEAM_CACHE.value))
     return plan.apply_all(choose_opts(plan, actions, config.cpu_count()))
 
 

@@ -58,8 +58,15 @@ class ActivationMixin:
         """x clipped to [min_val, max_val]; unlike clip, no gradient at the bounds (PyTorch)."""
         return (self <= min_val).where(min_val, (self >= max_val).where(max_val, self))
 
-    def gelu(self):
-        return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self ** 3)).tanh())
+    def gelu(self, approximate: str = "none"):
+        """x * Φ(x) (torch.nn.functional.gelu): with erf by default ("none", PyTorch's default),
+        or the tanh approximation ("tanh", what tinygrad's gelu() computes)."""
+        if approximate == "tanh":
+            inner = math.sqrt(2 / math.pi) * (self + 0.044715 * self ** 3)
+            return 0.5 * self * (1 + inner.tanh())
+        if approximate != "none":
+            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        return 0.5 * self * (1 + (self * (1 / math.sqrt(2))).erf())
 
     def quick_gelu(self):
         return self * (self * 1.702).sigmoid()

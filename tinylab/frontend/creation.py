@@ -8,6 +8,7 @@ increments, so TinyJit replays draw fresh numbers. Mixed into Tensor (frontend/t
 from __future__ import annotations
 
 import math
+import numbers
 
 from .. import config
 from ..dtype import DType, dtypes
@@ -143,12 +144,22 @@ class CreationMixin:
 
     @classmethod
     def linspace(cls, start, stop, steps: int, dtype=None, device=None, **kwargs):
-        _check_numbers("linspace", start=start, stop=stop)
+        """`steps` evenly spaced values from start to stop inclusive (numbers or 0-D tensors)."""
         if isinstance(steps, bool) or not isinstance(steps, int):
             raise TypeError(f"linspace: steps must be an int, got {steps!r}")
         if steps < 0:
             raise ValueError(f"linspace: steps must be non-negative, got {steps}")
+        for name, value in (("start", start), ("stop", stop)):
+            if hasattr(value, "node") and value.ndim != 0:
+                raise ShapeError(f"linspace: {name} must be a number or a 0-D tensor, got shape "
+                                 f"{value.shape}")
+            if not hasattr(value, "node") and not isinstance(value, numbers.Real):
+                raise TypeError(f"linspace: {name} must be a number, got {value!r}")
+        _check_numbers("linspace", **{name: value for name, value in (("start", start),
+                                      ("stop", stop)) if not hasattr(value, "node")})
         dtype = dtypes.from_any(dtype) if dtype is not None else dtypes.default_float
+        if dtype.is_bool:
+            raise TypeError("linspace: dtype bool is not supported")
         if steps == 1:
             return cls.full((1,), start, dtype, device, **kwargs)
         index = cls._index_range(steps, device).cast(dtype if dtype.is_float else dtypes.float32)

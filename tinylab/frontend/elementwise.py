@@ -73,15 +73,19 @@ class ElementwiseMixin:
         return self._binary(Op.MUL, other, "mul", reverse)
 
     def div(self, other, reverse: bool = False, rounding_mode: str | None = None):
-        """a / b as a * (1/b): within an ulp of the correctly rounded quotient PyTorch gives.
-        rounding_mode="trunc" truncates the correctly rounded quotient, "floor" is floordiv."""
+        """self / other: true division (a float result) with rounding_mode=None, as a * (1/b),
+        within an ulp of the correctly rounded quotient PyTorch gives; else rounded toward zero
+        ("trunc", of the correctly rounded quotient) or down ("floor" is floordiv) in the
+        operands' dtype (torch.div)."""
         if rounding_mode not in (None, "trunc", "floor"):
             raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got "
                              f"{rounding_mode!r}")
+        if rounding_mode is not None:
+            a, b = self._operands(other, "div", reverse)
+            _check_integer_division(a, other, reverse, "div")
         if rounding_mode == "floor":
             return self.floordiv(other, reverse)
         if rounding_mode == "trunc":
-            a, b = self._operands(other, "div", reverse)
             if a.dtype.is_float:
                 return _rounded_quotient(a, b).trunc()
             return a._wrap(ir.alu(Op.IDIV, a.node, b.node))
@@ -92,6 +96,7 @@ class ElementwiseMixin:
         """Floor division (Python / PyTorch semantics): for floats, the truncated quotient less
         one where the remainder and the divisor differ in sign; ±inf and NaN as PyTorch."""
         a, b = self._operands(other, "floordiv", reverse)
+        _check_integer_division(a, other, reverse, "floordiv")
         if a.dtype.is_float:
             quotient = _trunc_quotient(a, b)
             remainder = _fmod(a, b, quotient)
@@ -429,6 +434,48 @@ class ElementwiseMixin:
                 end - (end - self) * (1 - weight)
         return (weight < 0.5).where(self + (end - self) * weight, end - (end - self) * (1 - weight))
 
+    def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+        """|self - other| <= atol + |rtol * other|, elementwise (torch.isclose): equal values
+        (infinities too) are close, NaN is close to NaN only with equal_nan."""
+        if hasattr(other, "dtype") and other.dtype != self.dtype:
+            raise DTypeError(f"isclose: dtypes must match, got {self.dtype.name} and "
+                             f"{other.dtype.name}")
+        if rtol < 0 or atol < 0:
+            raise ValueError(f"isclose: rtol and atol must be >= 0, got rtol={rtol}, "
+                             f"atol={atol}")
+        a, b = self._operands(other, "isclose")
+        close = a == b
+        if a.dtype.is_bool:
+            return close
+        if equal_nan and a.dtype.is_float:
+            close = close | (a.isnan() & b.isnan())
+        error = (a - b).abs()
+        return close | (error.isfinite() & (error <= atol + (rtol * b).abs()))
+
+    def copysign(self, other):
+        """|self| with the sign of other (its sign bit: -0.0 and -NaN count as negative), a
+        float tensor (torch.copysign). The gradient is ±1 times self's sign, 0 at self = 0."""
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            a = self._as_float()
+            negative = a._const(math.copysign(1.0, other) < 0, dtypes.bool, ())
+        else:
+            a, b = self._float_operands(other, "copysign")
+            if b.dtype == dtypes.float16:  # the GPU renderers cannot bitcast halves; a cast to
+                b = b.cast(dtypes.float32)  # float32 keeps the sign bit (of -0.0 and NaN too)
+            negative = b.bitcast(_SIGNED[b.dtype.itemsize]) < 0
+        magnitude = a.abs()
+        return negative.where(-magnitude, magnitude)
+
+    def logaddexp(self, other):
+        """log(exp(self) + exp(other)) without overflow: hi + log1p(exp(lo - hi)) with hi the
+        larger (torch.logaddexp); equal infinities give themselves."""
+        a, b = self._float_operands(other, "logaddexp")
+        first = a >= b
+        high, low = first.where(a, b), first.where(b, a)
+        same_infinity = (a == b) & a.isinf()
+        gap = same_infinity.where(0.0, low - high)  # inf - inf would be NaN (and its gradient)
+        return same_infinity.where(a, high + gap.exp().log1p())
+
     # ---- logic ----
     def logical_not(self):
         if self.dtype.is_bool:
@@ -482,9 +529,13 @@ class ElementwiseMixin:
     def isnan(self):
         return self != self if self.dtype.is_float else self.full_like(False, dtype=dtypes.bool)
 
-    def isinf(self):
-        return self.abs() == math.inf if self.dtype.is_float else \
-            self.full_like(False, dtype=dtypes.bool)
+    def isinf(self, detect_positive: bool = True, detect_negative: bool = True):
+        """True at +inf (if detect_positive) and -inf (if detect_negative), as tinygrad."""
+        if not self.dtype.is_float or not (detect_positive or detect_negative):
+            return self.full_like(False, dtype=dtypes.bool)
+        if detect_positive and detect_negative:
+            return self.abs() == math.inf
+        return self == (math.inf if detect_positive else -math.inf)
 
     def isfinite(self):
         return (self.isnan() | self.isinf()).logical_not()
@@ -568,6 +619,18 @@ def _rounded_quotient(a, b):
     q = a * reciprocal
     correction = (a - q * b) * reciprocal
     return (q.isfinite() & correction.isfinite()).where(q + correction, q)
+
+
+def _check_integer_division(a, other, reverse: bool, op: str) -> None:
+    """Rounded division of bools is undefined, of integers by a literal 0 too (PyTorch raises
+    ZeroDivisionError); a zero inside a tensor divisor is not checked (it is lazy)."""
+    if a.dtype.is_bool:
+        raise DTypeError(f"{op}: rounded division of bool tensors is not supported")
+    if not a.dtype.is_float and not reverse and isinstance(other, int) and other == 0:
+        raise ZeroDivisionError(f"{op}: integer division of a {a.dtype.name} tensor by zero")
+
+
+_SIGNED = {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}  # same-size int, for sign bits
 
 
 def _value_dtype(value, other):

@@ -254,8 +254,13 @@ class MovementMixin:
 
     def stack(self, *others, dim: int = 0):
         """a.stack(b, dim=d), Tensor.stack(a, b) or PyTorch's Tensor.stack([a, b])."""
-        if isinstance(self, (list, tuple)) and self:
-            return self[0].stack(*self[1:], *others, dim=dim)
+        if isinstance(self, (list, tuple)):
+            if others:
+                raise TypeError(f"stack: give the tensors as one list or as separate arguments, "
+                                f"not both (got a list and {len(others)} more)")
+            if not self:
+                raise ValueError("stack: expects a non-empty list of tensors")
+            return self[0].stack(*self[1:], dim=dim)
         tensors = [self, *others]
         for t in tensors:
             if not hasattr(t, "node"):
@@ -264,6 +269,10 @@ class MovementMixin:
         for t in tensors[1:]:
             if t.shape != self.shape:
                 raise ShapeError(f"stack: all shapes must match, got {[x.shape for x in tensors]}")
+            if t.device != self.device:
+                from ..errors import DeviceError
+                raise DeviceError(f"stack: all tensors must be on one device, got "
+                                  f"{[x.device for x in tensors]}")
         axis = self._axis(dim, "stack", self.ndim + 1)
         return tensors[0].unsqueeze(axis).cat(*[t.unsqueeze(axis) for t in tensors[1:]], dim=axis)
 

@@ -22,9 +22,34 @@ def _pair(value, n: int, name: str, minimum: int | None = None) -> tuple:
     return values
 
 
-def _reduce_loss(per_item, reduction: str, op: str):
+def _capturing() -> bool:
+    from .tensor import _JIT_CAPTURING
+    return bool(_JIT_CAPTURING)
+
+
+def _check_nll(log_probs, labels, weight) -> None:
+    if not hasattr(labels, "node") or not labels.dtype.is_int:
+        raise TypeError(f"nll_loss: target must be an integer tensor of class indices, got "
+                        f"{getattr(labels, 'dtype', type(labels).__name__)}")
+    if log_probs.ndim == 0:
+        raise ShapeError("nll_loss: input must have a class dim, got a 0-D tensor")
+    expected = () if log_probs.ndim == 1 else log_probs.shape[:1] + log_probs.shape[2:]
+    if labels.shape != expected:
+        raise ShapeError(f"nll_loss: target {labels.shape} must be input {log_probs.shape} "
+                         f"without the class dim, {expected}")
+    classes = log_probs.shape[0 if log_probs.ndim == 1 else 1]
+    if weight is not None and (not hasattr(weight, "node") or weight.shape != (classes,)):
+        raise ShapeError(f"nll_loss: weight must have one value per class, ({classes},), got "
+                         f"{getattr(weight, 'shape', type(weight).__name__)}")
+
+
+def _check_reduction(reduction: str, op: str) -> None:
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def _reduce_loss(per_item, reduction: str, op: str):
+    _check_reduction(reduction, op)
     return {"mean": per_item.mean, "sum": per_item.sum, "none": lambda: per_item}[reduction]()
 
 
@@ -58,6 +83,19 @@ def _packed_matmul(x, w, panel: int):
     return product.sum(2).permute(0, 2, 1, 3).reshape(m, n)
 
 
+def _share_heads(query, key, value):
+    """Grouped-query attention: repeat each key/value head for the query heads that share it."""
+    if query.ndim < 3 or key.ndim < 3 or value.ndim < 3:
+        return key, value
+    heads = query.shape[-3]
+    if heads % key.shape[-3] or heads % value.shape[-3]:
+        raise ShapeError(f"scaled_dot_product_attention: the number of heads in key "
+                         f"({key.shape[-3]}) and value ({value.shape[-3]}) must divide the "
+                         f"number of heads in query ({heads}) when enable_gqa=True")
+    return (key.repeat_interleave(heads // key.shape[-3], dim=-3),
+            value.repeat_interleave(heads // value.shape[-3], dim=-3))
+
+
 class NNMixin:
     __slots__ = ()
 
@@ -74,6 +112,12 @@ class NNMixin:
         if x.shape[-1] != w.shape[-2]:
             raise ShapeError(f"matmul: shapes {a.shape} and {b.shape} do not align "
                              f"({x.shape[-1]} != {w.shape[-2]})")
+        from .tensor import broadcast_shape
+        try:
+            broadcast_shape(x.shape[:-2], w.shape[:-2], op="matmul")
+        except ShapeError:
+            raise ShapeError(f"matmul: the batch dims of shapes {a.shape} and {b.shape} cannot "
+                             f"be broadcast together") from None
         dtype = promote(x.dtype, w.dtype)
         x, w = x.cast(dtype), w.cast(dtype)
         panel = _panel(x, w)
@@ -88,6 +132,17 @@ class NNMixin:
         return out
 
     def dot(self, other):
+        """PyTorch's rules for 0-D and 1-D operands (both 1-D of one length: their inner
+        product; 0-D: an error). With more dims it is matmul, as in tinygrad (x.dot(w) in an
+        MLP), where PyTorch raises."""
+        if not hasattr(other, "node"):
+            raise TypeError(f"dot: other must be a tensor, got {type(other).__name__}")
+        if self.ndim == 0 or other.ndim == 0:
+            raise ShapeError(f"dot: 1-D tensors expected, but got {self.ndim}-D and "
+                             f"{other.ndim}-D tensors (shapes {self.shape} and {other.shape})")
+        if self.ndim == 1 and other.ndim == 1 and self.shape != other.shape:
+            raise ShapeError(f"dot: inconsistent tensor size, {self.shape[0]} and "
+                             f"{other.shape[0]} elements")
         return self.matmul(other)
 
     def linear(self, weight, bias=None):
@@ -108,10 +163,12 @@ class NNMixin:
         return einsum(formula, operands)
 
     def scaled_dot_product_attention(self, key, value, attn_mask=None, dropout_p: float = 0.0,
-                                     is_causal: bool = False, scale: float | None = None):
+                                     is_causal: bool = False, scale: float | None = None,
+                                     enable_gqa: bool = False):
         """softmax(self @ key^T * scale + mask) @ value over the last two dims; a bool mask
         keeps True positions, a float mask is added; is_causal keeps j <= i. Dropout on the
-        weights applies while Tensor.training (as tinygrad)."""
+        weights applies while Tensor.training (as tinygrad). enable_gqa: key and value may
+        have fewer heads (dim -3) than the query, each shared by a group of query heads."""
         for name, t in (("key", key), ("value", value)):
             if not hasattr(t, "node") or t.ndim < 2:
                 raise ShapeError(f"scaled_dot_product_attention: {name} must be a tensor with at "
@@ -120,6 +177,15 @@ class NNMixin:
             raise ShapeError(f"scaled_dot_product_attention: query {self.shape}, key {key.shape} "
                              f"and value {value.shape} do not fit (query and key share the last "
                              f"dim, key and value the second to last)")
+        if enable_gqa:
+            key, value = _share_heads(self, key, value)
+        from .tensor import broadcast_shape
+        try:
+            broadcast_shape(self.shape[:-2], key.shape[:-2], value.shape[:-2])
+        except ShapeError:
+            raise ShapeError(f"scaled_dot_product_attention: the batch and head dims of query "
+                             f"{self.shape}, key {key.shape} and value {value.shape} do not "
+                             f"broadcast (fewer key/value heads need enable_gqa=True)") from None
         if is_causal and attn_mask is not None:
             raise ValueError("scaled_dot_product_attention: give attn_mask or is_causal, not both")
         scale = 1 / math.sqrt(self.shape[-1]) if scale is None else scale
@@ -270,19 +336,33 @@ class NNMixin:
         return tuple(out)
 
     def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0,
-                   ceil_mode: bool = False):
-        spatial = 2 if self.ndim >= 3 else self.ndim
+                   ceil_mode: bool = False, return_indices: bool = False):
+        """2-D max pooling; return_indices=True also gives PyTorch's flat per-plane indices of
+        the maxima (pooling.py)."""
+        return self._max_pool(2, kernel_size, stride, dilation, padding, ceil_mode,
+                              return_indices)
+
+    def _max_pool(self, dims: int, kernel_size, stride, dilation, padding, ceil_mode: bool,
+                  return_indices: bool = False):
+        spatial = dims if self.ndim > dims else self.ndim
         kernel, stride, dilation, pads = self._pool_args(kernel_size, stride, dilation, padding,
                                                          spatial)
         if ceil_mode:
             pads = self._ceil_pads(pads, kernel, stride, dilation)
+        if return_indices:
+            return self._max_pool_with_indices(kernel, stride, dilation, pads)
         lowest = -math.inf if self.dtype.is_float else self.dtype.min_value()
         x = self.pad(((0, 0),) * (self.ndim - spatial) + pads, value=lowest)
         return x._pool(kernel, stride, dilation).max(tuple(range(-spatial, 0)))
 
     def avg_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0,
                    ceil_mode: bool = False, count_include_pad: bool = True):
-        spatial = 2 if self.ndim >= 3 else self.ndim
+        return self._avg_pool(2, kernel_size, stride, dilation, padding, ceil_mode,
+                              count_include_pad)
+
+    def _avg_pool(self, dims: int, kernel_size, stride, dilation, padding, ceil_mode: bool,
+                  count_include_pad: bool):
+        spatial = dims if self.ndim > dims else self.ndim
         kernel, stride, dilation, pads = self._pool_args(kernel_size, stride, dilation, padding,
                                                          spatial)
         full = self._ceil_pads(pads, kernel, stride, dilation) if ceil_mode else pads
@@ -295,12 +375,16 @@ class NNMixin:
         extra = tuple((0, a2 - a1) for (_, a1), (_, a2) in zip(pads, full))
         counts = ones.pad(pads, value=1.0 if count_include_pad else 0.0).pad(extra)
         counts = counts._pool(kernel, stride, dilation).sum(axes)
-        return total / counts
+        return total / (counts.cast(total.dtype) if total.dtype.is_float else counts)
 
-    def max_pool1d(self, kernel_size=2, stride=None, dilation=1, padding=0, ceil_mode=False):
-        return self.unsqueeze(-2).max_pool2d((1, kernel_size), None if stride is None else
-                                             (1, stride), (1, dilation), (0, padding),
-                                             ceil_mode).squeeze(-2)
+    def max_pool1d(self, kernel_size=2, stride=None, dilation=1, padding=0, ceil_mode=False,
+                   return_indices: bool = False):
+        out = self.unsqueeze(-2).max_pool2d((1, kernel_size), None if stride is None else
+                                            (1, stride), (1, dilation), (0, padding),
+                                            ceil_mode, return_indices)
+        if return_indices:  # a (1, W) plane's flat index is the 1-D index
+            return out[0].squeeze(-2), out[1].squeeze(-2)
+        return out.squeeze(-2)
 
     def avg_pool1d(self, kernel_size=2, stride=None, padding=0, ceil_mode=False,
                    count_include_pad=True):
@@ -341,11 +425,32 @@ class NNMixin:
 
     # ---- classification ----
     def one_hot(self, num_classes: int = -1):
-        if not self.dtype.is_int:  # PyTorch rejects bool indices too
-            raise TypeError(f"one_hot: needs an integer tensor, got {self.dtype.name}")
-        if num_classes != -1 and num_classes < 1:
+        """(..., num_classes) with a 1 at each value's class (F.one_hot); num_classes=-1 means
+        max + 1. Like PyTorch, class values are checked: the smallest and largest are realized
+        and read when the op is built (outside TinyJit capture, where they are not known yet).
+        Any integer dtype is accepted (PyTorch wants int64); bool is not."""
+        if not self.dtype.is_int:
+            raise TypeError(f"one_hot: needs an integer tensor of class indices, got "
+                            f"{self.dtype.name}")
+        if isinstance(num_classes, bool) or not isinstance(num_classes, int):
+            raise TypeError(f"one_hot: num_classes must be an int, got {num_classes!r}")
+        if self.numel() == 0 and num_classes <= 0:
+            raise ValueError(f"one_hot: cannot infer the number of classes from an empty tensor "
+                             f"(shape {self.shape}); pass num_classes")
+        if num_classes == 0 or num_classes < -1:  # no class value can be smaller
             raise ValueError(f"one_hot: num_classes must be positive (or -1), got {num_classes}")
-        if num_classes == -1:
+        if self.numel() and not _capturing():
+            low, high = self.min(), self.max()
+            type(self).realize(low, high)
+            low, high = int(low.item()), int(high.item())
+            if low < 0:
+                raise ValueError(f"one_hot: class values must be non-negative, got {low}")
+            if num_classes == -1:
+                num_classes = high + 1
+            elif high >= num_classes:
+                raise ValueError(f"one_hot: class values must be smaller than num_classes="
+                                 f"{num_classes}, got {high}")
+        elif num_classes == -1:
             num_classes = int(self.max().item()) + 1
         classes = type(self).arange(num_classes, device=self.device)
         return (self.unsqueeze(-1) == classes).cast(dtypes.default_int)
@@ -400,9 +505,41 @@ class NNMixin:
         per_item = -(Y * self.log().maximum(-100) + (1 - Y) * (1 - self).log().maximum(-100))
         return _reduce_loss(per_item, reduction, "binary_crossentropy")
 
-    def binary_crossentropy_logits(self, Y, reduction: str = "mean"):  # noqa: N803
-        # (1 - y) x + softplus(-x): its gradient sigmoid(x) - y holds at x = 0 too (the form
-        # relu(x) - xy + log(1 + e^-|x|) has no gradient from relu and |x| there)
+    def binary_crossentropy_logits(self, Y, reduction: str = "mean", pos_weight=None):  # noqa
+        """Binary cross entropy of logits (F.binary_cross_entropy_with_logits); pos_weight
+        (broadcast against the target, e.g. one per class) weighs the positive term.
+        (1 - y) x + w softplus(-x), w = 1 + (pos_weight - 1) y: its gradient holds at x = 0 too
+        (the form relu(x) - xy + log(1 + e^-|x|) has no gradient from relu and |x| there)."""
         self._same_shape(Y, "binary_crossentropy_logits")
-        per_item = (1 - Y) * self + (-self).softplus()
+        if pos_weight is None:
+            per_item = (1 - Y) * self + (-self).softplus()
+        else:
+            if not hasattr(pos_weight, "node"):
+                raise TypeError(f"binary_crossentropy_logits: pos_weight must be a tensor, got "
+                                f"{type(pos_weight).__name__}")
+            from .tensor import broadcast_shape
+            broadcast_shape(pos_weight.shape, Y.shape, op="binary_crossentropy_logits pos_weight")
+            log_weight = (pos_weight - 1) * Y + 1  # -log(1 - p) costs 1, -log(p) costs pos_weight
+            per_item = (1 - Y) * self + log_weight * (-self).softplus()  # softplus(-x) = -log p
         return _reduce_loss(per_item, reduction, "binary_crossentropy_logits")
+
+    def nll_loss(self, Y, weight=None, ignore_index: int = -100, reduction: str = "mean"):  # noqa
+        """Negative log likelihood of log-probabilities (N, C, d1...) or (C,) against integer
+        class labels (N, d1...) or () (F.nll_loss; the class dim is 1, or 0 for 1-D input).
+        weight: one per class; labels equal to ignore_index count for nothing; 'mean' divides by
+        the total weight of the labels that count (NaN when none do, as PyTorch). Labels out of
+        range pick nothing (they are lazy), where PyTorch raises."""
+        _check_nll(self, Y, weight)
+        _check_reduction(reduction, "nll_loss")
+        class_dim = 0 if self.ndim == 1 else 1
+        classes = self.shape[class_dim]
+        others = [d for d in range(self.ndim) if d != class_dim]
+        log_probs = self.permute(others + [class_dim])  # (N, d1..., C), labels Y (N, d1...)
+        hit = (Y.unsqueeze(-1) == type(self).arange(classes, device=self.device)) \
+            & (Y != ignore_index).unsqueeze(-1)
+        zero = log_probs._const(0, shape=())
+        item_weight = hit.where(weight if weight is not None else 1.0, zero).sum(-1)
+        per_item = -hit.where(log_probs, zero).sum(-1) * item_weight
+        if reduction == "mean":
+            return per_item.sum() / item_weight.sum()
+        return _reduce_loss(per_item, reduction, "nll_loss")

@@ -239,3 +239,41 @@ class ReduceMixin:
         axis = dim if dim is not None else axis
         self._axis(axis, "cummin")
         return self._inverse()._cumulative(axis, "max")._inverse()
+
+    def logcumsumexp(self, axis: int = 0, dim=None):
+        """log(cumsum(exp(x))) along an axis without overflow or underflow (torch.logcumsumexp;
+        tinygrad's name and default axis). Each prefix is shifted by its own running maximum,
+        so every log sees a sum of at least 1; long axes run in blocks of CUMULATIVE_BLOCK
+        joined with logaddexp."""
+        a = self._axis(dim if dim is not None else axis, "logcumsumexp")
+        x = self if self.dtype.is_float else self.cast(dtypes.default_float)
+        if x.ndim == 0 or x.shape[a] == 0:
+            return x
+        x = x.transpose(a, -1)
+        out = x._logcumsumexp_blocked() if x.shape[-1] > CUMULATIVE_BLOCK \
+            else x._logcumsumexp_small()
+        return out.transpose(a, -1)
+
+    def _logcumsumexp_small(self):
+        """Prefix i sums exp(x_j - m_i) over j <= i, m_i the running max (a constant for the
+        gradient: the exact result does not depend on it)."""
+        n = self.shape[-1]
+        running_max = self.cummax(-1).detach()
+        shift = running_max.isinf().where(0.0, running_max)  # all -inf (or an inf) so far
+        position = type(self).arange(n, device=self.device)
+        included = position.reshape(1, n) <= position.reshape(n, 1)  # [i, j]: j <= i
+        terms = included.where(self.unsqueeze(-2) - shift.unsqueeze(-1), -math.inf)
+        return terms.exp().sum(-1).log() + shift
+
+    def _logcumsumexp_blocked(self):
+        n, block = self.shape[-1], CUMULATIVE_BLOCK
+        blocks = math.ceil(n / block)
+        lead = ((0, 0),) * (self.ndim - 1)
+        x = self.pad(lead + ((0, blocks * block - n),), value=-math.inf)
+        inside = x.reshape(self.shape[:-1] + (blocks, block))._logcumsumexp_small()
+        totals = inside[..., -1]  # each block's log-sum-exp
+        before = totals._logcumsumexp_small() if blocks <= CUMULATIVE_BLOCK \
+            else totals._logcumsumexp_blocked()
+        before = before.pad(lead + ((1, 0),), value=-math.inf)[..., :blocks].unsqueeze(-1)
+        out = inside.logaddexp(before).reshape(self.shape[:-1] + (blocks * block,))
+        return out[..., :n]

@@ -4,7 +4,8 @@ A Tensor holds an IR node; every method builds new nodes (nothing runs) until `.
 `.numpy()`, `.item()` or `.tolist()` asks for a value, which hands the graph to the engine.
 This file holds the core (construction, dtype/broadcast helpers, realizing, autograd, operator
 dunders); the method families live in mixins: creation.py, movement.py, elementwise.py,
-reduce.py, nn_ops.py. User errors are raised here, when an op is built, naming op and shapes.
+reduce.py, nn_ops.py, sorting.py, pooling.py, matrix.py. User errors are raised here, when an op
+is built, naming op and shapes.
 """
 from __future__ import annotations
 
@@ -29,9 +30,12 @@ from .activations import ActivationMixin
 from .creation import CreationMixin
 from .elementwise import ElementwiseMixin
 from .indexing import IndexingMixin
+from .matrix import MatrixMixin
 from .movement import MovementMixin
 from .nn_ops import NNMixin
+from .pooling import PoolingMixin
 from .reduce import ReduceMixin
+from .sorting import SortingMixin
 
 ALL_TENSORS: weakref.WeakSet = weakref.WeakSet()
 _BACKWARD_ROOTS: list = []  # weakrefs to tensors backward() ran on, for the next optimizer step
@@ -98,7 +102,7 @@ def _shape(x) -> tuple:
 
 
 class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, ActivationMixin,
-             ReduceMixin, NNMixin, metaclass=_TensorMeta):
+             ReduceMixin, NNMixin, SortingMixin, PoolingMixin, MatrixMixin, metaclass=_TensorMeta):
     __slots__ = ("node", "_requires_grad", "grad", "_graph", "__weakref__")
     _training = False
     no_grad = False
