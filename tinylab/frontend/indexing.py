@@ -97,15 +97,15 @@ def expand_index(tensor, index) -> list:
 
 
 def _mask_positions(tensor, mask, axis: int) -> list:
-    """x[mask] has a data-dependent shape: read the mask (only the mask) to find its positions."""
+    """x[mask] has a data-dependent shape: the mask's positions come from `nonzero` (its kernels
+    count the True elements, then compute each one's coordinates)."""
     dims = tensor.shape[axis:axis + max(mask.ndim, 1)]
     if mask.ndim == 0:
         raise IndexError("a 0-d bool tensor index is not supported; use where()")
     if tuple(mask.shape) != tuple(dims):
         raise IndexError(f"bool mask of shape {mask.shape} does not match the indexed dims "
                          f"{tuple(dims)} of shape {tensor.shape} (starting at dim {axis})")
-    positions = np.nonzero(mask.numpy())
-    return [type(tensor)(p.astype(np.int32), device=tensor.device) for p in positions]
+    return list(mask.to(tensor.device).nonzero(as_tuple=True))
 
 
 def _slice_bounds(item: slice, size: int):
