@@ -311,15 +311,22 @@ class NNMixin:
         return x.conv2d(w, bias, groups, 1, dilation, flat)
 
     # ---- pooling ----
-    def _pool_args(self, kernel_size, stride, dilation, padding, spatial: int):
+    def _pool_args(self, kernel_size, stride, dilation, padding, spatial: int, op: str):
+        """(kernel, stride, dilation, pads) per spatial dim, checked as PyTorch does: padding at
+        most half the kernel, and each (dilated) window fits the padded input."""
         kernel = _pair(kernel_size, spatial, "kernel_size", minimum=1)
         stride = kernel if stride is None else _pair(stride, spatial, "stride", minimum=1)
         dilation = _pair(dilation, spatial, "dilation", minimum=1)
         pads = self._conv_padding(padding, kernel, dilation)
         for (b, _), k in zip(pads, kernel):
             if b > k // 2:
-                raise ShapeError(f"pool: padding {padding} must be at most half the kernel "
+                raise ShapeError(f"{op}: padding {padding} must be at most half the kernel "
                                  f"{kernel}")
+        sizes = self.shape[-spatial:] if spatial else ()
+        for size, (b, a), k, d in zip(sizes, pads, kernel, dilation):
+            if d * (k - 1) + 1 > size + b + a:
+                raise ShapeError(f"{op}: window {kernel} (dilation {dilation}) does not fit "
+                                 f"input {tuple(sizes)} padded by {padding}")
         return kernel, stride, dilation, pads
 
     def _ceil_pads(self, pads, kernel, stride, dilation):
@@ -346,7 +353,7 @@ class NNMixin:
                   return_indices: bool = False):
         spatial = dims if self.ndim > dims else self.ndim
         kernel, stride, dilation, pads = self._pool_args(kernel_size, stride, dilation, padding,
-                                                         spatial)
+                                                         spatial, "max_pool")
         if ceil_mode:
             pads = self._ceil_pads(pads, kernel, stride, dilation)
         if return_indices:
@@ -364,7 +371,7 @@ class NNMixin:
                   count_include_pad: bool):
         spatial = dims if self.ndim > dims else self.ndim
         kernel, stride, dilation, pads = self._pool_args(kernel_size, stride, dilation, padding,
-                                                         spatial)
+                                                         spatial, "avg_pool")
         full = self._ceil_pads(pads, kernel, stride, dilation) if ceil_mode else pads
         lead = ((0, 0),) * (self.ndim - spatial)
         axes = tuple(range(-spatial, 0))
