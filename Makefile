@@ -27,8 +27,9 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e ".[lab,opencl,test]"
 	touch $(STAMP)
 
+# 70 steps of batch 512 on Fashion-MNIST must reach 82% test accuracy (issue 14), or it fails
 demo: $(STAMP)
-	$(PY) -m tinylab.examples.beautiful_mnist
+	TARGET_EVAL_ACC_PCT=82 $(PY) -m tinylab.examples.beautiful_mnist
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup -rs tests

@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from bench.common import Row, median_times, optional_torch
+from bench.demo import torch_cnn
 from tinylab import Tensor, TinyJit, nn
 from tinylab.examples.beautiful_mnist import Model
 
@@ -32,11 +33,7 @@ def _tinylab_step(batch: int):
 
 def _torch_step(torch, batch: int):
     nn_ = torch.nn
-    model = nn_.Sequential(
-        nn_.Conv2d(1, 32, 5), nn_.ReLU(), nn_.Conv2d(32, 32, 5), nn_.ReLU(),
-        nn_.BatchNorm2d(32), nn_.MaxPool2d(2), nn_.Conv2d(32, 64, 3), nn_.ReLU(),
-        nn_.Conv2d(64, 64, 3), nn_.ReLU(), nn_.BatchNorm2d(64), nn_.MaxPool2d(2),
-        nn_.Flatten(), nn_.Linear(576, 10))
+    model = torch_cnn(torch)
     optimizer = torch.optim.Adam(model.parameters())
     rng = np.random.default_rng(0)
     images = torch.from_numpy(rng.random((batch, 1, 28, 28), dtype=np.float32))

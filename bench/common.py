@@ -3,7 +3,10 @@ the row format the table and the JSON file use. Machines are shared and noisy: r
 and ratios measured in the same run, never a lone absolute time."""
 from __future__ import annotations
 
+import os
+import platform
 import statistics
+import subprocess
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -50,6 +53,7 @@ class Row:
     ratio: float | None = None  # tinylab relative to the reference (higher is better)
     reference: str = ""
     notes: list = field(default_factory=list)
+    cpu: dict = field(default_factory=dict)  # cpu_description() of the machine it ran on
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -69,3 +73,42 @@ def optional_tinygrad():
         return tinygrad
     except ImportError:
         return None
+
+
+def lscpu() -> dict:
+    """`lscpu`'s fields (Model name, Flags, L2 cache...), {} where it is missing."""
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    return {key.strip(): value.strip() for key, _, value in
+            (line.partition(":") for line in out.splitlines()) if value}
+
+
+SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_fp16",
+              "amx_tile", "asimd", "sve")
+
+
+def cpu_description() -> dict:
+    """The CPU every figure was measured on (lscpu's model and SIMD flags) and the CPU target
+    the planner uses (tinylab.runtimes.cpu_target where this tree has it)."""
+    info = lscpu()
+    flags = set(info.get("Flags", "").split())
+    model = info.get("Model name") or platform.processor() or platform.machine()
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    family = f"family {info.get('CPU family', '?')} model {info.get('Model', '?')}"
+    described = {"model": f"{model}, {family}", "isa": [f for f in SIMD_FLAGS if f in flags], "cores": cores,
+                 "l1d": info.get("L1d cache", ""), "l2": info.get("L2 cache", ""),
+                 "l3": info.get("L3 cache", "")}
+    try:
+        from tinylab.runtimes.cpu_target import current_target
+    except ImportError:  # a tree without the CPU target: what lscpu says is all there is
+        described["target"] = f"(no CPU target in this tree) lscpu ISA: {' '.join(described['isa'])}"
+        return described
+    target = current_target()
+    described["target"] = target.describe()
+    described["target_fields"] = target.as_dict()
+    return described

@@ -1,5 +1,7 @@
-"""`make bench`: every benchmark, tinylab beside numpy / PyTorch measured in the same run; prints a
-table of medians and ratios and writes bench/results/latest.json. `--quick` shrinks the slow ones.
+"""`make bench`: every benchmark, tinylab beside numpy / PyTorch measured in the same run; prints
+the CPU it runs on and the CPU target the planner uses, then a table of medians and ratios, and
+writes bench/results/latest.json (the CPU and the target recorded with every row). `--quick`
+shrinks the slow ones; `--only demo,conv` runs some suites.
 """
 from __future__ import annotations
 
@@ -9,37 +11,49 @@ import platform
 import time
 from pathlib import Path
 
-from bench import cnn_step, conv, elementwise, matmul
-from bench.common import Row
+from bench import cnn_step, conv, demo, elementwise, matmul
+from bench.common import Row, cpu_description
 
 RESULTS = Path(__file__).parent / "results"
 
 
-def _format(row: Row) -> str:
+def format_row(row: Row) -> str:
     values = "  ".join(f"{k} {v:,.2f}" for k, v in row.values.items())
     ratio = f"{row.ratio:.2f}× {row.reference}" if row.ratio is not None else "-"
     return f"{row.workload:<44} {row.metric:<10} {values:<48} ratio {ratio:<14} target {row.target}"
 
 
+def suites(quick: bool, runs: int) -> dict:
+    return {
+        "matmul": lambda: [matmul.run(1024, runs)] + ([] if quick else [matmul.run(4096, 3)]),
+        "elementwise": lambda: [elementwise.run(1 << 22 if quick else 1 << 24, runs)],
+        "conv": lambda: conv.run(64 if quick else 512, runs),
+        "cnn_step": lambda: cnn_step.run(64 if quick else 512, runs),
+        "demo": lambda: demo.run(steps=10 if quick else 70, rounds=1 if quick else 2),
+    }
+
+
 def main(argv=None) -> list[Row]:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small sizes, fewer runs")
+    parser.add_argument("--only", default="", help="comma-separated suites to run")
     args = parser.parse_args(argv)
     runs = 3 if args.quick else 5
+    cpu = cpu_description()
+    print(f"CPU: {cpu['model']} ({cpu['cores']} cores usable)\ntarget: {cpu['target']}",
+          flush=True)
     started = time.time()
     rows: list[Row] = []
-    suites = [
-        lambda: [matmul.run(1024, runs)] + ([] if args.quick else [matmul.run(4096, 3)]),
-        lambda: [elementwise.run(1 << 22 if args.quick else 1 << 24, runs)],
-        lambda: conv.run(64 if args.quick else 512, runs),
-        lambda: cnn_step.run(64 if args.quick else 512, runs),
-    ]
-    for suite in suites:
+    chosen = suites(args.quick, runs)
+    if args.only:
+        chosen = {name: chosen[name] for name in args.only.split(",")}
+    for suite in chosen.values():
         for row in suite():
-            print(_format(row), flush=True)
+            row.cpu = cpu
+            print(format_row(row), flush=True)
             rows.append(row)
     RESULTS.mkdir(exist_ok=True)
-    report = {"machine": platform.platform(), "processor": platform.processor(),
+    report = {"machine": platform.platform(), "processor": platform.processor(), "cpu": cpu,
               "seconds": round(time.time() - started, 1), "rows": [r.as_dict() for r in rows]}
     (RESULTS / "latest.json").write_text(json.dumps(report, indent=2))
     print(f"wrote {RESULTS / 'latest.json'}")

@@ -2,11 +2,14 @@
 the text you edit and review) -> notebooks/NN_name.ipynb, executed top to bottom in a fresh kernel
 of this Python, widget state and timestamps stripped. `make notebooks` or
 `python notebooks/build.py [00_tour ...]`; tests/notebooks checks the result with nbval.
+The kernels run with CPU_TARGET=avx2 (NOTEBOOK_TARGET), so the plans and sources the notebooks
+print are the same on every machine that runs AVX2 code, whatever its own CPU.
 """
 from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import sys
 import time
 from pathlib import Path
@@ -19,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 TWINS = HERE / "py"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 FORMATS = "ipynb,py//py:percent"
+NOTEBOOK_TARGET = "avx2"  # the CPU target the committed outputs are planned for
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 
@@ -64,6 +68,7 @@ def build(name: str, timeout: int = 600) -> float:
 
 
 def main() -> int:
+    os.environ["CPU_TARGET"] = NOTEBOOK_TARGET  # inherited by the notebooks' kernels
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="notebook names (default: every twin)")
     args = parser.parse_args()

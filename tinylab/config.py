@@ -85,6 +85,9 @@ TUNE = Setting("TUNE", 0, "1 = time the heuristic's few candidate plans for big 
 NOOPT = Setting("NOOPT", 0, "1 = no optimization actions (plain loops)")
 DEV = Setting("DEV", "", "device to use: CPU, PYTHON, CL, CUDA, NULL:<renderer>")
 CC = Setting("CC", "", "C compiler for the CPU backend (default: cc, gcc or clang)")
+CPU_TARGET = Setting("CPU_TARGET", "", "CPU to plan, render and compile for: '' or 'native' = "
+                     "detect (cc -march=native, /sys caches); a preset: sse4, avx2, avx512, neon. "
+                     "A preset this CPU cannot execute only renders (NULL:C)")
 THREADS = Setting("THREADS", 0, "CPU threads for parallel loops (0 = all cores)")
 TRAINING = Setting("TRAINING", 0, "1 = Tensor.training (dropout, batchnorm batch stats)")
 JIT = Setting("JIT", 1, "0 disables TinyJit capture (runs the function every time)")
@@ -95,6 +98,8 @@ DATA = Setting("TINYLAB_DATA", "", "directory searched first for datasets")
 SEED = Setting("SEED", 0, "initial seed for Tensor.manual_seed")
 PARALLEL_COMPILE = Setting("PARALLEL_COMPILE", 1, "compile a schedule's kernels in parallel")
 COLOR = Setting("COLOR", 1, "colour kernel names in the terminal")
+PROGRESS = Setting("PROGRESS", 1, "1 = show compile / TUNE / BEAM progress on a terminal "
+                   "(stderr) for work that lasts over a second; 0 = never")
 
 
 def check_value(setting: Setting, value) -> None:

@@ -1,5 +1,6 @@
-"""`python -m tinylab.device`: list every backend, whether it works here, and if not, why.
-`from tinylab.device import Device` is the same registry as `tinylab.Device`."""
+"""`python -m tinylab.device`: list every backend, whether it works here, and if not, why, and the
+CPU target the C backend plans and compiles for. `from tinylab.device import Device` is the same
+registry as `tinylab.Device`."""
 from __future__ import annotations
 
 from .engine.device import Device
@@ -18,6 +19,14 @@ def main() -> None:
         mark = "yes" if ok else "no "
         print(f"{name:<{width}}  {mark}  {reason}")
     print(f"Device.DEFAULT = {default}")
+    try:
+        runs, renders = Device["CPU"].target, Device["NULL:C"].target
+    except Exception as exc:  # noqa: BLE001 - an unknown CPU_TARGET names the presets
+        print(f"CPU target: none ({exc})")
+        return
+    print(f"CPU target: {runs.describe()}")
+    if renders != runs:
+        print(f"NULL:C target: {renders.describe()} (rendered only: this CPU cannot run it)")
 
 
 if __name__ == "__main__":

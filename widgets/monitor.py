@@ -1,6 +1,8 @@
 """A training monitor a loop updates live: progress bar, loss curve, the kernels of the latest step
 and where each step's time went (compile vs kernels vs the rest). Steps are traced, so the kernel
-table shows what ran; a TinyJit replay (no schedule, no trace) shows the captured kernels.
+table shows what ran; a TinyJit replay (no schedule, no trace) shows the captured kernels. From
+its creation until `finish()` it listens to the engine's progress events (tinylab.engine.progress)
+and shows the compiles and TUNE / BEAM searches under way: items done, total, time left.
 
     monitor = TrainingMonitor(total_steps=70); display(monitor)
     for step in monitor.track(range(70)):
@@ -9,6 +11,7 @@ table shows what ran; a TinyJit replay (no schedule, no trace) shows the capture
 from __future__ import annotations
 
 import time
+import weakref
 from contextlib import contextmanager, nullcontext
 from html import escape
 
@@ -16,6 +19,7 @@ import anywidget
 import traitlets
 
 from tinylab import GlobalCounters, trace
+from tinylab.engine import progress
 from tinylab.engine.trace import Trace
 
 from .assets import monitor_module, stylesheet
@@ -62,6 +66,7 @@ class TrainingMonitor(anywidget.AnyWidget):
     steps = traitlets.List(traitlets.Dict()).tag(sync=True)
     kernels = traitlets.List(traitlets.Dict()).tag(sync=True)
     finished = traitlets.Bool(False).tag(sync=True)
+    work = traitlets.List(traitlets.Dict()).tag(sync=True)  # compiles / searches under way
 
     def __init__(self, total_steps: int = 0, title: str = "training", jit=None,
                  update_every_s: float = 0.1, trace_steps: bool = True, **kwargs):
@@ -73,6 +78,9 @@ class TrainingMonitor(anywidget.AnyWidget):
         self._steps: list[dict] = []
         self._kernels: list[dict] = []
         self._last_publish = 0.0
+        self._work: dict[int, dict] = {}
+        self._listener = _weak_listener(self)
+        progress.add_listener(self._listener)
 
     @contextmanager
     def step(self):
@@ -108,8 +116,22 @@ class TrainingMonitor(anywidget.AnyWidget):
         self.finish()
 
     def finish(self) -> None:
+        progress.remove_listener(self._listener)
+        self._work.clear()
         self.finished = True
         self._publish(force=True)
+
+    def on_progress(self, event: progress.ProgressEvent) -> None:
+        """An engine progress event: a task starts, advances or ends (published at most every
+        `update_every_s`, and at once when a task ends)."""
+        if event.finished:
+            self._work.pop(event.task_id, None)
+        else:
+            self._work[event.task_id] = {
+                "kind": event.kind, "name": event.name, "done": event.done,
+                "total": event.total, "elapsed_s": event.elapsed_s, "left_s": event.left_s,
+                "text": event.describe(), "nested": event.parent_id in self._work}
+        self._publish(force=event.finished)
 
     def _publish(self, force: bool = False) -> None:
         now = time.perf_counter()
@@ -120,6 +142,7 @@ class TrainingMonitor(anywidget.AnyWidget):
             self.losses = list(self._losses)
             self.steps = list(self._steps[-500:])
             self.kernels = list(self._kernels)
+            self.work = [dict(task) for task in self._work.values()]
 
     def summary(self) -> MonitorSummary:
         """A static record of the run (loss curve, steps, kernels per step; no timings), for
@@ -141,6 +164,19 @@ class TrainingMonitor(anywidget.AnyWidget):
         data["text/plain"] = self.text
         data["text/html"] = f"<div><b>tinylab</b> {self.text}</div>"
         return data, metadata
+
+
+def _weak_listener(monitor: TrainingMonitor):
+    """A progress listener that does not keep the monitor alive (it leaves once it is gone)."""
+    reference = weakref.ref(monitor)
+
+    def listener(event: progress.ProgressEvent) -> None:
+        target = reference()
+        if target is None:
+            progress.remove_listener(listener)
+        else:
+            target.on_progress(event)
+    return listener
 
 
 class MonitorSummary:

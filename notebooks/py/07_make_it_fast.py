@@ -104,13 +104,14 @@ print(chosen.describe())
 # loop *outside* the output loops; each pass adds its block's partial sums to the output
 # buffer (the first pass starts from zero), so one block of `b` stays in cache while every
 # output tile uses it. The heuristic blocks a reduce when its operands overflow the cache and a
-# block of the shared one fits in 1 MiB (`bidx` is the block loop).
+# block of the shared one fits in half the CPU's L2 (`bidx` is the block loop).
 #
 # A big `a @ b` on the CPU also *packs* its operands first, as BLAS libraries do: two small copy
 # kernels lay `a` out as panels of 16 rows side by side (`(M/16, K, 16)`) and `b` as panels of 16
-# columns (`(N/16, K, 16)`). A register tile of 16 rows then reads 16 consecutive floats per step
-# of the reduce, where in row-major `a` its rows are 4 KiB apart — a power-of-two stride that
-# lands them all in the same few cache sets. The product is still a `MUL` and a `SUM`:
+# columns (`(N/16, K, 16)`): 16 floats are one 64-byte cache line. A register tile of 16 rows
+# then reads 16 consecutive floats per step of the reduce, where in row-major `a` its rows are
+# 4 KiB apart — a power-of-two stride that lands them all in the same few cache sets. The
+# product is still a `MUL` and a `SUM`:
 
 # %%
 big_a = Tensor(rng.standard_normal((1024, 1024)).astype(np.float32))
@@ -123,6 +124,69 @@ product = max(big_trace.kernels, key=lambda k: k.flops)
 big_plan = choose_plan("CPU", product.ast, noopt=False, beam=0)
 print(big_plan.name, "=", ", ".join(str(o) for o in big_plan.opts))
 print(big_plan.describe())
+
+# %% [markdown]
+# ## The CPU target: the same rules on different data
+#
+# Nothing above is a constant of one CPU. The heuristic reads a **CPU target**: the vector width
+# (lanes per vector), how many vector registers hold the register tile's accumulators, the cache
+# sizes the blocks must fit, the cores to thread over. tinylab detects it once per process from
+# the compiler's view of `-march=native` and from the OS; `python -m tinylab.device` and
+# `DEBUG=1` print it. What this machine says (it differs from machine to machine, so nbval does
+# not compare this cell):
+
+# %% tags=["nbval-ignore-output"]
+from dataclasses import replace  # noqa: E402
+
+from tinylab.codegen.heuristic import accumulator_budget, cache_bytes, choose_opts  # noqa: E402
+from tinylab.runtimes.cpu_target import PRESETS, detect  # noqa: E402
+
+print("detected:  ", detect().describe())
+print("CPU device:", cpu.target.describe())
+
+# %% [markdown]
+# `CPU_TARGET=avx2` (or `sse4`, `avx512`, `neon`) replaces the detected target with a named
+# preset, so anyone can see what the planner does for another CPU. A preset this CPU cannot run
+# only renders (`DEV=NULL:C`); the CPU device keeps one it can run. (These notebooks are built
+# with `CPU_TARGET=avx2`, which every x86 machine of the last decade runs, so their printed plans
+# and sources are the same wherever they are rebuilt.) Here are the presets, and the 1024 product
+# kernel planned for two of them: an AVX-512 register holds 16 floats and there are 32 of them;
+# AVX2 has 16 registers of 8 floats, so its tile keeps fewer, narrower accumulators, and its
+# smaller L2 takes shallower blocks.
+
+# %%
+for preset in PRESETS.values():
+    print(replace(preset, cores=2).describe())
+print()
+for name in ("avx512", "avx2"):
+    target = replace(PRESETS[name], cores=2)
+    product_plan = KernelPlan.from_ast(product.ast)
+    opts = choose_opts(product_plan, cpu.renderer.supported_actions, target)
+    print(f"{name}: {target.lanes_of(4)} lanes, {accumulator_budget(target)} accumulator "
+          f"registers, blocks of B within {cache_bytes(target) // 1024} KiB")
+    print(f"  {product_plan.apply_all(opts).name} = {', '.join(str(o) for o in opts)}")
+
+# %% [markdown]
+# The C renderer follows the target too: vector types no wider than its registers, and masked
+# loads (the lanes of a vector that run past the end of a row) in the form its ISA has —
+# AVX-512 mask registers, AVX2's `vmaskmov`, and on SSE or NEON, which have neither, one whole
+# vector load and a lane select when the vector lies inside the buffer. The helper each target
+# gets for the 29-column matmul below:
+
+# %%
+from tinylab.renderers.c import CRenderer  # noqa: E402
+
+odd = Tensor(rng.standard_normal((37, 53)).astype(np.float32)) @ \
+    Tensor(rng.standard_normal((53, 29)).astype(np.float32))
+with trace() as odd_trace:
+    odd.realize()
+for name in ("avx512", "avx2", "neon"):
+    target = replace(PRESETS[name], cores=2)
+    odd_plan = KernelPlan.from_ast(odd_trace.kernels[0].ast)
+    odd_plan = odd_plan.apply_all(choose_opts(odd_plan, cpu.renderer.supported_actions, target))
+    source = CRenderer(target).render(linearize(odd_plan, odd_plan.name))
+    helper = source[source.index("static inline"):source.index("}\n") + 2]
+    print(f"--- {name}: {odd_plan.name}\n{helper}")
 
 # %% [markdown]
 # ## BEAM search

@@ -61,15 +61,15 @@ def test_tune_picks_a_candidate_that_matches_plain_and_caches_it(tmp_path, monke
     plan, device = _plan(48), Device["CPU"]
     timer = beam._Timer(device, plan)
     expected = timer.output(plan)
-    options = candidates(plan, device.renderer.supported_actions)
+    options = candidates(plan, device.renderer.supported_actions, device.target)
     assert len(options) > 1
     for option in options:
         np.testing.assert_allclose(timer.output(option), expected, rtol=1e-4, atol=1e-4)
-    winner = beam.tune(plan, device, threads=2, cache_dir=tmp_path)
+    winner = beam.tune(plan, device, device.target, cache_dir=tmp_path)
     np.testing.assert_allclose(timer.output(winner), expected, rtol=1e-4, atol=1e-4)
     calls = []
     monkeypatch.setattr(beam._Timer, "time", lambda self, p, give_up=0: calls.append(p) or 1.0)
-    assert beam.tune(plan, device, threads=2, cache_dir=tmp_path).opts == winner.opts
+    assert beam.tune(plan, device, device.target, cache_dir=tmp_path).opts == winner.opts
     assert not calls
 
 

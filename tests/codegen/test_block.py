@@ -2,15 +2,19 @@
 block that narrows the columns one block covers). Every blocked plan must compute what numpy
 computes, whatever the output buffer held before (NaN here), and the action must refuse kernels
 whose stored value is not the reduce itself."""
+import dataclasses
+
 import numpy as np
 import pytest
 
 from tinylab import Device, Tensor
+from tinylab.codegen import heuristic
 from tinylab.codegen.heuristic import choose_opts
 from tinylab.codegen.linearize import linearize
 from tinylab.codegen.plan import AxisKind, KernelPlan, Opt, OptError
 from tinylab.engine.realize import REALIZED
 from tinylab.runtimes.buffer import Buffer
+from tinylab.runtimes.cpu_target import PRESETS
 from tinylab.schedule.schedule import schedule
 
 
@@ -37,6 +41,7 @@ def _dtype(a):
 
 
 RNG = np.random.default_rng(0)
+AVX512 = dataclasses.replace(PRESETS["avx512"], cores=2)  # the heuristic's choices are this target's
 A = RNG.standard_normal((48, 64), dtype=np.float32)
 B = RNG.standard_normal((64, 80), dtype=np.float32)
 
@@ -84,7 +89,9 @@ def test_block_loop_runs_outside_the_output_loops_and_reads_back_partials():
     loops = [line for line in lines if line.startswith("for (")]
     assert loops[0].startswith("for (int bidx0 = 0; bidx0 < 5;")   # columns in blocks of 16
     assert loops[1].startswith("for (int bidx1 = 0; bidx1 < 4;")   # the reduce in blocks of 16
-    pragma = lines.index("#pragma omp parallel for num_threads(2)")
+    # one parallel region around the block loops; each block shares its rows out statically
+    assert lines.index("#pragma omp parallel num_threads(2)") < lines.index(loops[0])
+    pragma = lines.index("#pragma omp for schedule(static) nowait")
     assert lines[pragma + 1].startswith("for (int gidx0")            # threads inside the blocks
     assert "((bidx1<1)?0.0f:val" in source                        # first block: no partial
     assert "float* restrict data0" in source and "const float* restrict data0" not in source
@@ -120,19 +127,31 @@ def _rowmajor(a, b):
     return (a.unsqueeze(1) * b.T.unsqueeze(0)).sum(2)
 
 
-def test_heuristic_blocks_big_matmuls_only():
+def _block_of_b(plan: KernelPlan) -> int:
+    """Bytes of B one reduce block of a row-major matmul plan covers: its depth times the
+    columns (all of them, or a global block's)."""
+    reduce_block = next(a for a in plan.axes if a.kind is AxisKind.BLOCK and a.reduce)
+    depth = plan.shape[reduce_block.origin] // reduce_block.size
+    column_block = [a for a in plan.axes if a.kind is AxisKind.BLOCK and not a.reduce]
+    columns = plan.shape[1] // column_block[0].size if column_block else plan.shape[1]
+    return depth * columns * 4
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_heuristic_blocks_big_matmuls_only(name):
+    """Small matmuls are not blocked; big ones keep a block of B within half the target's L2
+    (AVX-512's 1 MiB L2: 128 rows of a 1024-wide B; a 4096-wide B narrows its columns too),
+    checked from the plan for every preset."""
+    target = dataclasses.replace(PRESETS[name], cores=2)
+    actions = Device["CPU"].renderer.supported_actions
     small = _kernel(_rowmajor, A, B)
-    assert not any(o.action == "BLOCK" for o in choose_opts(small, Device["CPU"].renderer
-                                                            .supported_actions, 2))
-    big = np.zeros((1024, 1024), np.float32)
-    plan = _kernel(_rowmajor, big, big)
-    opts = choose_opts(plan, Device["CPU"].renderer.supported_actions, 2)
-    assert [o for o in opts if o.action == "BLOCK"] == [Opt("BLOCK", 2, 256)]
-    huge = _kernel(_rowmajor, np.zeros((4096, 4096), np.float32),
-                   np.zeros((4096, 4096), np.float32))
-    blocks = [o for o in choose_opts(huge, Device["CPU"].renderer.supported_actions, 2)
-              if o.action == "BLOCK"]
-    assert len(blocks) == 2  # the columns narrowed so that a 128-deep block of B fits the cache
+    assert not any(o.action == "BLOCK" for o in choose_opts(small, actions, target))
+    for n in (1024, 4096):
+        plan = _kernel(_rowmajor, np.zeros((n, n), np.float32), np.zeros((n, n), np.float32))
+        blocked = plan.apply_all(choose_opts(plan, actions, target))
+        assert 0 < _block_of_b(blocked) <= heuristic.cache_bytes(target), blocked.opts
+        depth = n // next(a.size for a in blocked.axes if a.kind is AxisKind.BLOCK and a.reduce)
+        assert depth in heuristic.block_sizes(target)
 
 
 def test_blocked_matmul_through_the_engine():
@@ -141,5 +160,6 @@ def test_blocked_matmul_through_the_engine():
     b = RNG.standard_normal((768, 640), dtype=np.float32)
     plan = _kernel(_rowmajor, a, b)
     assert any(o.action == "BLOCK" for o in choose_opts(plan, ("UPCAST", "UNROLL", "THREAD",
-                                                              "SWAP", "VECTORIZE", "BLOCK"), 2))
+                                                              "SWAP", "VECTORIZE", "BLOCK"),
+                                                       AVX512))
     np.testing.assert_allclose((Tensor(a) @ Tensor(b)).numpy(), a @ b, rtol=1e-3, atol=1e-3)

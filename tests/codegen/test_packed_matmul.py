@@ -2,18 +2,22 @@
 `_packed_matmul`): two copy kernels and the product, checked against numpy and PyTorch; the
 heuristic tiles 16 consecutive panel rows; small, odd, batched and non-float matmuls and devices
 without a panel width keep the one-kernel form."""
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
 
 from tinylab import Context, Device, Tensor
 from tinylab.codegen.heuristic import choose_opts
+from tinylab.runtimes.cpu_target import PRESETS
 from tinylab.codegen.plan import KernelPlan
 from tinylab.engine.realize import REALIZED
 from tinylab.ir.ops import Op
 from tinylab.schedule.schedule import schedule
 
 RNG = np.random.default_rng(7)
+AVX512 = dataclasses.replace(PRESETS["avx512"], cores=2)  # choices below are this target's
 
 
 def _kernels(out: Tensor):
@@ -54,7 +58,7 @@ def test_heuristic_tiles_sixteen_panel_rows():
     product = max(_kernels(Tensor(a).realize() @ Tensor(b).realize()),
                   key=lambda k: np.prod(KernelPlan.from_ast(k.ast).shape))
     plan = KernelPlan.from_ast(product.ast)
-    opts = choose_opts(plan, Device["CPU"].renderer.supported_actions, 2)
+    opts = choose_opts(plan, Device["CPU"].renderer.supported_actions, AVX512)
     tiled = plan.apply_all(opts)
     assert ("VECTORIZE", 16) in [(o.action, o.amount) for o in opts]
     upcasts = [a for a in tiled.axes if a.kind.value == "upcast"]

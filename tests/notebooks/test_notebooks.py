@@ -16,6 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
+NOTEBOOK_TARGET = re.search(r'NOTEBOOK_TARGET = "(\w+)"',
+                            (NOTEBOOKS / "build.py").read_text()).group(1)
 SANITIZE = NOTEBOOKS / "nbval_sanitize.cfg"
 TUTORIALS = ["00_tour", "01_tensors_and_autograd", "02_laziness_and_fusion", "03_ir_and_codegen",
              "04_backends", "05_train_mnist", "06_write_a_backend", "07_make_it_fast"]
@@ -36,6 +38,7 @@ def test_notebook_reproduces_its_committed_outputs(name):
                "--nbval", "--nbval-current-env", "--nbval-sanitize-with", str(SANITIZE),
                "--nbval-cell-timeout", "600", str(NOTEBOOKS / f"{name}.ipynb")]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "DEBUG"))}
+    env["CPU_TARGET"] = NOTEBOOK_TARGET  # the target notebooks/build.py built them for
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env,
                           timeout=NBVAL_TIMEOUT_S)
     report = (done.stdout + done.stderr)[-8000:]

@@ -1,7 +1,8 @@
 """Real-browser tests of the inspector: in JupyterLab (headless Debian Chromium via Playwright) a
 `%%tinygrad` cell's widget shows the kernel source the kernel process recorded when a kernel is
 clicked, and selection follows across panels; a standalone page checks the collapsed view of a
-5,000-node graph renders in under 2 s. Screenshots go to test-artifacts/ (gitignored).
+5,000-node graph renders in under 2 s, and a standalone training monitor draws the compiles a real
+monitor recorded as under way. Screenshots go to test-artifacts/ (gitignored).
 """
 from __future__ import annotations
 
@@ -11,12 +12,16 @@ import time
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from conftest import ARTIFACTS  # noqa: E402
 from synthetic import synthetic_model  # noqa: E402
 
+from tinylab import Tensor  # noqa: E402
+from tinylab_widgets import TrainingMonitor  # noqa: E402
+from tinylab_widgets.assets import monitor_module  # noqa: E402
 from tinylab_widgets.standalone import standalone_page  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("browser")
@@ -149,3 +154,41 @@ def test_collapsed_view_of_5000_nodes_renders_fast(browser, tmp_path, kernels, o
             assert page.locator(".tl-box-op").count() == ops
     finally:
         page.close()
+
+
+def _monitor_state_mid_compile() -> dict:
+    """A real monitor's traits while it compiles 4 kernels no other test built, at 2 of 4."""
+    monitor = TrainingMonitor(total_steps=3, title="demo", update_every_s=0)
+    states = []
+    names = ("losses", "steps", "kernels", "total_steps", "title", "finished", "work")
+    monitor.observe(lambda _: states.append({n: getattr(monitor, n) for n in names}), "work")
+    rng = np.random.default_rng(211)
+    x = Tensor(rng.random(31, dtype=np.float32)).realize()
+    with monitor.step():
+        Tensor.realize(*[x * float(rng.random() + 3) - float(rng.random()) for _ in range(4)])
+    monitor.finish()
+    return next(state for state in states if state["work"] and state["work"][0]["done"] == 2)
+
+
+def test_monitor_front_end_draws_the_compiles_under_way(browser, tmp_path):
+    state = _monitor_state_mid_compile()
+    assert state["work"][0]["text"].startswith("compiling 4 kernels: 2/4")
+    page_path = tmp_path / "monitor.html"
+    page_path.write_text(standalone_page(state, "tinylab monitor", module=monitor_module()))
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(page_path.as_uri())
+        page.wait_for_selector("#tinylab-app[data-mount-ms]", timeout=60_000)
+        tasks = page.locator(".tl-work-task")
+        assert tasks.count() == 1
+        assert tasks.nth(0).inner_text().startswith("compiling 4 kernels: 2/4")
+        width = tasks.nth(0).locator(".tl-progress-bar").get_attribute("style")
+        assert width == "width:50.0%"
+        page.screenshot(path=str(ARTIFACTS / "monitor-work.png"))
+        page.evaluate("() => window.tinylabModel.set('work', [])")   # the compile ended
+        assert page.locator(".tl-work-task").count() == 0
+    finally:
+        page.close()
+    assert not errors, errors

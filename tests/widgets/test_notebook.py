@@ -1,11 +1,13 @@
 """The inspector tutorial (notebooks/inspector.ipynb) executed by nbclient in a fresh kernel:
 each %%tinygrad cell displays the widget + script-free text/html + text/plain, the saved widget
 state carries what the front end needs without a kernel, and every text output equals the one
-committed in the notebook (what nbval checks; GitHub shows these). After an intended change:
-jupyter nbconvert --to notebook --execute --inplace \
+committed in the notebook (what nbval checks; GitHub shows these). Its kernels are planned for
+CPU_TARGET=avx2, as the tutorials are (notebooks/build.py). After an intended change:
+CPU_TARGET=avx2 jupyter nbconvert --to notebook --execute --inplace \
     --ExecutePreprocessor.store_widget_state=True notebooks/inspector.ipynb
 """
 import copy
+import os
 from pathlib import Path
 
 import nbformat
@@ -24,7 +26,15 @@ def executed():
     notebook = copy.deepcopy(committed)
     client = NotebookClient(notebook, timeout=300, kernel_name="python3", store_widget_state=True,
                             resources={"metadata": {"path": str(TUTORIAL.parent)}})
-    client.execute()
+    before = os.environ.get("CPU_TARGET")
+    os.environ["CPU_TARGET"] = "avx2"  # inherited by the kernel: the outputs' target
+    try:
+        client.execute()
+    finally:
+        if before is None:
+            del os.environ["CPU_TARGET"]
+        else:
+            os.environ["CPU_TARGET"] = before
     return committed, notebook
 
 

@@ -133,6 +133,43 @@ def test_monitor_shows_captured_kernels_on_tinyjit_replays():
     assert monitor.kernels[0].get("replayed") and monitor.kernels[0]["run_s"] is None
 
 
+def _new_kernels(count: int, seed: int) -> list[Tensor]:
+    """`count` kernels no other test compiled (random constants in their ASTs)."""
+    rng = np.random.default_rng(seed)
+    x = Tensor(rng.random(29, dtype=np.float32)).realize()
+    return [x * float(rng.random() + 2) + float(rng.random()) for _ in range(count)]
+
+
+def test_monitor_shows_compiles_under_way_from_engine_progress():
+    monitor = TrainingMonitor(total_steps=1, update_every_s=0)
+    seen = []
+    monitor.observe(lambda change: seen.append([t["text"] for t in change["new"]]), "work")
+    outputs = _new_kernels(3, seed=101)
+    with monitor.step():
+        Tensor.realize(*outputs)
+    assert seen[0] == ["compiling 3 kernels: 0/3"]
+    assert [texts[0].split(": ")[1][:3] for texts in seen[:-1]] == ["0/3", "1/3", "2/3", "3/3"]
+    assert seen[-1] == [] and monitor.work == []      # the task ended: nothing under way
+    monitor.finish()
+    seen.clear()
+    Tensor.realize(*_new_kernels(2, seed=102))
+    assert seen == []                                 # a finished monitor stops listening
+
+
+def test_a_closed_monitor_is_not_kept_alive_by_its_listener():
+    import gc
+
+    from tinylab.engine import progress
+    before = len(progress._LISTENERS)
+    monitor = TrainingMonitor()
+    assert len(progress._LISTENERS) == before + 1
+    monitor.close()                                   # ipywidgets lets go of a closed widget
+    del monitor
+    gc.collect()
+    Tensor.realize(*_new_kernels(2, seed=103))        # the next event removes the dead listener
+    assert len(progress._LISTENERS) == before
+
+
 def test_front_end_modules_parse(tmp_path):
     node = shutil.which("node")
     if node is None:

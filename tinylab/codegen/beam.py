@@ -1,12 +1,13 @@
 """BEAM search: find optimization actions by timing candidates on the device.
 
-`beam_search(plan, device, width, cache_dir)` starts from the plain plan, tries every single
-action on each of the `width` fastest plans so far, compiles and times each candidate on random
-inputs, keeps the fastest `width`, and repeats until a round brings no gain. The winner is
-checked against the plain plan's output and cached on disk by kernel AST and device, so later
-processes reuse it (ignore_cache=True, from IGNORE_BEAM_CACHE=1, searches again). `device` is
-the engine's DeviceSpec (a renderer and a runtime), passed in so this layer imports neither.
-Called by the engine when BEAM=n.
+`beam_search(plan, device, width, cache_dir, target)` starts from the plain plan, tries every
+single action on each of the `width` fastest plans so far, compiles and times each candidate on
+random inputs, keeps the fastest `width`, and repeats until a round brings no gain. The winner is
+checked against the plain plan's output and cached on disk by kernel AST, device and CPU target,
+so later processes reuse it (ignore_cache=True, from IGNORE_BEAM_CACHE=1, searches again).
+`device` is the engine's DeviceSpec (a renderer and a runtime), passed in so this layer imports
+neither; `target` (a CPUTarget, or None off the CPU) bounds the vector widths and gives the
+cores. Called by the engine when BEAM=n (and TUNE=1: `tune`).
 """
 from __future__ import annotations
 
@@ -29,12 +30,16 @@ MAX_ROUNDS = 5
 RUNS = 3
 
 
-def _candidates(plan: KernelPlan, actions, threads: int) -> list[KernelPlan]:
+def _candidates(plan: KernelPlan, actions, target) -> list[KernelPlan]:
+    threads = target.cores if target is not None else 1
+    lanes = target.lanes_of(4) if target is not None else max(AMOUNTS)
     out = []
     for axis_index in range(len(plan.axes)):
         for action in actions:
             if action == "THREAD":
                 amounts = (threads,) if threads > 1 else ()
+            elif action == "VECTORIZE":  # no wider than the target's vectors
+                amounts = tuple(a for a in AMOUNTS if a <= lanes)
             elif action == "BLOCK":
                 amounts = BLOCK_AMOUNTS
             elif action == "SWAP":
@@ -125,8 +130,9 @@ def _codegen_version() -> str:
 CODEGEN_VERSION = _codegen_version()
 
 
-def _key(plan: KernelPlan, device, width: int, threads: int) -> str:
-    text = f"{CODEGEN_VERSION}\n{device.name}\n{width}\n{threads}\n{print_graph(plan.ast)}"
+def _key(plan: KernelPlan, device, width: int, target) -> str:
+    where = target.key if target is not None else "-"
+    text = f"{CODEGEN_VERSION}\n{device.name}\n{width}\n{where}\n{print_graph(plan.ast)}"
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
@@ -148,11 +154,13 @@ def _store(cache: Path | None, key: str, opts: list[Opt]) -> None:
 
 
 def beam_search(plan: KernelPlan, device, width: int, cache_dir: Path | None = None,
-                threads: int = 1, rounds: int = MAX_ROUNDS,
+                target=None, rounds: int = MAX_ROUNDS, progress=None,
                 ignore_cache: bool = False) -> KernelPlan:
-    """ignore_cache: search even when a winner is cached (IGNORE_BEAM_CACHE); it is rewritten."""
+    """`progress(done, total)`, if given, hears of each candidate timed (the total grows by
+    each round's candidates). ignore_cache: search even when a winner is cached
+    (IGNORE_BEAM_CACHE); it is rewritten."""
     cache = secure_dir(cache_dir) if cache_dir is not None else None
-    key = _key(plan, device, width, threads)
+    key = _key(plan, device, width, target)
     cached = None if ignore_cache else _load(cache, key)
     if cached is not None:
         try:
@@ -162,11 +170,16 @@ def beam_search(plan: KernelPlan, device, width: int, cache_dir: Path | None = N
     actions = [a for a in device.renderer.supported_actions if a in ACTIONS]
     timer = _Timer(device, plan)
     beam = [(timer.time(plan), plan)]
+    timed = 0
     for _ in range(rounds):
-        children = []
-        for _, parent in beam:
-            for child in _candidates(parent, actions, threads):
-                children.append((timer.time(child), child))
+        candidates = [child for _, parent in beam
+                      for child in _candidates(parent, actions, target)]
+        total, children = timed + len(candidates), []
+        for child in candidates:
+            children.append((timer.time(child), child))
+            timed += 1
+            if progress is not None:
+                progress(timed, total)
         best_now = min(t for t, _ in beam)
         children = sorted([c for c in children if c[0] < float("inf")], key=lambda c: c[0])
         if not children or children[0][0] >= best_now * 0.98:
@@ -183,14 +196,15 @@ def beam_search(plan: KernelPlan, device, width: int, cache_dir: Path | None = N
 TUNE_MAX_BYTES = 1 << 28  # kernels whose buffers are bigger are not timed (random inputs cost)
 
 
-def tune(plan: KernelPlan, device, threads: int, cache_dir: Path | None = None,
-         ignore_cache: bool = False) -> KernelPlan:
-    """The heuristic's candidate plans (one per vector axis and width, each with its register
-    tile), timed single-threaded on the device; the fastest wins, then gets threads. A cheap,
-    narrow search for the big kernels, cached like BEAM's winners (ignore_cache as there)."""
+def tune(plan: KernelPlan, device, target, cache_dir: Path | None = None,
+         progress=None, ignore_cache: bool = False) -> KernelPlan:
+    """The heuristic's candidate plans for `target` (one per vector axis and width, each with its
+    register tile), timed single-threaded on the device; the fastest wins, then gets threads. A
+    cheap, narrow search for the big kernels, cached like BEAM's winners (ignore_cache as there).
+    `progress(done, total)`, if given, hears of each candidate timed."""
     from .heuristic import candidates, choose_opts, thread
     cache = secure_dir(cache_dir) if cache_dir is not None else None
-    key = "tune-" + _key(plan, device, 0, threads)
+    key = "tune-" + _key(plan, device, 0, target)
     cached = None if ignore_cache else _load(cache, key)
     if cached is not None:
         try:
@@ -200,18 +214,20 @@ def tune(plan: KernelPlan, device, threads: int, cache_dir: Path | None = None,
     actions = device.renderer.supported_actions
     program = linearize(plan)
     if sum(max(p.size, 1) * p.dtype.itemsize for p in program.params) > TUNE_MAX_BYTES:
-        return plan.apply_all(choose_opts(plan, actions, threads))
+        return plan.apply_all(choose_opts(plan, actions, target))
     timer = _Timer(device, plan, cpu_time=True, program=program)  # candidates have no THREAD yet
-    options = candidates(plan, actions)
+    options = candidates(plan, actions, target)
     timed: list = []
     for index, option in enumerate(options):
         give_up = 2 * min(timed)[0] if timed else float("inf")
         timed.append((timer.time(option, give_up), index, option))
+        if progress is not None:
+            progress(len(timed), len(options))
     best = min(timed)[2]
     if best is not options[0] and not np.allclose(timer.output(best), timer.output(plan),
                                                   rtol=1e-4, atol=1e-4, equal_nan=True):
         best = options[0]
     if "THREAD" in actions:
-        best = thread(best, threads, "SWAP" in actions)
+        best = thread(best, target, "SWAP" in actions)
     _store(cache, key, best.opts)
     return best

@@ -1,33 +1,71 @@
 """The readable heuristic that picks optimization actions for a CPU kernel plan.
 
-`choose_opts(plan, actions, threads)` -> list[Opt]. In order:
-1. vectorize: pick the axis (and width) where vector lanes save the most memory operations —
-   loads inside the reduce loop count once per trip, stores once; a lane-contiguous (stride 1) or
-   lane-invariant (stride 0) access is one vector op, anything else a gather of scalars;
+`choose_opts(plan, actions, target)` -> list[Opt], for a `CPUTarget` (runtimes/cpu_target.py:
+vector width, registers, caches, cores). In order:
+1. vectorize: pick the axis (and width, at most the target's lanes) where vector lanes save the
+   most memory operations — loads inside the reduce loop count once per trip, stores once; a
+   lane-contiguous (stride 1) or lane-invariant (stride 0) access is one vector op, anything else
+   a gather of scalars;
 2. register-tile: upcast up to two more global axes whose loads are shared by the other
    (a matmul's rows and columns, a conv's channels), so each load feeds several accumulators;
+   the accumulators fit the target's vector registers;
 3. unroll a long inner reduce loop when the tile is small;
 4. block a long reduce whose operands overflow the cache: each pass adds a block of the reduce to
    the output, so one block of the operands stays in L2 while every output tile reads it;
-5. thread the outermost global loop when there is enough work.
+5. thread the outermost global loop over the target's cores when there is enough work.
 Each rule only uses actions the device supports. BEAM search (beam.py) replaces this when on.
+No constant here belongs to one CPU: each is a ratio, a count of operations, or read from the target.
 """
 from __future__ import annotations
 
 from ..ir import symbolic as sym
 from ..ir.ops import Op
+from ..runtimes.cpu_target import CPUTarget
 from .linearize import buffer_extent
 from .plan import AxisKind, KernelPlan, Opt, OptError, view_index
 
-THREAD_MIN_WORK = 1 << 16   # loop iterations below which threads cost more than they save
-VECTOR_WIDTHS = (16, 8, 4)
-MAX_ACCUMULATORS = 24       # vector registers kept for accumulators (AVX-512 has 32)
+MIN_VECTOR_BITS = 128       # narrowest vector tried (4 float32 lanes), the widest is the target's
 TILE_SIZES = (8, 6, 5, 4, 3, 2)  # register-tile amounts, biggest first
 PADDING_COST = 1.1          # masked loads and stores of a padded vector axis: an exact width wins ties
-CACHE_BYTES = 1 << 20       # a reduce block's shared operand: half the L2 cache of a core
-BLOCK_SIZES = (256, 128)
+BLOCK_SIZES = (512, 256, 128)  # reduce-block depths, kept where a tile's slab fits L1 (block_sizes)
 GATHER_COST = 3.0           # per element: a scalar load, its address and a lane insert (measured
                             # on conv weight gradients: 16-lane gathers lost to 4-lane vectors)
+THREAD_MIN_VECTORS = 1 << 12  # vector iterations below which a parallel region costs more than
+                              # it saves (its start and join take microseconds)
+
+
+def vector_widths(target: CPUTarget, itemsize: int = 4) -> tuple[int, ...]:
+    """Lanes to try: one full vector of the target, then halves down to a 128-bit vector. Wider
+    values would be split by the compiler into several registers (and spill)."""
+    lanes, narrowest = target.lanes_of(itemsize), max(2, MIN_VECTOR_BITS // (8 * itemsize))
+    widths = [lanes]
+    while widths[-1] // 2 >= narrowest:
+        widths.append(widths[-1] // 2)
+    return tuple(widths)
+
+
+def accumulator_budget(target: CPUTarget) -> int:
+    """Vector registers a register tile may keep as accumulators: three quarters of them, the
+    rest hold the loaded operands and broadcasts (AVX-512 and NEON: 24 of 32; AVX2: 12 of 16)."""
+    return target.vector_registers * 3 // 4
+
+
+def cache_bytes(target: CPUTarget) -> int:
+    """What a reduce block's shared operand may occupy: half the L2 of a core."""
+    return target.l2_bytes // 2
+
+
+def block_sizes(target: CPUTarget, itemsize: int = 4) -> tuple[int, ...]:
+    """Reduce-block depths whose slab of a tile's operands (a vector's width of each per step of
+    the reduce) fits L1d, deepest first; the shallowest is always allowed."""
+    per_step = 2 * target.lanes_of(itemsize) * itemsize
+    fitting = tuple(d for d in BLOCK_SIZES if d * per_step <= target.l1d_bytes)
+    return fitting or BLOCK_SIZES[-1:]
+
+
+def thread_min_work(target: CPUTarget) -> int:
+    """Loop iterations (elements) below which threads cost more than they save."""
+    return THREAD_MIN_VECTORS * target.lanes_of(4)
 
 
 def work(plan: KernelPlan) -> int:
@@ -94,14 +132,22 @@ def _try(plan: KernelPlan, opt: Opt) -> KernelPlan:
         return plan
 
 
-def _vector_choices(plan: KernelPlan):
+def _itemsize(plan: KernelPlan) -> int:
+    """Bytes of the widest element the kernel loads or stores (at least 4: narrower types are
+    computed in 32-bit lanes), which sets how many lanes one vector holds."""
+    sizes = [n.dtype.itemsize for n in plan.ast.toposort() if n.op in (Op.LOAD, Op.STORE)]
+    return min(8, max([4] + sizes))
+
+
+def _vector_choices(plan: KernelPlan, target: CPUTarget):
     """(axis index, axis, width, share of lanes doing useful work) for every allowed VECTORIZE.
     Past the end of an axis the lanes are masked off: allowed only on a whole, unsplit global
     axis at least half the width (masked reduce lanes measured slower)."""
+    widths = vector_widths(target, _itemsize(plan))
     for i, axis in enumerate(plan.axes):
         if axis.kind not in (AxisKind.GLOBAL, AxisKind.REDUCE):
             continue
-        for width in VECTOR_WIDTHS:
+        for width in widths:
             if not axis.size % width:
                 yield i, axis, width, 1.0
             elif axis.size >= width // 2 and axis.size == plan.shape[axis.origin] and \
@@ -109,12 +155,12 @@ def _vector_choices(plan: KernelPlan):
                 yield i, axis, width, axis.size / (-(-axis.size // width) * width)
 
 
-def vectorize(plan: KernelPlan) -> KernelPlan:
+def vectorize(plan: KernelPlan, target: CPUTarget) -> KernelPlan:
     """Vectorize the axis and width with the lowest estimated cost per element."""
     table = accesses(plan)
     alu = _alu_work(plan, table)
     best = (_cost_per_element(plan, 0, 1, table, alu), None, 1)
-    for i, axis, width, lanes_used in _vector_choices(plan):
+    for i, axis, width, lanes_used in _vector_choices(plan, target):
         if lanes_used < 1:
             lanes_used /= PADDING_COST
         cost = _cost_per_element(plan, axis.origin, width, table, alu) / lanes_used
@@ -151,10 +197,45 @@ def _tile_candidates(plan: KernelPlan, table):
     return [(size, i, dense) for _, _, dense, size, i in sorted(out, reverse=True)]
 
 
-def register_tile(plan: KernelPlan) -> KernelPlan:
+def _vector_outer(plan: KernelPlan) -> int | None:
+    """The global loop over the vector axis's other lanes (where a second vector per tile row
+    comes from), if the vector runs along outputs."""
+    vector = plan.vector_axis
+    if vector is None or vector.reduce:
+        return None
+    return next((i for i, a in enumerate(plan.axes) if a.origin == vector.origin
+                 and a.kind is AxisKind.GLOBAL), None)
+
+
+def _dense_vectors(plan: KernelPlan) -> bool:
+    """Every load inside the reduce that moves with the vector lanes reads them contiguously:
+    a second vector per row costs one more vector load (not a gather) and each broadcast of the
+    rows then feeds two accumulators."""
+    origin = plan.vector_axis.origin
+    strides = [dim_stride(view, origin) for kind, view, trips in accesses(plan)
+               if kind == "load" and trips > 1]
+    return any(s == 1 for s in strides) and all(s in (0, 1) for s in strides)
+
+
+def _two_vectors_first(plan: KernelPlan, outer_size: int, budget: int) -> bool:
+    """Take a second vector per tile row before the rows when its loads are dense and unpadded
+    (padded lanes measured slower: conv2's input gradient at 2 x 16 lanes of 24) and either the
+    row is exactly two vectors (a 16-float panel of 8 lanes) or the budget cannot hold the
+    biggest row tile with two vectors (16 AVX2 registers: 4 rows x 2 vectors read 6 values per
+    8 FMAs, 8 rows x 1 vector 9)."""
+    if outer_size % 2 or plan.vector_axis.origin in plan.padded or not _dense_vectors(plan):
+        return False
+    return outer_size == 2 or budget < 2 * TILE_SIZES[0]
+
+
+def register_tile(plan: KernelPlan, target: CPUTarget) -> KernelPlan:
     if not plan.has_reduce:
         return plan
-    budget = MAX_ACCUMULATORS
+    budget = accumulator_budget(target)
+    outer = _vector_outer(plan)
+    if outer is not None and _two_vectors_first(plan, plan.axes[outer].size, budget):
+        plan = _try(plan, Opt("UPCAST", outer, 2))
+        budget //= 2
     tiled: set = set()
     dense_tiled: set = set()
     for _ in range(2):
@@ -178,12 +259,10 @@ def register_tile(plan: KernelPlan) -> KernelPlan:
             dense_tiled.add(plan.axes[axis].origin)
         plan = _try(plan, Opt("UPCAST", axis, amount))
         budget //= amount
-    vector = plan.vector_axis
-    if vector is not None and not vector.reduce and budget >= 2:  # a second vector per row
-        axis = next((i for i, a in enumerate(plan.axes) if a.origin == vector.origin
-                     and a.kind is AxisKind.GLOBAL), None)
-        if axis is not None and plan.axes[axis].size % 2 == 0 and plan.axes[axis].size >= 4:
-            plan = _try(plan, Opt("UPCAST", axis, 2))
+    outer = _vector_outer(plan)
+    if outer is not None and budget >= 2:  # a second vector per row
+        if plan.axes[outer].size % 2 == 0 and plan.axes[outer].size >= 4:
+            plan = _try(plan, Opt("UPCAST", outer, 2))
     return plan
 
 
@@ -205,27 +284,29 @@ def unroll(plan: KernelPlan) -> KernelPlan:
     return plan
 
 
-def block(plan: KernelPlan) -> KernelPlan:
+def block(plan: KernelPlan, target: CPUTarget) -> KernelPlan:
     """BLOCK the outermost reduce loop of a register-tiled kernel whose operands overflow the
     cache. The operands every row of output tiles reads again (those the outermost output loop
-    does not index: a matmul's right-hand matrix) should keep one block in CACHE_BYTES; where a
-    block of BLOCK_SIZES[-1] is still too big, a global BLOCK narrows the columns it covers."""
+    does not index: a matmul's right-hand matrix) should keep one block in cache_bytes(target);
+    where the shallowest block is still too big, a global BLOCK narrows the columns it covers."""
+    cache = cache_bytes(target)
     reduce_axes, globals_ = plan.axes_of(AxisKind.REDUCE), plan.axes_of(AxisKind.GLOBAL)
     if not reduce_axes or not globals_ or not plan.axes_of(AxisKind.UPCAST):
         return plan
     first, rows = reduce_axes[0], plan.axes[globals_[0]]
     axis = plan.axes[first]
     inner = [(n.view, n.dtype.itemsize) for n in plan.loads if dim_stride(n.view, axis.origin) != 0]
-    if sum(buffer_extent(v) * size for v, size in inner) <= CACHE_BYTES:
+    if sum(buffer_extent(v) * size for v, size in inner) <= cache:
         return plan
     shared = sum(buffer_extent(v) * size for v, size in inner if dim_stride(v, rows.origin) == 0)
     per_step = shared / plan.shape[axis.origin] * axis.mult  # shared bytes one trip reads
-    amounts = [a for a in BLOCK_SIZES if axis.size % a == 0 and axis.size >= 2 * a]
+    amounts = [a for a in block_sizes(target, _itemsize(plan))
+               if axis.size % a == 0 and axis.size >= 2 * a]
     if not amounts or not shared:
         return plan
-    amount = next((a for a in amounts if per_step * a <= CACHE_BYTES), amounts[-1])
-    if per_step * amount > CACHE_BYTES:  # narrow the columns of a block
-        share = CACHE_BYTES / (per_step * amount)
+    amount = next((a for a in amounts if per_step * a <= cache), amounts[-1])
+    if per_step * amount > cache:  # narrow the columns of a block
+        share = cache / (per_step * amount)
         for g in globals_[1:]:
             size = plan.axes[g].size
             width = max((w for w in range(2, size) if size % w == 0 and w <= share * size),
@@ -237,8 +318,11 @@ def block(plan: KernelPlan) -> KernelPlan:
     return _try(plan, Opt("BLOCK", reduce_axes[0], amount))
 
 
-def thread(plan: KernelPlan, threads: int, can_swap: bool) -> KernelPlan:
-    if threads < 2 or work(plan) < THREAD_MIN_WORK:
+def thread(plan: KernelPlan, target: CPUTarget, can_swap: bool) -> KernelPlan:
+    """THREAD the outermost global loop over the target's cores (SWAP a long enough loop
+    outward first when it is shorter than the number of cores)."""
+    threads = target.cores
+    if threads < 2 or work(plan) < thread_min_work(target):
         return plan
     globals_ = plan.axes_of(AxisKind.GLOBAL)
     if not globals_:
@@ -252,37 +336,46 @@ def thread(plan: KernelPlan, threads: int, can_swap: bool) -> KernelPlan:
     return _try(plan, Opt("THREAD", plan.axes_of(AxisKind.GLOBAL)[0], threads))
 
 
-def _complete(plan: KernelPlan, actions) -> KernelPlan:
+def _complete(plan: KernelPlan, actions, target: CPUTarget) -> KernelPlan:
     """A vectorized (or not) plan with its register tile and unrolling."""
     if "UPCAST" in actions:
-        plan = register_tile(plan)
+        plan = register_tile(plan, target)
     if "UNROLL" in actions:
         plan = unroll(plan)
     if "BLOCK" in actions:
-        plan = block(plan)
+        plan = block(plan, target)
     return plan
 
 
-def candidates(plan: KernelPlan, actions) -> list[KernelPlan]:
+def candidates(plan: KernelPlan, actions, target: CPUTarget) -> list[KernelPlan]:
     """Complete single-threaded plans, one per choice of vector axis and width (and none), the
     model's favourite first: what a measured choice (codegen/beam.py's tune) times."""
-    first = _complete(vectorize(plan) if "VECTORIZE" in actions else plan, actions)
+    vectorized = vectorize(plan, target) if "VECTORIZE" in actions else plan
+    first = _complete(vectorized, actions, target)
     out, seen = [first], {tuple(first.opts)}
     options = [plan]
     if "VECTORIZE" in actions:
         options += [_try(plan, Opt("VECTORIZE", i, width))
-                    for i, _, width, _ in _vector_choices(plan)]
+                    for i, _, width, _ in _vector_choices(plan, target)]
     for option in options:
-        complete = _complete(option, actions)
+        complete = _complete(option, actions, target)
         if tuple(complete.opts) not in seen:
             seen.add(tuple(complete.opts))
             out.append(complete)
     return out
 
 
-def choose_opts(plan: KernelPlan, actions, threads: int) -> list[Opt]:
+def choose_opts(plan: KernelPlan, actions, target: CPUTarget) -> list[Opt]:
     start = len(plan.opts)
-    plan = _complete(vectorize(plan) if "VECTORIZE" in actions else plan, actions)
+    vectorized = vectorize(plan, target) if "VECTORIZE" in actions else plan
+    plan = _complete(vectorized, actions, target)
     if "THREAD" in actions:
-        plan = thread(plan, threads, "SWAP" in actions)
+        plan = thread(plan, target, "SWAP" in actions)
     return plan.opts[start:]
+
+
+def matmul_panel(target: CPUTarget, itemsize: int = 4) -> int:
+    """Width of the panels Tensor.matmul packs big float matmuls into (frontend/nn_ops.py): one
+    cache line of elements and at least one vector, so each step of the reduce reads whole
+    lines of both panels (16 float32 on 64-byte lines: one AVX-512 vector, two AVX2 ones)."""
+    return max(target.cache_line_bytes // itemsize, target.lanes_of(itemsize))

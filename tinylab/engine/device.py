@@ -3,7 +3,8 @@
 `Device["CPU"]` gives a DeviceSpec; `Device.DEFAULT` is the device `DEV` names, else the first
 available one in preference order; `python -m tinylab.device` lists each backend and, if it
 cannot run here, why. Backends register in BACKENDS below: a new one is a renderer plus a
-runtime plus one row.
+runtime plus one row. The C backend is made for a CPU target (`spec.target`): NULL:C renders for
+the one CPU_TARGET names, CPU for one this CPU can execute.
 """
 from __future__ import annotations
 
@@ -22,16 +23,18 @@ class Backend:
     description: str
     default_rank: int = 100         # lower is preferred for Device.DEFAULT
     default_if: Callable | None = None  # (DeviceSpec) -> may it be the default when usable?
+    cpu_target: bool = False        # renderer and runtime are made for a CPUTarget
 
 
-def _cpu_renderer():
+def _cpu_renderer(target=None):
     from ..renderers.c import CRenderer
-    return CRenderer()
+    return CRenderer(target)
 
 
-def _cpu_runtime():
+def _cpu_runtime(target=None):
     from ..runtimes.cpu import CPURuntime
-    return CPURuntime(config.CC.value, config.cache_dir() / "cpu", not config.DISABLE_CACHE)
+    return CPURuntime(config.CC.value, config.cache_dir() / "cpu", not config.DISABLE_CACHE,
+                      target)
 
 
 def _python_renderer():
@@ -72,7 +75,8 @@ BACKENDS: dict[str, Backend] = {
     "CUDA": Backend("CUDA", _cuda_renderer, _cuda_runtime, "CUDA C through nvcc and pycuda", 10),
     "CL": Backend("CL", _cl_renderer, _cl_runtime, "OpenCL C through pyopencl", 20,
                   default_if=_is_gpu),  # PoCL's CPU device works, but the C backend is faster
-    "CPU": Backend("CPU", _cpu_renderer, _cpu_runtime, "C compiled by the system compiler", 50),
+    "CPU": Backend("CPU", _cpu_renderer, _cpu_runtime, "C compiled by the system compiler", 50,
+                   cpu_target=True),
     "PYTHON": Backend("PYTHON", _python_renderer, _python_runtime,
                       "Python/numpy interpreter of the linear program", 90),
 }
@@ -85,23 +89,36 @@ class DeviceSpec:
     name: str
     backend: Backend
     render_only: bool = False
-    _renderer: object = None
-    _runtime: object = None
+    _renderers: dict = field(default_factory=dict)  # by target key (None off the CPU)
+    _runtimes: dict = field(default_factory=dict)
     _error: str | None = field(default=None)
 
     @property
+    def target(self):
+        """The CPUTarget this device plans, renders and compiles for (None: not a CPU backend).
+        A render-only device takes the one CPU_TARGET names; a running one keeps a target this
+        CPU can execute (runtimes/cpu_target.py warns once when that differs)."""
+        if not self.backend.cpu_target:
+            return None
+        from ..runtimes.cpu_target import current_target, runnable_target
+        return current_target() if self.render_only else runnable_target()
+
+    def _made(self, made: dict, make):
+        target = self.target
+        key = None if target is None else target.key
+        if key not in made:
+            made[key] = make() if target is None else make(target)
+        return made[key]
+
+    @property
     def renderer(self):
-        if self._renderer is None:
-            self._renderer = self.backend.make_renderer()
-        return self._renderer
+        return self._made(self._renderers, self.backend.make_renderer)
 
     @property
     def runtime(self):
         if self.render_only or self.backend.make_runtime is None:
             raise DeviceError(f"{self.name} renders source only; it cannot run kernels")
-        if self._runtime is None:
-            self._runtime = self.backend.make_runtime()
-        return self._runtime
+        return self._made(self._runtimes, self.backend.make_runtime)
 
     @property
     def allocator(self):
@@ -132,9 +149,11 @@ class DeviceSpec:
 
     def describe(self) -> str:
         """What it is: the backend, the hardware its runtime opened, render-only or default-able."""
+        target = self.target
         if self.render_only:
             language = type(self.renderer).__name__.replace("Renderer", "")
-            return f"renders {language} source only (DEBUG=4 shows it); runs nothing"
+            text = f"renders {language} source only (DEBUG=4 shows it); runs nothing"
+            return text + (f"; target {target.name} ({target.isa})" if target else "")
         text = self.backend.description
         if hasattr(self.runtime, "describe"):
             text += f" on {self.runtime.describe()}"
@@ -190,6 +209,8 @@ class _DeviceRegistry:
             key = self.canonicalize(chosen)
             self[key].check()
             return key
+        from ..runtimes.cpu_target import current_target
+        current_target()  # a misspelled CPU_TARGET raises here, not a quiet fall back to PYTHON
         for backend in sorted(BACKENDS.values(), key=lambda b: b.default_rank):
             spec = self[backend.name]
             if spec.available and (backend.default_if is None or backend.default_if(spec)):

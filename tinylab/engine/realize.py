@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import time
 import weakref
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from .. import config
@@ -24,9 +24,11 @@ from ..ir.node import Node
 from ..ir.ops import Op
 from ..ir.printer import print_graph
 from ..runtimes.buffer import Buffer
+from ..runtimes.cpu_target import GENERIC
 from ..schedule.fusion import SchedulerOptions
 from ..schedule.memory import plan_schedule
 from ..schedule.schedule import Schedule, schedule
+from . import progress
 from . import trace as tracing
 from .counters import GlobalCounters
 from .device import Device
@@ -74,6 +76,7 @@ class Runner:
     bytes_moved: int
     compile_s: float
     cache_hit: bool
+    target: str = ""        # the CPU target it was planned and compiled for ("" off the CPU)
 
     def __call__(self, buffers: list[Buffer]) -> float:
         return self.fn(*[b.handle for b in buffers], global_size=self.program.loops)
@@ -104,20 +107,23 @@ def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
     plan = KernelPlan.from_ast(decompose(ast, spec.renderer))  # ops the renderer lacks, by rule
     if noopt:
         return plan
-    actions = spec.renderer.supported_actions
+    actions, target = spec.renderer.supported_actions, spec.target or GENERIC  # GENERIC: PYTHON
     if beam and not spec.render_only:
         from ..codegen.beam import beam_search
         cache = None if config.DISABLE_CACHE.value else config.cache_dir() / "beam"
-        return beam_search(plan, spec, beam, cache, config.cpu_count(),
-                           ignore_cache=bool(config.IGNORE_BEAM_CACHE.value))
+        with progress.task("beam", plan.name, 0) as searching:
+            return beam_search(plan, spec, beam, cache, target,
+                               progress=searching.update,
+                               ignore_cache=bool(config.IGNORE_BEAM_CACHE.value))
     if getattr(spec.renderer, "is_gpu", False):  # OpenCL / CUDA: work-groups
         return plan.apply_all(choose_gpu_opts(plan, actions))
     if config.TUNE.value and not spec.render_only and TUNE_WORK[0] <= work(plan) <= TUNE_WORK[1]:
         from ..codegen.beam import tune  # big kernels: time the heuristic's candidates
         cache = None if config.DISABLE_CACHE.value else config.cache_dir() / "beam"
-        return tune(plan, spec, config.cpu_count(), cache,
-                    ignore_cache=bool(config.IGNORE_BEAM_CACHE.value))
-    return plan.apply_all(choose_opts(plan, actions, config.cpu_count()))
+        with progress.task("tune", plan.name, 0) as searching:
+            return tune(plan, spec, target, cache, progress=searching.update,
+                        ignore_cache=bool(config.IGNORE_BEAM_CACHE.value))
+    return plan.apply_all(choose_opts(plan, actions, target))
 
 
 def render_for(ast: Node, device: str) -> str:
@@ -132,15 +138,17 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
                    beam: int | None = None) -> Runner:
     noopt = bool(config.NOOPT.value) if noopt is None else noopt
     beam = int(config.BEAM.value) if beam is None else beam
-    key = (device, ast, noopt, beam)
+    spec = Device[device]
+    target = spec.target
+    key = _runner_key(device, ast, noopt, beam)
     if key in _RUNNERS:
         return _RUNNERS[key]
-    spec = Device[device]
-    if device not in _ANNOUNCED:
-        _ANNOUNCED.add(device)
+    if (device, key[-1]) not in _ANNOUNCED:
+        _ANNOUNCED.add((device, key[-1]))
         if int(config.DEBUG.value) >= 1:
             print(f"opened device {device}: {spec.backend.description}"
-                  + (" (render only)" if spec.render_only else ""))
+                  + (" (render only)" if spec.render_only else "")
+                  + (f"; target {target.describe()}" if target else ""))
     plan = choose_plan(device, ast, noopt, beam)
     # the source uses the plan's own name, so the same kernel compiles to the same text (and hits
     # the disk cache) in every process; lines and traces show a name made unique in this process
@@ -156,9 +164,17 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
     compile_s = time.perf_counter() - start
     GlobalCounters.compile_count += 0 if hit else 1
     GlobalCounters.compile_time_s += compile_s
-    runner = Runner(device, name, ast, plan, program, source, fn, flops, moved, compile_s, hit)
+    runner = Runner(device, name, ast, plan, program, source, fn, flops, moved, compile_s, hit,
+                    target.name if target else "")
     _RUNNERS[key] = runner
     return runner
+
+
+def _runner_key(device: str, ast: Node, noopt: bool, beam: int) -> tuple:
+    """What makes a compiled kernel reusable in this process: the kernel, its device, the
+    NOOPT/BEAM settings and the CPU target it was planned for."""
+    target = Device[device].target
+    return (device, ast, noopt, beam, target.key if target else None)
 
 
 def _item_device(item) -> str:
@@ -166,21 +182,35 @@ def _item_device(item) -> str:
 
 
 def compile_schedule(sched: Schedule) -> list[Runner | None]:
-    """Runners for every kernel of a schedule; kernels not yet compiled build in parallel."""
+    """Runners for every kernel of a schedule; kernels not yet compiled build in parallel, as
+    one progress task (engine/progress.py) when there are any."""
     kernels = [(i, item) for i, item in enumerate(sched.items)
                if item.kind == "kernel" and ir.prod(item.slots[0].shape) > 0]  # 0 elements: no work
     runners: list[Runner | None] = [None] * len(sched.items)
-    work = [(i, item) for i, item in kernels]
-    if config.PARALLEL_COMPILE.value and len(work) > 1 and config.cpu_count() > 1:
-        noopt, beam = bool(config.NOOPT.value), int(config.BEAM.value)
-        with ThreadPoolExecutor(config.cpu_count()) as pool:
-            done = pool.map(lambda w: compile_kernel(_item_device(w[1]), w[1].ast, noopt, beam),
-                            work)
-            for (i, _), runner in zip(work, done):
-                runners[i] = runner
-    else:
-        for i, item in work:
-            runners[i] = compile_kernel(_item_device(item), item.ast)
+    noopt, beam = bool(config.NOOPT.value), int(config.BEAM.value)
+    work = []
+    for i, item in kernels:
+        known = _RUNNERS.get(_runner_key(_item_device(item), item.ast, noopt, beam))
+        if known is not None:
+            runners[i] = known
+        else:
+            work.append((i, item))
+    if not work:
+        return runners
+    with progress.task("compile", f"{len(work)} kernels", len(work)) as compiling:
+        if config.PARALLEL_COMPILE.value and len(work) > 1 and config.cpu_count() > 1:
+            def build(item):
+                with progress.within(compiling.id):  # a TUNE / BEAM nests in this task
+                    return compile_kernel(_item_device(item), item.ast, noopt, beam)
+            with ThreadPoolExecutor(config.cpu_count()) as pool:
+                futures = {pool.submit(build, item): i for i, item in work}
+                for future in as_completed(futures):
+                    runners[futures[future]] = future.result()
+                    compiling.advance()
+        else:
+            for i, item in work:
+                runners[i] = compile_kernel(_item_device(item), item.ast, noopt, beam)
+                compiling.advance()
     return runners
 
 
@@ -233,7 +263,8 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
         if runner is None:  # a kernel over zero elements is never compiled nor launched
             continue
         if debug >= 3:
-            print(f"    opts for {runner.name}: [{', '.join(map(str, runner.plan.opts))}]")
+            where = f" ({runner.target} target)" if runner.target else ""
+            print(f"    opts for {runner.name}{where}: [{', '.join(map(str, runner.plan.opts))}]")
         if debug >= 4:
             print(runner.source)
         if debug >= 5:

@@ -5,8 +5,10 @@
 
 Conv2d(1,32,5)-relu-Conv2d(32,32,5)-relu-BatchNorm-maxpool-Conv2d(32,64,3)-relu-Conv2d(64,64,3)-
 relu-BatchNorm-maxpool-Linear(576,10), Adam, TinyJit on the train step. Prints a progress line
-with loss and test accuracy, the kernels of one step and their timings, and the final accuracy.
-Batches are picked on the host (a data loader's job); everything else runs as generated kernels.
+with loss and test accuracy, the kernels of one step and their timings, and the final accuracy;
+while kernels compile (the first step, the first evaluation) a terminal shows a progress bar
+(engine/progress.py; PROGRESS=0 hides it). Batches are picked on the host (a data loader's job);
+everything else runs as generated kernels.
 """
 from __future__ import annotations
 

@@ -15,6 +15,9 @@ import math
 from typing import Union
 
 _INTERN: dict = {}
+_AS_GIVEN: dict = {}  # (terms, const) as a caller gave them -> the canonical Lin they make
+_SUMS: dict = {}      # (Lin, Lin or int) -> their sum
+_PRODUCTS: dict = {}  # (Lin, int) -> the product
 
 
 def _intern(cls, key, build):
@@ -85,6 +88,10 @@ class Lin:
     __slots__ = ("terms", "const", "lo", "hi", "_str", "__weakref__")
 
     def __new__(cls, terms: tuple = (), const: int = 0):
+        raw = (terms, const) if type(terms) is tuple else None
+        found = _AS_GIVEN.get(raw) if raw is not None else None
+        if found is not None:  # built from these very terms before: skip canonicalizing
+            return found
         terms, const = _canonical(terms, const)
         def build():
             e = object.__new__(cls)
@@ -93,7 +100,10 @@ class Lin:
             e.hi = const + sum(c * (a.hi if c > 0 else a.lo) for a, c in terms)
             e._str = None
             return e
-        return _intern(cls, (terms, const), build)
+        found = _intern(cls, (terms, const), build)
+        if raw is not None:
+            _AS_GIVEN[raw] = found
+        return found
 
     # ---- views of the form ----
     @property
@@ -117,8 +127,14 @@ class Lin:
 
     # ---- arithmetic ----
     def __add__(self, other: Union[Lin, int]) -> Lin:
-        other = lin(other)
-        return Lin(self.terms + other.terms, self.const + other.const)
+        key = (self, other) if type(other) in (Lin, int) else None  # not True for 1: lin says
+        found = _SUMS.get(key)
+        if found is None:
+            right = lin(other)
+            found = Lin(self.terms + right.terms, self.const + right.const)
+            if key is not None:
+                _SUMS[key] = found
+        return found
 
     __radd__ = __add__
 
@@ -141,7 +157,11 @@ class Lin:
                 raise TypeError(f"index expressions multiply by constants only, not {k}")
         if k == 0:
             return ZERO
-        return Lin(tuple((a, c * k) for a, c in self.terms), self.const * k)
+        key = (self, k)
+        found = _PRODUCTS.get(key)
+        if found is None:
+            found = _PRODUCTS[key] = Lin(tuple((a, c * k) for a, c in self.terms), self.const * k)
+        return found
 
     __rmul__ = __mul__
 
@@ -334,8 +354,19 @@ TRUE = Cond("true")
 FALSE = Cond("false")
 
 
+_LESS_THAN: dict = {}
+
+
 def lt(x, c) -> Cond:
     """The condition x < c (both index expressions)."""
+    key = (x, c)
+    found = _LESS_THAN.get(key)
+    if found is None:
+        found = _LESS_THAN[key] = _lt(x, c)
+    return found
+
+
+def _lt(x, c) -> Cond:
     x = lin(x) - lin(c)
     bound = -x.const
     x = Lin(x.terms, 0)
@@ -422,7 +453,11 @@ def evaluate_cond(cond: Cond, env: dict):
 
 # ---- rendering -------------------------------------------------------------------------------
 def render(x: Lin, div_fn=None, mod_fn=None) -> str:
-    """Text of x. div_fn/mod_fn(text, c, may_be_negative) let renderers choose C operators."""
+    """Text of x. div_fn/mod_fn(text, c, may_be_negative) let renderers choose C operators.
+    The plain text (no div_fn/mod_fn) is kept on x: it is also the order of terms and leaves."""
+    plain = div_fn is None and mod_fn is None
+    if plain and x._str is not None:
+        return x._str
     def atom_text(atom: Atom) -> str:
         if isinstance(atom, Var):
             return atom.name
@@ -447,7 +482,10 @@ def render(x: Lin, div_fn=None, mod_fn=None) -> str:
     out = pieces[0]
     for piece in pieces[1:]:
         out += piece if piece.startswith("-") else "+" + piece
-    return out if len(pieces) == 1 else f"({out})"
+    out = out if len(pieces) == 1 else f"({out})"
+    if plain:
+        x._str = out
+    return out
 
 
 def render_cond(cond: Cond, div_fn=None, mod_fn=None, and_text: str = " && ") -> str:
@@ -569,7 +607,20 @@ def _atoms(x: Lin, found: list) -> list:
     return found
 
 
+_REPLACED: dict = {}
+
+
 def _replace_atom(x: Lin, old: Atom, new: Lin) -> Lin:
+    """x with every `old` (also inside its divs and mods) replaced by `new` (memoized: the
+    split cases rewrite the same few expressions again and again)."""
+    key = (x, old, new)
+    found = _REPLACED.get(key)
+    if found is None:
+        found = _REPLACED[key] = _replace_atom_uncached(x, old, new)
+    return found
+
+
+def _replace_atom_uncached(x: Lin, old: Atom, new: Lin) -> Lin:
     out = lin(x.const)
     for atom, coeff in x.terms:
         if atom is old:
@@ -585,7 +636,12 @@ def _replace_atom(x: Lin, old: Atom, new: Lin) -> Lin:
 def _replace_atom_cond(cond: Cond, old: Atom, new: Lin) -> Cond:
     if cond.kind in ("true", "false"):
         return cond
-    return and_(*[lt(_replace_atom(leaf.x, old, new), leaf.c) for leaf in cond.leaves()])
+    key = (cond, old, new)
+    found = _REPLACED.get(key)
+    if found is None:
+        found = _REPLACED[key] = and_(*[lt(_replace_atom(leaf.x, old, new), leaf.c)
+                                        for leaf in cond.leaves()])
+    return found
 
 
 def _decompositions(x: Lin, c: int, limit: int = 64):

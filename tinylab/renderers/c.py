@@ -1,19 +1,25 @@
-"""The C renderer (CPU): C99 with GCC/Clang vector extensions and OpenMP for threaded loops.
+"""The C renderer (CPU): C99 with GCC/Clang vector extensions and OpenMP for threaded loops,
+for one CPUTarget (runtimes/cpu_target.py).
 
 Everything shared with OpenCL and CUDA lives in cstyle.py. What is C's own: values with several
-lanes of float32/int32 become native vector variables (`float8`), loads of consecutive lanes become
-one vector load, comparisons become lane masks and WHERE/MAX bit-selects on them. Anything else
-falls back to one scalar per lane (cstyle's walk), so every program still renders.
+lanes of float32/int32/uint32 become native vector variables (`float8`, never wider than the
+target's vectors), loads of consecutive lanes become one vector load, comparisons become lane
+masks and WHERE/MAX bit-selects on them. Masked loads use what the target's ISA has: AVX-512 mask
+registers, AVX/AVX2 vmaskmov, elsewhere (SSE, NEON) a whole-vector load and a lane select when
+the vector lies inside the buffer. Anything else falls back to one scalar per lane (cstyle's
+walk), so every program still renders.
 """
 from __future__ import annotations
 
+from ..codegen.heuristic import matmul_panel
 from ..dtype import DType, dtypes
+from ..runtimes.cpu_target import CPUTarget, detect
 from .cstyle import CStyleRenderer, _Walk, cond_text, guarded, index_text
 
-NATIVE_LANES = {dtypes.float32: "float", dtypes.int32: "int"}
-NATIVE_WIDTHS = (2, 4, 8, 16)
+NATIVE_LANES = {dtypes.float32: "float", dtypes.int32: "int", dtypes.uint32: "unsigned int"}
+VECTOR_NAMES = {"float": "float", "int": "int", "unsigned int": "uint"}  # `uint8` is 8 lanes
 NATIVE_ALU = {"ADD", "MUL", "NEG", "RECIPROCAL", "MAX", "CMPLT", "CMPNE", "WHERE", "AND", "OR",
-              "XOR", "CAST", "BITCAST", "EXP2", "LOG2", "SQRT"}
+              "XOR", "SHL", "SHR", "CAST", "BITCAST", "EXP2", "LOG2", "SQRT"}
 VECTOR_MATH = {"EXP2", "LOG2", "SQRT"}  # float32 lanes: helpers below (libm has no vector forms)
 
 
@@ -21,7 +27,12 @@ class CRenderer(CStyleRenderer):
     device = "CPU"
     preamble = "#include <math.h>\n#include <stdbool.h>\n"
     supported_actions = ("UPCAST", "UNROLL", "THREAD", "SWAP", "VECTORIZE", "BLOCK")
-    matmul_panel = 16  # one AVX-512 vector of float32 (two AVX2 ones)
+
+    def __init__(self, target: CPUTarget | None = None):
+        self.target = target if target is not None else detect()
+        self.matmul_panel = matmul_panel(self.target)  # packed matmul panels (frontend)
+        # lane counts held in one native vector variable: up to one register of the target
+        self.native_widths = tuple(w for w in (2, 4, 8, 16, 32) if w <= self.target.lanes_of(4))
 
     def render(self, program) -> str:
         return _VectorWalk(self, program).run()
@@ -34,7 +45,7 @@ def _consecutive(indices) -> bool:
 
 
 class _VectorWalk(_Walk):
-    """The C-family walk plus native vector variables for float32/int32 lanes."""
+    """The C-family walk plus native vector variables for float32/int32/uint32 lanes."""
 
     def __init__(self, renderer, program):
         super().__init__(renderer, program)
@@ -46,7 +57,7 @@ class _VectorWalk(_Walk):
     # ---- types ----
     def vector_type(self, dtype: DType, lanes: int, unaligned: bool = False) -> str:
         base = NATIVE_LANES[dtype.scalar]
-        name = f"{base}{lanes}" + ("_u" if unaligned else "")
+        name = f"{VECTOR_NAMES[base]}{lanes}" + ("_u" if unaligned else "")
         size = lanes * dtype.itemsize
         align = f", aligned({dtype.itemsize})" if unaligned else ""
         self.typedefs[name] = (f"typedef {base} {name} __attribute__((vector_size({size}){align}));")
@@ -58,12 +69,14 @@ class _VectorWalk(_Walk):
         return self.vector_type(dtypes.int32 if i in self.masks else instr.dtype, lanes)
 
     def masked_loader(self, dtype: DType, lanes: int) -> str:
-        """Name of a helper that loads `lanes` consecutive values where the mask is set, without
-        touching memory where it is not (AVX masked loads; a lane loop elsewhere)."""
+        """Name of a helper `(base, index, size, mask)` that loads `lanes` consecutive values
+        from base+index where the mask is set, never touching memory where it is not."""
         t, m = self.vector_type(dtype, lanes), self.vector_type(dtypes.int32, lanes)
         name = f"tl_maskload_{t}"
         if name not in self.helpers_used:
-            self.helpers_used[name] = _masked_load_helper(name, t, m, NATIVE_LANES[dtype], lanes)
+            tu = self.vector_type(dtype, lanes, unaligned=True)
+            self.helpers_used[name] = _masked_load_helper(name, t, tu, m, NATIVE_LANES[dtype],
+                                                          lanes, self.r.target.features)
         return name
 
     def lane_mask(self, valids, mask_type: str) -> str:
@@ -118,13 +131,15 @@ class _VectorWalk(_Walk):
             return text
         defs = "\n".join(self.typedefs[k] for k in sorted(self.typedefs)) + "\n"
         if self.helpers_used:
-            defs = "#include <immintrin.h>\n" + defs + "".join(self.helpers_used.values())
+            helpers = "".join(self.helpers_used.values())
+            x86 = "#include <immintrin.h>\n" if "_mm" in helpers else ""
+            defs = x86 + defs + helpers
         head = self.r.preamble
         return head + defs + text[len(head):]
 
     def step(self, i: int, instr) -> None:
         lanes = instr.dtype.count
-        if lanes in NATIVE_WIDTHS and self.try_native(i, instr):
+        if lanes in self.r.native_widths and self.try_native(i, instr):
             return
         super().step(i, instr)
 
@@ -148,6 +163,12 @@ class _VectorWalk(_Walk):
             mask_type = self.vector_type(dtypes.int32, instr.dtype.count)
             other = self.packed(value, t)
             self.emit(f"{name} = {self.vector_alu(instr.arg, [name, other], t, mask_type)};")
+            return True
+        if op == "COND" and self.p.index_dtype == dtypes.int32:
+            # per-lane validity as one lane mask (a vector compare where lanes differ only in
+            # bounds): what reads it (WHERE, a chain of integer ops) can then stay vectors
+            m = self.vector_type(dtypes.int32, instr.dtype.count)
+            self.finish(i, m, self.lane_mask(instr.arg, m), mask=True)
             return True
         if op in NATIVE_ALU:
             return self.native_alu(i, instr)
@@ -192,8 +213,9 @@ class _VectorWalk(_Walk):
         elif _consecutive(indices):  # consecutive lanes, some masked: one masked vector load
             m = self.vector_type(dtypes.int32, len(indices))
             mask = self.lane_mask(valids, m)
-            value = f"{self.masked_loader(scalar, len(indices))}(data{buf}+" \
-                    f"{index_text(indices[0])}, {mask})"
+            size = next(p.size for p in self.p.params if p.index == buf)
+            value = f"{self.masked_loader(scalar, len(indices))}(data{buf}, " \
+                    f"{index_text(indices[0])}, {size}, {mask})"
         else:
             zero = self.r.literal(0, scalar)
             lanes = [guarded(f"data{buf}[{index_text(index)}]", valid, zero)
@@ -220,7 +242,8 @@ class _VectorWalk(_Walk):
         t, m = self.vector_type(scalar, lanes), self.vector_type(dtypes.int32, lanes)
         name = f"tl_maskstore_{t}"
         if name not in self.helpers_used:
-            self.helpers_used[name] = _masked_store_helper(name, t, m, NATIVE_LANES[scalar], lanes)
+            self.helpers_used[name] = _masked_store_helper(name, t, m, NATIVE_LANES[scalar], lanes,
+                                                           self.r.target.features)
         mask = self.lane_mask(valids, m)
         self.emit(f"{name}(data{buf}+{index_text(indices[0])}, {mask}, {self.names[value][0]});")
         return True
@@ -253,6 +276,9 @@ class _VectorWalk(_Walk):
         if op in ("CAST", "BITCAST"):
             if operand_dtype not in NATIVE_LANES or srcs[0] in self.masks:
                 return False
+            if op == "CAST" and dtypes.float32 in (operand_dtype, instr.dtype.scalar) and \
+                    dtypes.uint32 in (operand_dtype, instr.dtype.scalar):
+                return False  # float <-> uint32 out of range: vector and scalar C differ
             source = self.packed(srcs[0], self.vector_type(operand_dtype, instr.dtype.count))
             text = f"__builtin_convertvector({source}, {t})" if op == "CAST" else \
                 f"(({t})({source}))"
@@ -274,7 +300,8 @@ class _VectorWalk(_Walk):
             m = self.vector_type(dtypes.int32, instr.dtype.count)
             name = f"tl_{op.lower()}_{t}"
             if name not in self.helpers_used:
-                self.helpers_used[name] = _vector_math(op, name, t, m, instr.dtype.count)
+                self.helpers_used[name] = _vector_math(op, name, t, m, instr.dtype.count,
+                                                       self.r.target.features)
             self.finish(i, t, f"{name}({self.packed(srcs[0], t)})")
             return True
         args = [self.packed(s, t) for s in srcs]
@@ -286,7 +313,7 @@ class _VectorWalk(_Walk):
         a = args[0]
         b = args[1] if len(args) > 1 else ""
         simple = {"ADD": "+", "MUL": "*", "CMPLT": "<", "CMPNE": "!=", "AND": "&", "OR": "|",
-                  "XOR": "^"}
+                  "XOR": "^", "SHL": "<<", "SHR": ">>"}
         if op in simple:
             return f"({a}{simple[op]}{b})"
         if op == "NEG":
@@ -326,7 +353,7 @@ def _select(mask: str, a: str, b: str, t: str, mask_type: str) -> str:
 _MASKED_LOAD = {
     ("float", 16): ("__AVX512F__", "(float16)_mm512_maskz_loadu_ps(_mm512_cmpneq_epi32_mask("
                     "(__m512i)m, _mm512_setzero_si512()), p)"),
-    ("float", 8): ("__AVX2__", "(float8)_mm256_maskload_ps(p, (__m256i)m)"),
+    ("float", 8): ("__AVX__", "(float8)_mm256_maskload_ps(p, (__m256i)m)"),
     ("float", 4): ("__AVX__", "(float4)_mm_maskload_ps(p, (__m128i)m)"),
     ("int", 16): ("__AVX512F__", "(int16)_mm512_maskz_loadu_epi32(_mm512_cmpneq_epi32_mask("
                   "(__m512i)m, _mm512_setzero_si512()), p)"),
@@ -338,7 +365,7 @@ _MASKED_LOAD = {
 _MASKED_STORE = {
     ("float", 16): ("__AVX512F__", "_mm512_mask_storeu_ps(p, _mm512_cmpneq_epi32_mask("
                     "(__m512i)m, _mm512_setzero_si512()), (__m512)v)"),
-    ("float", 8): ("__AVX2__", "_mm256_maskstore_ps(p, (__m256i)m, (__m256)v)"),
+    ("float", 8): ("__AVX__", "_mm256_maskstore_ps(p, (__m256i)m, (__m256)v)"),
     ("float", 4): ("__AVX__", "_mm_maskstore_ps(p, (__m128i)m, (__m128)v)"),
     ("int", 16): ("__AVX512F__", "_mm512_mask_storeu_epi32(p, _mm512_cmpneq_epi32_mask("
                   "(__m512i)m, _mm512_setzero_si512()), (__m512i)v)"),
@@ -347,23 +374,28 @@ _MASKED_STORE = {
 }
 
 
-def _masked_store_helper(name: str, t: str, m: str, base: str, lanes: int) -> str:
-    fallback = f"  for (int l = 0; l < {lanes}; l++) if (m[l]) p[l] = v[l];\n"
+def _masked_store_helper(name: str, t: str, m: str, base: str, lanes: int, features) -> str:
+    """The ISA's masked store where it has one; else a store per valid lane (a whole-vector
+    blend would write back lanes another thread may own)."""
     guard, body = _MASKED_STORE.get((base, lanes), (None, None))
-    text = f"static inline void {name}({base}* p, {m} m, {t} v) {{\n"
-    if guard is None:
-        return text + fallback + "}\n"
-    return text + f"#if defined({guard})\n  {body};\n#else\n{fallback}#endif\n}}\n"
+    if guard not in features:
+        body = f"for (int l = 0; l < {lanes}; l++) if (m[l]) p[l] = v[l]"
+    return f"static inline void {name}({base}* p, {m} m, {t} v) {{\n  {body};\n}}\n"
 
 
-def _masked_load_helper(name: str, t: str, m: str, base: str, lanes: int) -> str:
-    fallback = (f"  {t} r = {{}};\n  for (int l = 0; l < {lanes}; l++) "
-                f"if (m[l]) r[l] = p[l];\n  return r;\n")
+def _masked_load_helper(name: str, t: str, tu: str, m: str, base: str, lanes: int,
+                        features) -> str:
+    """The ISA's masked load where it has one. Elsewhere: when the whole vector lies inside the
+    buffer (nearly always), one unaligned load and a lane select; at the buffer's edges, only
+    the valid lanes are read."""
+    head = f"static inline {t} {name}(const {base}* b, long i, long n, {m} m) {{\n" \
+           f"  const {base}* p = b + i;\n"
     guard, body = _MASKED_LOAD.get((base, lanes), (None, None))
-    text = f"static inline {t} {name}(const {base}* p, {m} m) {{\n"
-    if guard is None:
-        return text + fallback + "}\n"
-    return text + f"#if defined({guard})\n  return {body};\n#else\n{fallback}#endif\n}}\n"
+    if guard in features:
+        return head + f"  return {body};\n}}\n"
+    return head + (f"  if (i >= 0 && i + {lanes} <= n) return ({t})(m & ({m})*(const {tu}*)p);\n"
+                   f"  {t} r = {{}};\n  for (int l = 0; l < {lanes}; l++) if (m[l]) r[l] = p[l];\n"
+                   f"  return r;\n}}\n")
 
 
 # 2^f on [-1/2, 1/2]: the Taylor coefficients ln2^k / k!, k = 1..7 (error below float rounding)
@@ -384,15 +416,16 @@ def _horner(coeffs, x: str) -> str:
     return text
 
 
-def _vector_math(op: str, name: str, t: str, m: str, lanes: int) -> str:
-    """A vector helper for EXP2 / LOG2 / SQRT on float32 lanes, written with vector ops only."""
+def _vector_math(op: str, name: str, t: str, m: str, lanes: int, features) -> str:
+    """A vector helper for EXP2 / LOG2 / SQRT on float32 lanes, written with vector ops only
+    (SQRT: the ISA's instruction where the target has it, else sqrtf per lane)."""
     head = f"static inline {t} {name}({t} x) {{\n"
     if op == "SQRT":
         guard, body = _SQRT.get(lanes, (None, None))
-        loop = f"  {t} r; for (int l = 0; l < {lanes}; l++) r[l] = sqrtf(x[l]);\n  return r;\n"
-        if guard is None:
-            return head + loop + "}\n"
-        return head + f"#if defined({guard})\n  return ({t}){body};\n#else\n{loop}#endif\n}}\n"
+        if guard not in features:
+            return head + (f"  {t} r; for (int l = 0; l < {lanes}; l++) r[l] = sqrtf(x[l]);\n"
+                           f"  return r;\n}}\n")
+        return head + f"  return ({t}){body};\n}}\n"
     if op == "EXP2":
         clamped_high = _select("(x > 128.0f)", f"(({t}){{}}+128.0f)", "x", t, m)
         clamped = _select("(c < -150.0f)", f"(({t}){{}}-150.0f)", "c", t, m)

@@ -137,9 +137,21 @@ class CStyleRenderer:
         const = "const " if not is_output else ""
         return f"{self.buffer_qualifier}{const}{self.type_name(dtype)}* {self.restrict} data{index}"
 
-    def range_open(self, name: str, size: int, kind: str, index_type: str, threads: int) -> list:
-        pragma = [f"#pragma omp parallel for num_threads({threads})"] if kind == "thread" else []
+    def range_open(self, name: str, size: int, kind: str, index_type: str, threads: int,
+                   in_region: bool = False) -> list:
+        """A loop's opening lines. A thread loop is an OpenMP parallel loop, or, inside a
+        parallel region opened around cache-block loops (`in_region`), the team's share of it:
+        a static schedule gives each thread the same rows in every block (so no block waits
+        for another: `nowait`), and the team starts once per kernel, not once per block."""
+        pragma = []
+        if kind == "thread":
+            pragma = ["#pragma omp for schedule(static) nowait"] if in_region else \
+                [f"#pragma omp parallel for num_threads({threads})"]
         return pragma + [f"for ({index_type} {name} = 0; {name} < {size}; {name}++) {{"]
+
+    def region_open(self, threads: int) -> list:
+        """A parallel region around the block loops of a threaded kernel (closed by `}`)."""
+        return [f"#pragma omp parallel num_threads({threads})", "{"]
 
     def signature(self, name: str, params: list[str]) -> str:
         return f"{self.kernel_prefix} {name}({', '.join(params)})"
@@ -168,6 +180,7 @@ class _Walk:
         self.lines: list[str] = []
         self.indent = 1
         self.index_type = renderer.type_name(program.index_dtype)
+        self.open_ranges: list[bool] = []  # per open loop: did it open a parallel region?
 
     def emit(self, text: str) -> None:
         self.lines.append("  " * self.indent + text)
@@ -200,13 +213,23 @@ class _Walk:
         t = self.r.type_name(scalar)
         if op == "RANGE":
             name, size, kind = instr.arg
-            for line in self.r.range_open(name, size, kind, self.index_type, self.p.threads):
+            region = kind == "block" and self.p.threads > 1 and not any(self.open_ranges)
+            if region:
+                for line in self.r.region_open(self.p.threads):
+                    self.emit(line)
+                self.indent += 1
+            for line in self.r.range_open(name, size, kind, self.index_type, self.p.threads,
+                                          any(self.open_ranges) or region):
                 self.emit(line)
+            self.open_ranges.append(region)
             self.indent += 1
             return
         if op == "END":
             self.indent -= 1
             self.emit("}")
+            if self.open_ranges.pop():  # the end of the parallel region
+                self.indent -= 1
+                self.emit("}")
             return
         if op == "CONST":
             self.names[i] = [self.r.literal(instr.arg, scalar)]

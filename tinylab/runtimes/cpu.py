@@ -1,5 +1,7 @@
 """The CPU runtime: compile C source with the system compiler into a shared object (cached on
-disk by source, compiler and flags), load it with ctypes and call the kernel on host buffers.
+disk by source, compiler, flags and CPU target), load it with ctypes and call the kernel on host
+buffers. The ISA flags come from the CPUTarget it is made for (-march=native when detected, a
+preset's -m flags otherwise).
 
 Takes source text and buffers; knows nothing of the IR. `CC` picks the compiler (gcc or clang);
 a missing compiler or a failed compile raises with the kernel source and the compiler's message.
@@ -15,8 +17,9 @@ from pathlib import Path
 from ..errors import CompileError, CompilerNotFoundError
 from .buffer import HostAllocator
 from .compile_cache import cached_build, discard, key_of
+from .cpu_target import CPUTarget, detect
 
-BASE_FLAGS = ("-O2", "-march=native", "-fPIC", "-shared", "-ffp-contract=fast",
+BASE_FLAGS = ("-O2", "-fPIC", "-shared", "-ffp-contract=fast",
               "-fno-math-errno", "-fno-trapping-math", "-fno-semantic-interposition")
 OPENMP_FLAGS = ("-fopenmp",)
 # float16 arithmetic rounds after every op (as in PyTorch): a fused a*b+c rounds once, which in
@@ -44,8 +47,10 @@ def find_compiler(preferred: str = "") -> str:
 class CPURuntime:
     name = "CPU"
 
-    def __init__(self, compiler: str = "", cache_dir: Path | None = None, use_cache: bool = True):
+    def __init__(self, compiler: str = "", cache_dir: Path | None = None, use_cache: bool = True,
+                 target: CPUTarget | None = None):
         self.preferred = compiler
+        self.target = target if target is not None else detect()
         self.cache_dir = cache_dir
         self.use_cache = use_cache
         self.allocator = HostAllocator()
@@ -72,14 +77,17 @@ class CPURuntime:
         """Raise if this runtime cannot work here (no compiler)."""
         _ = self.compiler
 
+    def describe(self) -> str:
+        return f"{self.target.name} target ({self.target.isa})"
+
     def flags(self, source: str) -> tuple[str, ...]:
-        return (BASE_FLAGS + (OPENMP_FLAGS if "#pragma omp" in source else ())
+        return (BASE_FLAGS + self.target.flags + (OPENMP_FLAGS if "#pragma omp" in source else ())
                 + (FLOAT16_FLAGS if "_Float16" in source else ()))
 
     def compile(self, source: str) -> tuple[Path, bool]:
         """(shared object for `source`, True if it came from the on-disk cache)."""
         flags = self.flags(source)
-        key = key_of(source, self.compiler, self.version(), " ".join(flags))
+        key = key_of(source, self.compiler, self.version(), " ".join(flags), self.target.key)
 
         def build(out: Path) -> None:
             try:

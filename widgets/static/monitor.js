@@ -1,7 +1,7 @@
 // The training monitor widget (anywidget front end). Takes traits losses, steps, kernels,
-// total_steps, title, finished from tinylab_widgets/monitor.py; gives a progress bar, a loss
-// curve, the latest step's time split (compile / kernels / rest) and its kernel table, redrawn
-// whenever the training loop publishes.
+// total_steps, title, finished, work from tinylab_widgets/monitor.py; gives a progress bar, the
+// compiles and searches under way (done / total, time left), a loss curve, the latest step's time
+// split (compile / kernels / rest) and its kernel table, redrawn whenever the loop publishes.
 
 function lossCurve(losses) {
   const width = 400, height = 150, pad = 6;
@@ -72,6 +72,17 @@ function headline(model, steps, losses) {
   return text;
 }
 
+function workUnderWay(work) {
+  if (!work.length) return null;
+  return h("div", { class: "tl-work" }, ...work.map((task) => {
+    const fraction = task.total ? Math.min(1, task.done / task.total) : 0;
+    return h("div", { class: "tl-work-task" + (task.nested ? " tl-work-nested" : "") },
+      h("div", { class: "tl-muted" }, task.text),
+      h("div", { class: "tl-progress tl-work-bar" },
+        h("div", { class: "tl-progress-bar", style: `width:${(100 * fraction).toFixed(1)}%` })));
+  }));
+}
+
 function drawMonitor(model, el) {
   const losses = model.get("losses") || [], steps = model.get("steps") || [];
   const kernels = model.get("kernels") || [], total = model.get("total_steps") || 0;
@@ -82,6 +93,7 @@ function drawMonitor(model, el) {
     h("div", {}, h("b", {}, model.get("title")),
       h("span", { class: "tl-muted" }, headline(model, steps, losses))),
     h("div", { class: "tl-progress" }, progress),
+    workUnderWay(model.get("work") || []),
     h("div", { class: "tl-monitor-row" },
       h("div", {}, h("div", {}, "loss"), lossCurve(losses)),
       h("div", {}, h("div", {}, "time split of the latest step"), timeSplit(steps[steps.length - 1]),
@@ -93,7 +105,7 @@ function render({ model, el }) {
   el.classList.add("tinylab-widget");
   const redraw = () => drawMonitor(model, el);
   redraw();
-  const names = ["losses", "steps", "kernels", "total_steps", "finished", "title"];
+  const names = ["losses", "steps", "kernels", "total_steps", "finished", "title", "work"];
   for (const name of names) model.on(`change:${name}`, redraw);
   return () => { for (const name of names) model.off(`change:${name}`, redraw); };
 }
