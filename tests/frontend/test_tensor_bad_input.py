@@ -131,7 +131,7 @@ REDUCE = [
     ("sum_axis_repeated", lambda: A.sum((0, -2)), ValueError, ["sum", "repeated"]),
     ("sum_axis_float", lambda: A.sum(1.0), TypeError, ["sum", "1.0"]),
     ("max_empty", lambda: t(2, 0).max(1), ValueError, ["max", "size 0"]),
-    ("min_empty", lambda: t(0).min(), ValueError, ["max", "size 0"]),
+    ("min_empty", lambda: t(0).min(), ValueError, ["min", "size 0"]),
     ("argmax_empty", lambda: t(0, 2).argmax(0), ValueError, ["argmax", "size 0"]),
     ("softmax_axis", lambda: A.softmax(3), IndexError, ["softmax", "3"]),
     ("cumsum_axis", lambda: A.cumsum(-3), IndexError, ["cumsum", "-3"]),

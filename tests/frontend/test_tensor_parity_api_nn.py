@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F  # noqa: N812
 
 import parity_domains_api  # noqa: F401 - registers the api_ input domains
-from parity_harness import Case, run_case, run_error_case, variants
+from parity_harness import Case, run_case, run_error_check, variants
 from tinylab import Tensor
 from tinylab.errors import DTypeError, ShapeError
 
@@ -317,4 +317,4 @@ ERRORS = [
 
 @pytest.mark.parametrize("name,ours,theirs,error,words", ERRORS, ids=[e[0] for e in ERRORS])
 def test_api_nn_errors_match_pytorch(name, ours, theirs, error, words):
-    run_error_case(name, ours, theirs, error, words)
+    run_error_check(name, ours, theirs, error, words)

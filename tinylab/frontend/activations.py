@@ -52,7 +52,11 @@ class ActivationMixin:
         return (alpha * self + beta).hardtanh(0.0, 1.0)
 
     def hardswish(self):
-        return self * (self + 3).relu6() * (1 / 6)
+        # x (x + 3) / 6 between -3 and 3, 0 below, x above; the gradient x/3 + 1/2 only inside
+        # (0 at -3 and 1 at 3 as in PyTorch), and 1 (not inf * 0) for huge x
+        outside = (self <= -3) | (self >= 3)
+        x = outside.where(0.0, self)
+        return (self <= -3).where(0.0, (self >= 3).where(self, x * (x + 3) * (1 / 6)))
 
     def hardtanh(self, min_val: float = -1.0, max_val: float = 1.0):
         """clip, with PyTorch's hardtanh gradient: none at the bounds themselves (clamp's

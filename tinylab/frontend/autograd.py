@@ -31,9 +31,12 @@ from ..ir.ops import Op
 
 
 def _reduce_max_grad(grad: Node, node: Node):
-    # ties share the gradient equally: d max = [x == max] / count(x == max)
+    # ties share the gradient equally: d max = [x == max] / count(x == max); a NaN is the
+    # max of its row, so the NaNs share it (as PyTorch's max() does)
     src = node.src[0]
-    is_max = src.eq(node.expand(src.shape)).cast(src.dtype)
+    result = node.expand(src.shape)
+    is_max = ir.alu(Op.OR, src.eq(result), ir.alu(Op.AND, src.ne(src), result.ne(result)))
+    is_max = is_max.cast(src.dtype)
     count = is_max.sum(node.axes).expand(src.shape)
     return (is_max * grad.expand(src.shape) / count,)
 
@@ -85,7 +88,7 @@ RULES = {
     Op.SQRT: lambda grad, node: (grad / (node * 2.0),),                       # d√x = dx / 2√x
     Op.EXP2: lambda grad, node: (grad * node * LN2,),                         # d2^x = 2^x ln2 dx
     Op.LOG2: lambda grad, node: (grad / (node.src[0] * LN2),),                # dlog2 x = dx / x ln2
-    Op.SIN: lambda grad, node: (grad * alu_sin(node.src[0] + math.pi / 2),),  # d sin = cos dx
+    Op.SIN: lambda grad, node: (grad * _cosine(node.src[0]),),                # d sin = cos dx
     Op.TRUNC: lambda grad, node: (grad.const_like(0),),                       # piecewise constant
     Op.CAST: _cast_grad,                                                      # back to the source type
     Op.ADD: lambda grad, node: (grad, grad),                                  # d(a+b) = da + db
@@ -134,6 +137,12 @@ def realized_from(buffer: Node, node: Node) -> None:
 
 def alu_sin(x: Node) -> Node:
     return ir.alu(Op.SIN, x)
+
+
+def _cosine(x: Node) -> Node:
+    """cos x = 1 - 2 sin²(x/2): x/2 is exact, where x + pi/2 rounds a large x's digits away."""
+    half_sine = alu_sin(x * 0.5)
+    return half_sine * half_sine * -2.0 + 1.0
 
 
 def _sources(node: Node) -> tuple[Node, ...]:

@@ -60,6 +60,16 @@ def threefry2x32(x0, x1, k0, k1):
     return x0, x1
 
 
+def _check_numbers(op: str, **values) -> None:
+    """Range ends and steps must be finite real numbers."""
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) and \
+                not hasattr(value, "__float__"):
+            raise TypeError(f"{op}: {name} must be a number, got {value!r}")
+        if not math.isfinite(float(value)):
+            raise ValueError(f"{op}: {name} must be finite, got {value}")
+
+
 class CreationMixin:
     __slots__ = ()
 
@@ -106,8 +116,11 @@ class CreationMixin:
     def arange(cls, start, stop=None, step=1, dtype=None, device=None, **kwargs):
         if stop is None:
             start, stop = 0, start
+        _check_numbers("arange", start=start, stop=stop, step=step)
         if step == 0:
             raise ValueError("arange: step must not be zero")
+        if (stop - start) * step < 0:
+            raise ValueError(f"arange: step {step} goes away from stop {stop} (start {start})")
         is_float = any(isinstance(v, float) for v in (start, stop, step))
         dtype = dtypes.from_any(dtype) if dtype is not None else (
             dtypes.default_float if is_float else dtypes.default_int)
@@ -142,18 +155,23 @@ class CreationMixin:
                                  f"{value.shape}")
             if not hasattr(value, "node") and not isinstance(value, numbers.Real):
                 raise TypeError(f"linspace: {name} must be a number, got {value!r}")
+        _check_numbers("linspace", **{name: value for name, value in (("start", start),
+                                      ("stop", stop)) if not hasattr(value, "node")})
         dtype = dtypes.from_any(dtype) if dtype is not None else dtypes.default_float
         if dtype.is_bool:
             raise TypeError("linspace: dtype bool is not supported")
         if steps == 1:
             return cls.full((1,), start, dtype, device, **kwargs)
-        index = cls._index_range(steps, device).cast(dtypes.float32)
+        index = cls._index_range(steps, device).cast(dtype if dtype.is_float else dtypes.float32)
         out = index * ((stop - start) / (steps - 1)) + start
         return cls(out.cast(dtype).node, **kwargs)
 
     @classmethod
     def eye(cls, n: int, m: int | None = None, dtype=None, device=None, **kwargs):
         m = n if m is None else m
+        for size in (n, m):
+            if isinstance(size, bool) or not isinstance(size, int):
+                raise TypeError(f"eye: sizes must be ints, got {size!r}")
         if n < 0 or m < 0:
             raise ShapeError(f"eye: sizes must be non-negative, got ({n}, {m})")
         dtype = dtypes.from_any(dtype) if dtype is not None else dtypes.default_float

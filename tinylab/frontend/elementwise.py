@@ -5,6 +5,7 @@ Mixed into Tensor (frontend/tensor.py).
 """
 from __future__ import annotations
 
+import functools
 import math
 
 from ..dtype import dtypes
@@ -25,6 +26,15 @@ def _horner(x, coefficients):
     return out
 
 
+def _half_in_float(method):
+    """float16 in, float16 out, computed in float32 and rounded once (as PyTorch's CPU kernels
+    do): a polynomial or a ratio rounded to float16 after every op drifts far from it."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        if self.dtype == dtypes.float16:
+            return method(self.float(), *args, **kwargs).half()
+        return method(self, *args, **kwargs)
+    return wrapper
 def _with_backward(out, sources: tuple, rule):
     """`out` with `rule(grad)` (Tensors in, one Tensor or None per source out) as its backward,
     in place of the rules of the chain that computed it (frontend/autograd.py `composite`)."""
@@ -86,18 +96,21 @@ class ElementwiseMixin:
         return self._binary(Op.ADD, other, "add", reverse)
 
     def sub(self, other, reverse: bool = False):
+        if self.dtype.is_bool or isinstance(other, bool) or getattr(other, "dtype", None) is \
+                dtypes.bool:
+            raise DTypeError("sub: subtraction with a bool tensor or a bool is not supported (as "
+                             "in PyTorch); use ^ or logical_xor")
         a, b = self._operands(other, "sub", reverse)
-        if a.dtype.is_bool:
-            raise DTypeError("sub: subtraction of bool tensors is not supported; use ^ or "
-                             "logical_xor")
         return a._wrap(ir.alu(Op.ADD, a.node, ir.alu(Op.NEG, b.node)))
 
     def mul(self, other, reverse: bool = False):
         return self._binary(Op.MUL, other, "mul", reverse)
 
     def div(self, other, reverse: bool = False, rounding_mode: str | None = None):
-        """self / other: true division (a float result) with rounding_mode=None, else rounded
-        toward zero ("trunc") or down ("floor") in the operands' dtype (torch.div)."""
+        """self / other: true division (a float result) with rounding_mode=None, as a * (1/b),
+        within an ulp of the correctly rounded quotient PyTorch gives; else rounded toward zero
+        ("trunc", of the correctly rounded quotient) or down ("floor" is floordiv) in the
+        operands' dtype (torch.div)."""
         if rounding_mode not in (None, "trunc", "floor"):
             raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got "
                              f"{rounding_mode!r}")
@@ -108,17 +121,22 @@ class ElementwiseMixin:
             return self.floordiv(other, reverse)
         if rounding_mode == "trunc":
             if a.dtype.is_float:
-                return (a / b).trunc()
+                return _rounded_quotient(a, b).trunc()
             return a._wrap(ir.alu(Op.IDIV, a.node, b.node))
         a, b = self._float_operands(other, "div", reverse)
         return a._wrap(ir.alu(Op.MUL, a.node, ir.alu(Op.RECIPROCAL, b.node)))
 
     def floordiv(self, other, reverse: bool = False):
-        """Floor division (Python / PyTorch semantics)."""
+        """Floor division (Python / PyTorch semantics): for floats, the truncated quotient less
+        one where the remainder and the divisor differ in sign; ±inf and NaN as PyTorch."""
         a, b = self._operands(other, "floordiv", reverse)
         _check_integer_division(a, other, reverse, "floordiv")
         if a.dtype.is_float:
-            return (a / b).floor()
+            quotient = _trunc_quotient(a, b)
+            remainder = _fmod(a, b, quotient)
+            floor = quotient - ((remainder != 0) & ((remainder < 0) != (b < 0))).cast(a.dtype)
+            floor = (remainder.isnan() & (b != 0)).where(math.nan, floor)
+            return (b == 0).where(a / b, floor)
         q = a._wrap(ir.alu(Op.IDIV, a.node, b.node))
         if a.dtype.is_unsigned or a.dtype.is_bool:
             return q
@@ -130,7 +148,8 @@ class ElementwiseMixin:
         """Remainder with the divisor's sign (Python % and torch.remainder)."""
         a, b = self._operands(other, "mod", reverse)
         if a.dtype.is_float:
-            return a - b * (a / b).floor()
+            r = _fmod(a, b, _trunc_quotient(a, b))
+            return ((r != 0) & ((r < 0) != (b < 0))).where(r + b, r)
         r = a._wrap(ir.alu(Op.MOD, a.node, b.node))
         if a.dtype.is_unsigned or a.dtype.is_bool:
             return r
@@ -140,7 +159,7 @@ class ElementwiseMixin:
     def fmod(self, other):
         a, b = self._operands(other, "fmod")
         if a.dtype.is_float:
-            return a - b * (a / b).trunc()
+            return _fmod(a, b, _trunc_quotient(a, b))
         return a._wrap(ir.alu(Op.MOD, a.node, b.node))
 
     def neg(self):
@@ -248,6 +267,7 @@ class ElementwiseMixin:
     def log10(self):
         return self.log2() * (LN_2 / math.log(10))
 
+    @_half_in_float
     def log1p(self):
         """log(1 + x); a Taylor series for |x| < 1/4, where 1 + x would round away x's digits."""
         x = self._as_float()
@@ -256,6 +276,7 @@ class ElementwiseMixin:
         series = s * _horner(-s, [1 / k for k in range(1, 11)])
         return small.where(series, small.where(1.0, x + 1).log())
 
+    @_half_in_float
     def expm1(self):
         """exp(x) - 1; a Taylor series for |x| < 1/2, where the subtraction would cancel."""
         x = self._as_float()
@@ -267,23 +288,42 @@ class ElementwiseMixin:
     def sin(self):
         return self._unary(Op.SIN)
 
+    @_half_in_float
     def cos(self):
-        x = self if self.dtype.is_float else self.cast(dtypes.default_float)
-        return (math.pi / 2 - x).sin()
+        """sin(pi/2 - |x|) for |x| <= pi (relative accuracy at the zero pi/2); beyond,
+        1 - 2 sin²(x/2), whose x/2 is exact where pi/2 - x would round x's digits away."""
+        x = self._as_float()
+        near = x.abs() <= math.pi
+        inside, outside = near.where(x, 0.0), near.where(0.0, x)
+        half_sine = (outside * 0.5).sin()
+        return near.where((math.pi / 2 - inside.abs()).sin(), 1 - 2 * half_sine * half_sine)
 
+    @_half_in_float
     def tan(self):
         return self.sin() / self.cos()
 
+    @_half_in_float
     def asin(self):
-        # asin x = atan(x / sqrt(1 - x²))
-        return (self / (1 - self * self).sqrt()).atan()
+        # asin x = 2 atan(x / (1 + sqrt((1 - x)(1 + x)))): no division by 0 at ±1, where the
+        # gradient is then inf as in PyTorch
+        x = self._as_float()
+        return 2 * (x / (1 + (1 - x).sqrt() * (1 + x).sqrt())).atan()
 
     def square(self):
-        return self * self
+        x = self.cast(dtypes.default_int) if self.dtype.is_bool else self  # bool² is int
+        return x * x
 
+    @_half_in_float
     def acos(self):
-        return math.pi / 2 - self.asin()
+        # pi/2 - asin x for x <= 0; 2 atan(sqrt((1 - x) / (1 + x))) for x > 0, which keeps its
+        # digits near 1 (each branch reads only its own range)
+        x = self._as_float()
+        positive = x > 0
+        left, right = positive.where(0.0, x), positive.where(x, 0.5)
+        return positive.where(2 * ((1 - right).sqrt() / (1 + right).sqrt()).atan(),
+                              math.pi / 2 - left.asin())
 
+    @_half_in_float
     def atan(self):
         """Cephes atanf: reduce |x| to [0, tan(pi/8)] with atan x = ±pi/4 + atan((x∓1)/(x±1)) or
         ±pi/2 - atan(1/x), then an odd degree-9 polynomial (float32-accurate; smooth at 0)."""
@@ -291,7 +331,8 @@ class ElementwiseMixin:
         a, negative = x.abs(), x < 0
         big, middle = a > 2.414213562373095, a > 0.4142135623730950
         # each branch reads only its own range, so unused branches give no inf * 0 gradients
-        low, high = (middle & negative).where(x, 0.0), (middle & ~negative).where(x, 0.0)
+        only_middle = middle & ~big
+        low, high = (only_middle & negative).where(x, 0.0), (only_middle & ~negative).where(x, 0.0)
         shifted = negative.where((low + 1) / (1 - low), (high - 1) / (high + 1))
         t = big.where(-big.where(x, 1.0).reciprocal(), middle.where(shifted, x))
         offset = big.where(math.pi / 2, middle.where(math.pi / 4, 0.0))
@@ -301,20 +342,29 @@ class ElementwiseMixin:
                 - 3.33329491539e-1) * z * t + t
         return offset + poly
 
+    @_half_in_float
     def sinh(self):
-        # (e + e/(e + 1)) / 2 with e = expm1(x) keeps the digits near 0
+        # (e + e/(e + 1)) / 2 with e = expm1(x) keeps the digits near 0; beyond, for t = |x|,
+        # b - 1/(4b) with b = e^(t - ln 2), which stays finite up to sinh's own overflow
+        x = self._as_float()
+        small, negative = x.abs() < 1, x < 0
+        e = small.where(x, 0.0).expm1()
+        t = small.where(1.0, negative.where(-x, x))
+        b = (t - LN_2).exp()
+        large = b - 0.25 / b
+        return small.where((e + e / (e + 1)) / 2, negative.where(-large, large))
+
+    @_half_in_float
+    def cosh(self):
+        # 1 + 2 sinh²(x/2) near 0 (its gradient sinh(x) then keeps its digits there too);
+        # beyond, b + 1/(4b) with b = e^(|x| - ln 2), finite up to cosh's own overflow
         x = self._as_float()
         small = x.abs() < 1
-        e = small.where(x, 0.0).expm1()
-        out = small.where((e + e / (e + 1)) / 2, (x.exp() - (-x).exp()) / 2)
-        return _with_backward(out, (x,), lambda grad: (grad * x.cosh(),))  # (no 0 * inf)
+        half_sinh = (small.where(x, 0.0) / 2).sinh()
+        b = (small.where(1.0, x).abs() - LN_2).exp()
+        return small.where(1 + 2 * half_sinh * half_sinh, b + 0.25 / b)
 
-    def cosh(self):
-        # 1 + 2 sinh²(x/2): keeps its digits near 0; its gradient is sinh(x) (as PyTorch)
-        x = self._as_float()
-        out = 1 + 2 * (x / 2).sinh().square()
-        return _with_backward(out, (x,), lambda grad: (grad * x.sinh(),))
-
+    @_half_in_float
     def tanh(self):
         # e / (e + 2) with e = expm1(2x): no cancellation near 0; |x| > 9 is ±1 in float32
         x = self._as_float()
@@ -322,6 +372,7 @@ class ElementwiseMixin:
         e = (2 * saturated.where(0.0, x)).expm1()
         return saturated.where(x.sign(), e / (e + 2))
 
+    @_half_in_float
     def asinh(self):
         # odd: for t = |x|, log1p(t + t²/(1 + sqrt(1 + t²))), or log(2t) once t² would overflow
         x = self._as_float()
@@ -333,23 +384,31 @@ class ElementwiseMixin:
         out = huge.where(huge.where(t, 1.0).log() + LN_2, near)
         return negative.where(-out, out)
 
+    @_half_in_float
     def acosh(self):
-        # log1p((x - 1) + sqrt((x - 1)(x + 1))) keeps the digits near 1; log(2x) for huge x
+        # log1p((x - 1) + sqrt((x - 1)(x + 1))) keeps the digits near 1; log(2x) for huge x;
+        # NaN below 1
         x = self._as_float()
         huge = x > 1e4
         u = huge.where(1.0, x)
-        near = ((u - 1) + ((u - 1) * (u + 1)).sqrt()).log1p()
-        return huge.where(huge.where(x, 1.0).log() + LN_2, near)
+        near = ((u - 1) + (u - 1).sqrt() * (u + 1).sqrt()).log1p()
+        return (x < 1).where(math.nan, huge.where(huge.where(x, 1.0).log() + LN_2, near))
 
+    @_half_in_float
     def atanh(self):
-        return (2 * self / (1 - self)).log1p() / 2
+        # (log1p(x) - log1p(-x)) / 2: no cancellation near 0, ±inf with an infinite gradient at
+        # ±1 as in PyTorch
+        x = self._as_float()
+        return (x.log1p() - (-x).log1p()) * 0.5
 
+    @_half_in_float
     def erf(self):
         """Its Maclaurin series for |x| < 1/2 (relative accuracy near 0); beyond, Abramowitz-
         Stegun 7.1.26 (|error| < 1.5e-7)."""
         x = self._as_float()
         negative = x < 0
         a = negative.where(-x, x)
+        a = (a > 9).where(9.0, a)  # erf is ±1 in float32 there; exp(-a²) keeps a finite gradient
         small = a < 0.5
         s = small.where(x, 0.0)
         series = s * _horner(-s * s, [1 / (math.factorial(k) * (2 * k + 1)) for k in range(7)])
@@ -360,7 +419,7 @@ class ElementwiseMixin:
 
     def abs(self):
         if self.dtype.is_bool:
-            return self
+            raise DTypeError("abs: not supported for bool tensors (as in PyTorch)")
         if self.dtype.is_float:
             return self.relu() + (-self).relu()
         if self.dtype.is_unsigned:
@@ -370,10 +429,10 @@ class ElementwiseMixin:
     def sign(self):
         if self.dtype.is_bool:
             return self
+        # sign(NaN) is 0 as in PyTorch (tinygrad and numpy give NaN)
         positive = (self > 0).cast(self.dtype)
         negative = (self < 0).cast(self.dtype)
-        out = positive - negative
-        return (self != self).where(self, out) if self.dtype.is_float else out
+        return positive - negative
 
     def trunc(self):
         return self._unary(Op.TRUNC) if self.dtype.is_float else self
@@ -440,7 +499,14 @@ class ElementwiseMixin:
         return (a < b).where(a, b)
 
     def lerp(self, end, weight):
-        return self + (end - self) * weight
+        from .tensor import broadcast_shape
+        broadcast_shape(self.shape, *(t.shape for t in (end, weight) if hasattr(t, "shape")),
+                        op="lerp")
+        # from the nearer end, as PyTorch: lerp(a, b, 1) is exactly b
+        if not hasattr(weight, "shape"):
+            return self + (end - self) * weight if weight < 0.5 else \
+                end - (end - self) * (1 - weight)
+        return (weight < 0.5).where(self + (end - self) * weight, end - (end - self) * (1 - weight))
 
     def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
         """|self - other| <= atol + |rtol * other|, elementwise (torch.isclose): equal values
@@ -468,6 +534,8 @@ class ElementwiseMixin:
             negative = a._const(math.copysign(1.0, other) < 0, dtypes.bool, ())
         else:
             a, b = self._float_operands(other, "copysign")
+            if b.dtype == dtypes.float16:  # the GPU renderers cannot bitcast halves; a cast to
+                b = b.cast(dtypes.float32)  # float32 keeps the sign bit (of -0.0 and NaN too)
             negative = b.bitcast(_SIGNED[b.dtype.itemsize]) < 0
         magnitude = a.abs()
         return negative.where(-magnitude, magnitude)
@@ -568,6 +636,8 @@ class ElementwiseMixin:
         if not hasattr(mask, "node") or not mask.dtype.is_bool:
             raise TypeError(f"masked_fill: mask must be a bool tensor, got "
                             f"{getattr(mask, 'dtype', type(mask).__name__)}")
+        if isinstance(value, (bool, int, float)) and not self.dtype.is_float:
+            value = bool(value) if self.dtype.is_bool else int(value)  # the tensor's dtype wins
         return mask.where(value, self)
 
     # ---- casts ----
@@ -598,6 +668,31 @@ class ElementwiseMixin:
 
     def bool(self):
         return self.cast(dtypes.bool)
+
+
+def _trunc_quotient(a, b):
+    """trunc(a / b) exactly while |a / b| < 2**24, for floats. a * (1/b) can round across an
+    integer (41 * (1/41) is 0.99999994), so the remainder |a| - q|b| moves q by one where it
+    leaves [0, |b|). Piecewise constant: no gradient flows through it."""
+    dividend, divisor = a.abs(), b.abs()
+    q = (dividend / divisor).floor()
+    r = dividend - q * divisor
+    q = q + (r >= divisor).cast(q.dtype) - (r < 0).cast(q.dtype)
+    return ((a < 0) != (b < 0)).where(-q, q)
+
+
+def _fmod(a, b, quotient):
+    """a - trunc(a / b) * b (C's fmod): a itself for a finite a over an infinite b."""
+    return (b.isinf() & a.isfinite()).where(a, a - quotient * b)
+
+
+def _rounded_quotient(a, b):
+    """a / b correctly rounded in nearly every case: one Newton step on a * (1/b), whose
+    residual a - q*b is exact where the compiler contracts it to a fused multiply-add."""
+    reciprocal = b.reciprocal()
+    q = a * reciprocal
+    correction = (a - q * b) * reciprocal
+    return (q.isfinite() & correction.isfinite()).where(q + correction, q)
 
 
 def _check_integer_division(a, other, reverse: bool, op: str) -> None:

@@ -83,6 +83,8 @@ class MovementMixin:
         x = self.shrink(crop) if any(b < 0 or a < 0 for b, a in pairs) else self
         grow = tuple((max(b, 0), max(a, 0)) for b, a in pairs)
         out = x._wrap(x.node.pad(grow))
+        if not self.dtype.is_float:  # the value takes the tensor's dtype, as in PyTorch
+            value = bool(value) if self.dtype.is_bool else int(value)
         if value != 0 and any(b or a for b, a in grow):
             inside = type(self).ones(*x.shape, dtype="bool", device=self.device).pad(grow)
             out = inside.where(out, value)
@@ -148,13 +150,14 @@ class MovementMixin:
         axes = tuple(self._axis(a, "flip") for a in axes)
         if len(set(axes)) != len(axes):
             raise ShapeError(f"flip: repeated axis in {axes}")
-        return self._wrap(self.node.flip(axes))
+        return self._wrap(self.node.flip(axes if self.ndim else ()))  # a 0-d tensor takes dim 0
 
     # ---- derived ----
     def transpose(self, dim0: int = 1, dim1: int = 0):
         order = list(range(self.ndim))
         a, b = self._axis(dim0, "transpose"), self._axis(dim1, "transpose")
-        order[a], order[b] = order[b], order[a]
+        if self.ndim:  # a 0-d tensor takes dims 0 and -1 and stays as it is
+            order[a], order[b] = order[b], order[a]
         return self.permute(order)
 
     @property
@@ -174,7 +177,10 @@ class MovementMixin:
     def unflatten(self, dim: int, sizes: Sequence[int]):
         axis = self._axis(dim, "unflatten")
         sizes = _ints(tuple(sizes), "unflatten")
-        if -1 not in sizes and math.prod(sizes) != self.shape[axis]:
+        known = math.prod(s for s in sizes if s != -1)
+        if sizes.count(-1) == 1 and known and self.shape[axis] % known == 0:
+            sizes = tuple(self.shape[axis] // known if s == -1 else s for s in sizes)
+        if math.prod(sizes) != self.shape[axis] or any(s < 0 for s in sizes):
             raise ShapeError(f"unflatten: sizes {sizes} do not multiply to dim {dim}'s size "
                              f"{self.shape[axis]} (shape {self.shape})")
         return self.reshape(self.shape[:axis] + sizes + self.shape[axis + 1:])
@@ -291,7 +297,9 @@ class MovementMixin:
         if chunks <= 0:
             raise ValueError(f"chunk: chunks must be positive, got {chunks}")
         size = self.shape[self._axis(dim, "chunk")]
-        return self.split(max(1, math.ceil(size / chunks)), dim)
+        if size == 0:  # PyTorch: `chunks` empty pieces
+            return self.split([0] * chunks, dim)
+        return self.split(math.ceil(size / chunks), dim)
 
     def roll(self, shifts, dims=None):
         if dims is None:
@@ -302,6 +310,8 @@ class MovementMixin:
             raise ValueError(f"roll: shifts {shifts} and dims {dims} must have the same length")
         x = self
         for shift, dim in zip(shifts, dims):
+            if x.ndim == 0:  # PyTorch too: a 0-d tensor has no dim to roll along
+                raise IndexError(f"roll: dim {dim} of a 0-d tensor (roll it with dims=None)")
             axis = self._axis(dim, "roll")
             size = x.shape[axis]
             if size == 0:

@@ -311,15 +311,22 @@ class NNMixin:
         return x.conv2d(w, bias, groups, 1, dilation, flat)
 
     # ---- pooling ----
-    def _pool_args(self, kernel_size, stride, dilation, padding, spatial: int):
+    def _pool_args(self, kernel_size, stride, dilation, padding, spatial: int, op: str):
+        """(kernel, stride, dilation, pads) per spatial dim, checked as PyTorch does: padding at
+        most half the kernel, and each (dilated) window fits the padded input."""
         kernel = _pair(kernel_size, spatial, "kernel_size", minimum=1)
         stride = kernel if stride is None else _pair(stride, spatial, "stride", minimum=1)
         dilation = _pair(dilation, spatial, "dilation", minimum=1)
         pads = self._conv_padding(padding, kernel, dilation)
         for (b, _), k in zip(pads, kernel):
             if b > k // 2:
-                raise ShapeError(f"pool: padding {padding} must be at most half the kernel "
+                raise ShapeError(f"{op}: padding {padding} must be at most half the kernel "
                                  f"{kernel}")
+        sizes = self.shape[-spatial:] if spatial else ()
+        for size, (b, a), k, d in zip(sizes, pads, kernel, dilation):
+            if d * (k - 1) + 1 > size + b + a:
+                raise ShapeError(f"{op}: window {kernel} (dilation {dilation}) does not fit "
+                                 f"input {tuple(sizes)} padded by {padding}")
         return kernel, stride, dilation, pads
 
     def _ceil_pads(self, pads, kernel, stride, dilation):
@@ -346,7 +353,7 @@ class NNMixin:
                   return_indices: bool = False):
         spatial = dims if self.ndim > dims else self.ndim
         kernel, stride, dilation, pads = self._pool_args(kernel_size, stride, dilation, padding,
-                                                         spatial)
+                                                         spatial, "max_pool")
         if ceil_mode:
             pads = self._ceil_pads(pads, kernel, stride, dilation)
         if return_indices:
@@ -364,7 +371,7 @@ class NNMixin:
                   count_include_pad: bool):
         spatial = dims if self.ndim > dims else self.ndim
         kernel, stride, dilation, pads = self._pool_args(kernel_size, stride, dilation, padding,
-                                                         spatial)
+                                                         spatial, "avg_pool")
         full = self._ceil_pads(pads, kernel, stride, dilation) if ceil_mode else pads
         lead = ((0, 0),) * (self.ndim - spatial)
         axes = tuple(range(-spatial, 0))
@@ -375,7 +382,7 @@ class NNMixin:
         extra = tuple((0, a2 - a1) for (_, a1), (_, a2) in zip(pads, full))
         counts = ones.pad(pads, value=1.0 if count_include_pad else 0.0).pad(extra)
         counts = counts._pool(kernel, stride, dilation).sum(axes)
-        return total / counts
+        return total / (counts.cast(total.dtype) if total.dtype.is_float else counts)
 
     def max_pool1d(self, kernel_size=2, stride=None, dilation=1, padding=0, ceil_mode=False,
                    return_indices: bool = False):
@@ -471,9 +478,10 @@ class NNMixin:
         keep = Y != ignore_index
         target = (Y.unsqueeze(-1) == type(self).arange(classes, device=self.device)) \
             & keep.unsqueeze(-1)
-        picked = target.where(log_probs, 0.0).sum(-1)
-        smooth = keep.where(log_probs.mean(-1), 0.0)
-        per_item = -((1 - label_smoothing) * picked + label_smoothing * smooth)
+        per_item = -target.where(log_probs, 0.0).sum(-1)
+        if label_smoothing:  # (a -inf logit makes the mean -inf: only read it when used)
+            smooth = keep.where(log_probs.mean(-1), 0.0)
+            per_item = (1 - label_smoothing) * per_item - label_smoothing * smooth
         if reduction == "mean":
             return per_item.sum() / keep.sum().maximum(1)
         return _reduce_loss(per_item, reduction, op)
@@ -507,16 +515,20 @@ class NNMixin:
                              f"the input's shape {self.shape}")
 
     def binary_crossentropy(self, Y, reduction: str = "mean"):  # noqa: N803
+        """Each log is at least -100 as in PyTorch: a probability of exactly 0 or 1 costs 100,
+        not inf. (There the gradient is 0; PyTorch's is (p - y) / 1e-12.)"""
         self._same_shape(Y, "binary_crossentropy")
-        per_item = -(Y * self.log() + (1 - Y) * (1 - self).log())
+        per_item = -(Y * self.log().maximum(-100) + (1 - Y) * (1 - self).log().maximum(-100))
         return _reduce_loss(per_item, reduction, "binary_crossentropy")
 
     def binary_crossentropy_logits(self, Y, reduction: str = "mean", pos_weight=None):  # noqa
         """Binary cross entropy of logits (F.binary_cross_entropy_with_logits); pos_weight
-        (broadcast against the target, e.g. one per class) weighs the positive term."""
+        (broadcast against the target, e.g. one per class) weighs the positive term.
+        (1 - y) x + w softplus(-x), w = 1 + (pos_weight - 1) y: its gradient holds at x = 0 too
+        (the form relu(x) - xy + log(1 + e^-|x|) has no gradient from relu and |x| there)."""
         self._same_shape(Y, "binary_crossentropy_logits")
-        if pos_weight is None:  # log(1 + e^x) - xy: gradient sigmoid(x) - y everywhere
-            per_item = self.softplus() - self * Y  # (relu(x) + log(1 + e^-|x|) has kinks at 0)
+        if pos_weight is None:
+            per_item = (1 - Y) * self + (-self).softplus()
         else:
             if not hasattr(pos_weight, "node"):
                 raise TypeError(f"binary_crossentropy_logits: pos_weight must be a tensor, got "
@@ -524,7 +536,7 @@ class NNMixin:
             from .tensor import broadcast_shape
             broadcast_shape(pos_weight.shape, Y.shape, op="binary_crossentropy_logits pos_weight")
             log_weight = (pos_weight - 1) * Y + 1  # -log(1 - p) costs 1, -log(p) costs pos_weight
-            per_item = (1 - Y) * self + log_weight * (-self).softplus()  # -log sigmoid(x)
+            per_item = (1 - Y) * self + log_weight * (-self).softplus()  # softplus(-x) = -log p
         return _reduce_loss(per_item, reduction, "binary_crossentropy_logits")
 
     def nll_loss(self, Y, weight=None, ignore_index: int = -100, reduction: str = "mean"):  # noqa

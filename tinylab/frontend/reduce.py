@@ -43,12 +43,14 @@ class ReduceMixin:
         return x._reduce(Op.REDUCE_SUM, axis, keepdim, "sum")
 
     def max(self, axis=None, keepdim: bool = False, dim=None):
-        axis = dim if dim is not None else axis
-        empty = [a for a in self._reduce_axes(axis, "max") if self.shape[a] == 0]
+        return self._checked_max(dim if dim is not None else axis, keepdim, "max")
+
+    def _checked_max(self, axis, keepdim: bool, op: str):
+        empty = [a for a in self._reduce_axes(axis, op) if self.shape[a] == 0]
         if empty:
-            raise ShapeError(f"max: cannot reduce over axis {empty[0]} of size 0 (shape "
-                             f"{self.shape}): the maximum of nothing is undefined")
-        return self._reduce(Op.REDUCE_MAX, axis, keepdim, "max")
+            raise ShapeError(f"{op}: cannot reduce over axis {empty[0]} of size 0 (shape "
+                             f"{self.shape}): there is no value to take")
+        return self._reduce(Op.REDUCE_MAX, axis, keepdim, op)
 
     def _max_or_lowest(self, axis=None, keepdim: bool = False):
         """max, giving the dtype's lowest value over empty axes (for any/logsumexp/softmax)."""
@@ -63,13 +65,15 @@ class ReduceMixin:
         return self.bitwise_not()
 
     def min(self, axis=None, keepdim: bool = False, dim=None):
-        return self._inverse().max(axis, keepdim, dim)._inverse()
+        axis = dim if dim is not None else axis
+        return self._inverse()._checked_max(axis, keepdim, "min")._inverse()
 
     def amax(self, axis=None, keepdim: bool = False, dim=None):
-        return self.max(axis, keepdim, dim)
+        return self._checked_max(dim if dim is not None else axis, keepdim, "amax")
 
     def amin(self, axis=None, keepdim: bool = False, dim=None):
-        return self.min(axis, keepdim, dim)
+        axis = dim if dim is not None else axis
+        return self._inverse()._checked_max(axis, keepdim, "amin")._inverse()
 
     def mean(self, axis=None, keepdim: bool = False, dim=None):
         axis = dim if dim is not None else axis
@@ -89,6 +93,7 @@ class ReduceMixin:
     def std(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None):
         """sqrt(var), with PyTorch's gradient 0 where std is 0 (sqrt's rule gives inf * 0 = NaN
         for a constant input)."""
+        self._reduce_axes(dim if dim is not None else axis, "std")
         variance = self.var(axis, keepdim, correction, dim)
         out = variance.sqrt()
         return _with_backward(out, (variance,), lambda grad: (
@@ -148,20 +153,28 @@ class ReduceMixin:
         return x
 
     def any(self, axis=None, keepdim: bool = False, dim=None):
+        self._reduce_axes(dim if dim is not None else axis, "any")
         return self.bool()._max_or_lowest(dim if dim is not None else axis, keepdim)
 
     def all(self, axis=None, keepdim: bool = False, dim=None):
+        self._reduce_axes(dim if dim is not None else axis, "all")
         return self.bool().logical_not().any(axis, keepdim, dim).logical_not()
 
     def argmax(self, axis=None, keepdim: bool = False, dim=None):
         """Index of the first maximum (int32); a NaN counts as the maximum, as in PyTorch."""
-        axis = dim if dim is not None else axis
+        return self._argmax(dim if dim is not None else axis, keepdim, "argmax")
+
+    def _argmax(self, axis, keepdim: bool, op: str):
+        if self.dtype.is_bool:
+            raise TypeError(f"{op}: bool tensors are not supported (as in PyTorch); cast first")
         if axis is None:
-            return self.flatten().argmax(0)
-        a = self._axis(axis, "argmax")
+            return self.flatten()._argmax(0, False, op)
+        a = self._axis(axis, op)
+        if self.ndim == 0:  # the one element is at index 0
+            return self._const(0, dtypes.int32, ())
         n = self.shape[a]
         if n == 0:
-            raise ShapeError(f"argmax: cannot reduce over axis {a} of size 0 (shape {self.shape})")
+            raise ShapeError(f"{op}: cannot reduce over axis {a} of size 0 (shape {self.shape})")
         is_max = self == self.max(a, keepdim=True)
         if self.dtype.is_float:  # the max of a row with a NaN is NaN, equal to nothing
             is_max = is_max | (self != self)
@@ -171,10 +184,11 @@ class ReduceMixin:
         return n - found
 
     def argmin(self, axis=None, keepdim: bool = False, dim=None):
-        return self._inverse().argmax(axis, keepdim, dim)
+        return self._inverse()._argmax(dim if dim is not None else axis, keepdim, "argmin")
 
     def logsumexp(self, axis=None, keepdim: bool = False, dim=None):
         axis = dim if dim is not None else axis
+        self._reduce_axes(axis, "logsumexp")
         m = self._max_or_lowest(axis, keepdim=True)
         m = (m.isinf()).where(0, m) if m.dtype.is_float else m
         out = (self - m).exp().sum(axis, keepdim=True).log() + m
@@ -250,7 +264,11 @@ class ReduceMixin:
 
     def cumsum(self, axis: int = 0, dim=None):
         axis = dim if dim is not None else axis
-        return self._accumulate_dtype()._cumulative(axis, "sum")
+        x = self._accumulate_dtype()
+        if self.ndim == 0:  # a 0-d tensor takes dim 0 and -1
+            self._axis(axis, "cumsum")
+            return x.reshape(1)._cumulative(0, "sum").reshape(())
+        return x._cumulative(axis, "sum")
 
     def cumprod(self, axis: int = 0, dtype=None, dim=None):
         """Running product (Hillis-Steele scan: multiply by the value 2**k places back, k = 0,
@@ -278,6 +296,7 @@ class ReduceMixin:
 
     def cummin(self, axis: int = 0, dim=None):
         axis = dim if dim is not None else axis
+        self._axis(axis, "cummin")
         return self._inverse()._cumulative(axis, "max")._inverse()
 
     def logcumsumexp(self, axis: int = 0, dim=None):

@@ -232,7 +232,8 @@ class GroupNorm:
 
     def __call__(self, x: Tensor) -> Tensor:
         _check_channels(x, self.num_channels, "GroupNorm")
-        grouped = x.reshape(x.shape[0], self.num_groups, -1).layernorm(eps=self.eps)
+        per_group = math.prod(x.shape[1:]) // self.num_groups  # (not -1: the batch may be empty)
+        grouped = x.reshape(x.shape[0], self.num_groups, per_group).layernorm(eps=self.eps)
         x = grouped.reshape(x.shape)
         if self.weight is None:
             return x
@@ -250,7 +251,8 @@ class InstanceNorm:
 
     def __call__(self, x: Tensor) -> Tensor:
         _check_channels(x, self.num_features, "InstanceNorm", 3)
-        flat = x.reshape(x.shape[0], self.num_features, -1).layernorm(eps=self.eps)
+        flat = x.reshape(x.shape[0], self.num_features, math.prod(x.shape[2:])).layernorm(
+            eps=self.eps)
         x = flat.reshape(x.shape)
         if self.weight is None:
             return x

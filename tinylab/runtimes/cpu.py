@@ -25,6 +25,10 @@ OPENMP_FLAGS = ("-fopenmp",)
 # float16 arithmetic rounds after every op (as in PyTorch): a fused a*b+c rounds once, which in
 # half precision moves results by up to a unit in the last place (far more after cancellation)
 FLOAT16_FLAGS = ("-ffp-contract=off",)
+# gcc 12 (-march=native on an AVX512-FP16 CPU) if-converts float16 selects into zero-masked
+# vmovsh stores, which do not exist; the assembler rejects them. Such a build is retried once
+# with float16 computed through float32 conversions (same rounding after every op).
+FLOAT16_FALLBACK_FLAGS = ("-mno-avx512fp16",)
 
 INSTALL_HINT = ("install one: `apt-get install gcc` (Debian/Ubuntu), `dnf install gcc` (Fedora), "
                 "`xcode-select --install` (macOS), or point CC at a compiler")
@@ -86,28 +90,37 @@ class CPURuntime:
         key = key_of(source, self.compiler, self.version(), " ".join(flags), self.target.key)
 
         def build(out: Path) -> None:
-            cmd = [self.compiler, *flags, "-x", "c", "-", "-o", str(out), "-lm"]
             try:
-                result = subprocess.run(cmd, input=source, capture_output=True, text=True,
-                                        timeout=300)
-            except FileNotFoundError as exc:
-                raise CompilerNotFoundError(f"C compiler {self.compiler} vanished: {exc}; "
-                                            f"{INSTALL_HINT}") from exc
-            except OSError as exc:  # not executable, not a program...
-                raise CompileError(f"cannot run the C compiler {self.compiler}: {exc}",
-                                   source) from exc
-            except subprocess.TimeoutExpired as exc:
-                raise CompileError("the C compiler timed out", source, str(exc)) from exc
-            if result.returncode != 0:
-                why = (f"signal {-result.returncode}" if result.returncode < 0
-                       else f"exit status {result.returncode}")
-                raise CompileError(f"C compile failed ({' '.join(cmd[:1])}, {why})", source,
-                                   result.stderr or result.stdout)
-            if not out.exists() or out.stat().st_size == 0:
-                raise CompileError(f"the C compiler {self.compiler} succeeded but wrote no "
-                                   f"shared object", source, result.stderr or result.stdout)
+                self._build(source, flags, out)
+            except CompileError as error:
+                if "_Float16" not in source or "vmovsh" not in error.log:
+                    raise
+                self._build(source, flags + FLOAT16_FALLBACK_FLAGS, out)
 
         return cached_build(self.cache_dir, key, build, ".so", self.use_cache)
+
+    def _build(self, source: str, flags: tuple[str, ...], out: Path) -> None:
+        """Compile `source` with `flags` into the shared object `out`."""
+        cmd = [self.compiler, *flags, "-x", "c", "-", "-o", str(out), "-lm"]
+        try:
+            result = subprocess.run(cmd, input=source, capture_output=True, text=True,
+                                    timeout=300)
+        except FileNotFoundError as exc:
+            raise CompilerNotFoundError(f"C compiler {self.compiler} vanished: {exc}; "
+                                        f"{INSTALL_HINT}") from exc
+        except OSError as exc:  # not executable, not a program...
+            raise CompileError(f"cannot run the C compiler {self.compiler}: {exc}",
+                               source) from exc
+        except subprocess.TimeoutExpired as exc:
+            raise CompileError("the C compiler timed out", source, str(exc)) from exc
+        if result.returncode != 0:
+            why = (f"signal {-result.returncode}" if result.returncode < 0
+                   else f"exit status {result.returncode}")
+            raise CompileError(f"C compile failed ({' '.join(cmd[:1])}, {why})", source,
+                               result.stderr or result.stdout)
+        if not out.exists() or out.stat().st_size == 0:
+            raise CompileError(f"the C compiler {self.compiler} succeeded but wrote no "
+                               f"shared object", source, result.stderr or result.stdout)
 
     def load(self, library: Path, name: str):
         try:
