@@ -113,6 +113,18 @@ def test_int64_casts_match_numpy():
             np.testing.assert_array_equal(Tensor(node).numpy(), evaluate(node))
 
 
+@needs_webgpu
+@pytest.mark.parametrize("source,target", [(np.int16, np.uint16), (np.uint16, np.int16),
+                                           (np.int8, np.uint8), (np.uint8, np.int8)])
+def test_small_integer_bitcasts_keep_the_bits(source, target):
+    """int16 <-> uint16 (cummax's tie order builds one) had no WGSL form: a NotImplementedError
+    at render time. Computed first, so the bitcast runs in a kernel, against numpy's view."""
+    values = np.array([-128, -3, 0, 5, 100, 127], np.int64).astype(source)
+    with Context(DEV="WEBGPU"):
+        got = (Tensor(values) + 1).bitcast(dtypes.from_numpy(np.dtype(target))).numpy()
+    np.testing.assert_array_equal(got, (values + source(1)).view(target))
+
+
 def test_every_kernel_of_the_cnn_step_renders_as_wgsl_and_metal():
     """One Adam step of the CNN on the render-only NULL:WGSL device (nothing compiles or runs):
     every kernel has WGSL, and Metal from the same walk; naga validates the WGSL."""

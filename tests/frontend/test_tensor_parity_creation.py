@@ -72,15 +72,15 @@ RANGES = [
 
 CASES = CONSTANTS + RANGES
 
-# Rows that give wrong numbers in view merging, which the wrong-numbers branch fixes (issue 15).
-# Not run here; the lead appends them to CASES after merging that branch.
-BLOCKED_ON_WRONG_NUMBERS = [
-    # Tensor.eye(4, 1).numpy() has a 1 at [2, 0]; Tensor.eye(5, 3) one at [4, 0] (more rows
-    # than columns: the merged pad/flatten/shrink view loses the pad's mask)
+# Wrong numbers the wrong-numbers branch fixed (issue 15), kept as rows.
+EYE_TALL = [
+    # Tensor.eye(4, 1).numpy() had a 1 at [2, 0], Tensor.eye(5, 3) one at [4, 0] (more rows
+    # than columns: the merged pad/flatten/shrink view lost the pad's mask)
     make("eye_tall", lambda: (Tensor.eye(4, 1), Tensor.eye(5, 3), Tensor.eye(3, 2, dtype="int32")),
          lambda: (torch.eye(4, 1), torch.eye(5, 3), torch.eye(3, 2, dtype=torch.int32)),
          covers=("eye",)),
 ]
+CASES += EYE_TALL
 
 
 @pytest.mark.parametrize("case,shapes,strided", variants(CASES))

@@ -120,28 +120,33 @@ MOVEMENT = [
 
 CASES = REDUCTIONS + MOVEMENT
 
-# Rows that give wrong numbers in code the wrong-numbers branch is fixing (issue 15). Not run
-# here; the lead appends them to CASES after merging that branch.
-BLOCKED_ON_WRONG_NUMBERS = [
-    # Tensor([0., 2, 3]).prod() has gradient [0, 0, 0], PyTorch [6, 0, 0] (the issue's example;
-    # prod is sign * exp(sum(log|x|)) with zeros masked out); cumprod the same: [0, 0, 0] for
-    # PyTorch's [9, 0, 0]
+# Wrong numbers the wrong-numbers branch fixed (issue 15), kept as rows.
+PRODUCTS_AND_SCANS = [
+    # Tensor([0., 2, 3]).prod() had gradient [0, 0, 0], PyTorch [6, 0, 0] (the issue's example;
+    # prod was sign * exp(sum(log|x|)) with zeros masked out); cumprod the same: [0, 0, 0] for
+    # PyTorch's [9, 0, 0]. cumprod's gradients at ±inf / NaN are compared on values only: a
+    # product through inf * 0 has no gradient, and the two frameworks leave different NaNs and
+    # numbers there (PyTorch's for [inf, 0, 2] weighted [1, 2, 3]: [nan, inf, 0]; ours [1, inf,
+    # nan])
     reduce("prod_zero", lambda x, dim: x.prod(dim), shapes=NONEMPTY, kinds=("special",),
            also=(("ties",),), covers=("prod",)),
-    reduce("cumprod_zero", lambda x, dim: x.cumprod(dim), kinds=("special",),
-           also=(("ties",),), covers=("cumprod",)),
-    # Tensor(1.0).cummax(0) raises IndexError (list index out of range); PyTorch gives 1.0
+    reduce("cumprod_zero", lambda x, dim: x.cumprod(dim), kinds=("ties",), also=(),
+           covers=("cumprod",)),
+    reduce("cumprod_special", lambda x, dim: x.cumprod(dim), kinds=("special",), also=(),
+           grad=False, covers=("cumprod",)),
+    # Tensor(1.0).cummax(0) raised IndexError (list index out of range); PyTorch gives 1.0
     reduce("cummax_scalar", lambda x, dim: x.cummax(dim), lambda x, dim: x.cummax(dim).values,
            shapes=[((),)], also=(), covers=("cummax",)),
     reduce("cummin_scalar", lambda x, dim: x.cummin(dim), lambda x, dim: x.cummin(dim).values,
            shapes=[((),)], also=(), covers=("cummin",)),
-    # Tensor([3., 3.]).cummax(0) has gradient [1.5, 0.5]; PyTorch gives each running max's
+    # Tensor([3., 3.]).cummax(0) had gradient [1.5, 0.5]; PyTorch gives each running max's
     # gradient to the latest tied element: [1, 1]
     reduce("cummax_ties", lambda x, dim: x.cummax(dim), lambda x, dim: x.cummax(dim).values,
            kinds=("ties",), shapes=[((3, 4, 5),)], also=(), covers=("cummax",)),
     reduce("cummin_ties", lambda x, dim: x.cummin(dim), lambda x, dim: x.cummin(dim).values,
            kinds=("ties",), shapes=[((3, 4, 5),)], also=(), covers=("cummin",)),
 ]
+CASES += PRODUCTS_AND_SCANS
 
 
 @pytest.mark.parametrize("case,shapes,strided", variants(CASES))

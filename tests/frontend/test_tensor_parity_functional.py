@@ -51,10 +51,13 @@ LOSSES = [
                        F.cross_entropy(x, y.long(), reduction="sum")),
          [((4, 3), (4,)), ((1, 3), (1,))], ("real", "labels3"),
          also=(("logits", "labels3"), ("f64", "labels3"))),
-    # classes are the last dim in tinylab (tinygrad's convention), dim 1 in PyTorch
-    case("cross_entropy_classes_last", lambda x, y: x.cross_entropy(y, reduction="none"),
-         lambda x, y: F.cross_entropy(x.permute(0, 2, 1), y.long(), reduction="none"),
-         [((2, 5, 3), (2, 5))], ("real", "labels3"), covers=("cross_entropy",)),
+    # classes are dim 1 of (N, C, d1, ...) logits, as in PyTorch (since wrong-numbers)
+    case("cross_entropy_spatial", lambda x, y: (x.cross_entropy(y, reduction="none"),
+                                                x.cross_entropy(y, label_smoothing=0.2)),
+         lambda x, y: (F.cross_entropy(x, y.long(), reduction="none"),
+                       F.cross_entropy(x, y.long(), label_smoothing=0.2)),
+         [((2, 3, 5), (2, 5)), ((1, 3, 1, 2), (1, 1, 2)), ((0, 3, 2), (0, 2))],
+         ("real", "labels3"), covers=("cross_entropy",)),
     case("cross_entropy_smoothing", lambda x, y: x.cross_entropy(y, label_smoothing=0.3),
          lambda x, y: F.cross_entropy(x, y.long(), label_smoothing=0.3),
          [((4, 3), (4,))], ("real", "labels3"), covers=("cross_entropy",)),
@@ -174,14 +177,14 @@ def _training(build):
 
 CASES = LOSSES + POOLING + CONVOLUTIONS + MISC
 
-# Rows that give wrong numbers in view merging, which the wrong-numbers branch fixes (issue 15).
-# Not run here; the lead appends them to CASES after merging that branch.
-BLOCKED_ON_WRONG_NUMBERS = [
-    # Tensor([0.5]).pad(((1, 0),))[0].numpy() is 0.5; the pad value 0 is expected
+# Wrong numbers the wrong-numbers branch fixed (issue 15), kept as rows.
+PAD_INDEX = [
+    # Tensor([0.5]).pad(((1, 0),))[0].numpy() was 0.5; the pad value 0 is expected
     case("pad_index", lambda x: (x.pad(((1, 0),))[0], x.pad(((2, 1),))[-1]),
          lambda x: (F.pad(x, (1, 0))[0], F.pad(x, (2, 1))[-1]), [((1,),), ((3,),)],
          covers=("pad",)),
 ]
+CASES += PAD_INDEX
 
 
 @pytest.mark.parametrize("case,shapes,strided", variants(CASES))

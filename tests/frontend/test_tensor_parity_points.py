@@ -68,7 +68,7 @@ ACTIVATIONS = [
           also=(("special_finite",), ("f16",), ("f64",))),
 ]
 
-SIGMOID_FAMILY = [  # their huge negative inputs: BLOCKED_ON_WRONG_NUMBERS below
+SIGMOID_FAMILY = [  # their huge negative inputs: SIGMOID_EXTREMES below
     unary("silu", lambda x: x.silu(), F.silu, also=(("special",), ("f16",), ("f64",))),
     unary("swish", lambda x: x.swish(), F.silu, also=(("special",), ("f64",))),
     unary("quick_gelu", lambda x: x.quick_gelu(), lambda x: x * torch.sigmoid(1.702 * x),
@@ -88,10 +88,9 @@ CASTS = [
 
 CASES = MATH + ACTIVATIONS + SIGMOID_FAMILY + CASTS
 
-# Rows that give wrong numbers in code the wrong-numbers branch is fixing (issue 15). Not run
-# here; the lead appends them to CASES after merging that branch.
-BLOCKED_ON_WRONG_NUMBERS = [
-    # x = Tensor([-100.0], requires_grad=True); x.sigmoid().sum().backward(): x.grad is nan,
+# Wrong numbers the wrong-numbers branch fixed (issue 15), kept as rows.
+SIGMOID_EXTREMES = [
+    # x = Tensor([-100.0], requires_grad=True); x.sigmoid().sum().backward(): x.grad was nan,
     # PyTorch 0 (also at -88.8, -1e30, -inf); silu, swish and quick_gelu inherit it
     unary("sigmoid_special", lambda x: x.sigmoid(), torch.sigmoid, ("extreme",),
           also=(("special",),), covers=("sigmoid",)),
@@ -101,6 +100,7 @@ BLOCKED_ON_WRONG_NUMBERS = [
     unary("quick_gelu_extreme", lambda x: x.quick_gelu(),
           lambda x: x * torch.sigmoid(1.702 * x), ("extreme",), also=(), covers=("quick_gelu",)),
 ]
+CASES += SIGMOID_EXTREMES
 
 
 @pytest.mark.parametrize("case,shapes,strided", variants(CASES))

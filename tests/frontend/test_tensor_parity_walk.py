@@ -103,13 +103,12 @@ def layer_names() -> set[str]:
 
 
 def parity_rows() -> list:
-    """Every Case / LayerCase in a module-level list of a parity file, except the rows kept out
-    of the active lists until the wrong-numbers fixes land (BLOCKED_ON_WRONG_NUMBERS)."""
+    """Every Case / LayerCase in a module-level list of a parity file."""
     rows = []
     for path in PARITY_FILES:
         module = importlib.import_module(path.stem)
-        for name, value in vars(module).items():
-            if name == "BLOCKED_ON_WRONG_NUMBERS" or not isinstance(value, list):
+        for value in vars(module).values():
+            if not isinstance(value, list):
                 continue
             rows += [row for row in value if isinstance(row, (Case, LayerCase))]
     return rows

@@ -82,7 +82,13 @@ class ActivationMixin:
         return self * (self * 1.702).sigmoid()
 
     def silu(self):
-        return self * self.sigmoid()
+        """x sigmoid(x), with PyTorch's gradient s (1 + x (1 - s)): the chain's rules multiply
+        the incoming gradient by x first, which overflows to inf (then inf * 0 = NaN) at
+        x = -3e38 for a gradient above about 1.1."""
+        x = self if self.dtype.is_float else self.cast(dtypes.default_float)
+        s = x.sigmoid()
+        out = x * s
+        return _with_backward(out, (x,), lambda grad: (grad * (s * (1 + x * (1 - s))),))
 
     swish = silu
 

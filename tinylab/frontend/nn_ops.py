@@ -482,8 +482,8 @@ class NNMixin:
         if label_smoothing:  # (a -inf logit makes the mean -inf: only read it when used)
             smooth = keep.where(log_probs.mean(-1), 0.0)
             per_item = (1 - label_smoothing) * per_item - label_smoothing * smooth
-        if reduction == "mean":
-            return per_item.sum() / keep.sum().maximum(1)
+        if reduction == "mean":  # no label counts (empty, or all ignored): 0 / 0 = NaN, as PyTorch
+            return per_item.sum() / keep.sum()
         return _reduce_loss(per_item, reduction, op)
 
     def cross_entropy(self, Y, reduction: str = "mean", label_smoothing: float = 0.0,  # noqa

@@ -209,6 +209,10 @@ class WGSLRenderer(GPURenderer):
             return self.wrap(f"{self.type_name(dst)}(pack2x16float(vec2f({a}, 0.0f)))", dst)
         if dst == dtypes.float16 and src.itemsize == 2:
             return f"unpack2x16float(u32({a}) & 0xffffu).x"
+        if src.is_int and dst.is_int and src.itemsize == dst.itemsize:
+            # int16 <-> uint16 (8-bit alike), held in 32 bits: i32 <-> u32 keeps the bits, then
+            # keep the low ones (sign-extended for a signed result)
+            return self.wrap(f"{self.type_name(dst)}({a})", dst)
         raise NotImplementedError(f"WGSLRenderer: BITCAST {src.name} -> {dst.name}")
 
     # ---- structure ----
