@@ -306,7 +306,19 @@ def test_batchnorm_training_step_matches_torch():
     np.testing.assert_allclose(conv.weight.grad.numpy(), t_conv.weight.grad.numpy(), atol=1e-5)
 
 
+def test_an_assign_realized_through_its_reader_runs_once(device):
+    """total.assign(total + x); (total * 2).numpy() ran the assign, then total.numpy() ran it
+    again (total was still the lazy assign): an accumulator counted each step twice."""
+    total = Tensor.zeros(4).contiguous().realize()
+    x = Tensor(np.ones(4, F32)).realize()
+    for step in (1, 2, 3):
+        total.assign(total + x)
+        np.testing.assert_array_equal((total * 2).numpy(), [2 * step] * 4)
+        np.testing.assert_array_equal(total.numpy(), [step] * 4)
+
+
 # ---- comparisons, pow, clip --------------------------------------------------------------------
+@pytest.mark.ieee_special  # WGSL lets the compiler assume no NaN
 def test_comparisons_with_nan_are_false(device):
     """a <= b was not (a > b): True for NaN."""
     a = np.array([math.nan, 1, 0, -1, math.inf], F32)

@@ -94,7 +94,7 @@ def capture(fn, example_inputs) -> dict:
     written: set[int] = set()
     for launch in captured:
         if launch.runner is None:
-            raise ValueError("export.webgpu: fn copies between devices; keep it on one device")
+            _refuse_copy(launch.buffers)
         ast = launch.runner.ast
         if ast not in kernel_index:
             kernel_index[ast] = len(kernels)
@@ -120,6 +120,17 @@ def capture(fn, example_inputs) -> dict:
             "output_shape": list(result.shape), "inputs": [
                 {"buffer": buffer_ids[id(t.node.buffer)], "shape": list(t.shape),
                  "dtype": t.dtype.name} for t in inputs]}
+
+
+def _refuse_copy(buffers) -> None:
+    """A copy within one device is the engine keeping a buffer's old value for a lazy reader
+    while fn overwrites it (an assign): state, which a page cannot keep."""
+    target, source = buffers[0], buffers[-1]
+    if target.device == source.device:
+        raise ValueError(f"export.webgpu: fn changes the {source.dtype.name}[{source.size}] "
+                         f"buffer that a lazy value still reads (an assign); a page cannot keep "
+                         f"state")
+    raise ValueError("export.webgpu: fn copies between devices; keep it on one device")
 
 
 def _check_no_state_changes(launches, result: Tensor) -> None:

@@ -345,7 +345,8 @@ class NNMixin:
     def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0,
                    ceil_mode: bool = False, return_indices: bool = False):
         """2-D max pooling; return_indices=True also gives PyTorch's flat per-plane indices of
-        the maxima (pooling.py)."""
+        the maxima (pooling.py). Tied maxima in a window share its gradient, as tinygrad's and
+        as amax's in both libraries (PyTorch's max_pool2d gives it all to the first)."""
         return self._max_pool(2, kernel_size, stride, dilation, padding, ceil_mode,
                               return_indices)
 
