@@ -102,3 +102,27 @@ def test_ignore_beam_cache_setting_reaches_the_search(monkeypatch):
         with Context(IGNORE_BEAM_CACHE=flag):
             realize.choose_plan("CPU", plan.ast, noopt=False, beam=1)
     assert [kw["ignore_cache"] for kw in seen] == [False, True]
+
+
+def test_beam_on_opencl_launches_the_whole_grid(tmp_path):
+    """BEAM called a GPU candidate as fn(*handles), without realize's launch size: on CL that
+    ran one work-item, so candidates were timed and checked on the wrong launch. The winner's
+    output and the plain kernel's now equal numpy's product, as realize's Runner computes it."""
+    import pytest
+    from tinylab import Context
+    device = Device["CL"]
+    if not device.available:
+        pytest.skip("no OpenCL device (PoCL)")
+    rng = np.random.default_rng(3)
+    a_np, b_np = (rng.random((32, 32), dtype=np.float32) for _ in range(2))
+    with Context(DEV="CL"):
+        a, b = Tensor(a_np).realize(), Tensor(b_np).realize()
+        (kernel,) = schedule([(a @ b).node], realized=REALIZED).kernels
+    plan = KernelPlan.from_ast(kernel.ast)
+    winner = beam.beam_search(plan, device, width=2, cache_dir=tmp_path, rounds=2)
+    timer = beam._Timer(device, plan)
+    a_buf, b_buf = (buf for buf in timer.buffers[1:])
+    a_buf.copyin(a_np.ravel()), b_buf.copyin(b_np.ravel())
+    for candidate in (plan, winner):
+        np.testing.assert_allclose(timer.output(candidate).reshape(32, 32), a_np @ b_np,
+                                   rtol=1e-5, atol=1e-5)

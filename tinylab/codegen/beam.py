@@ -11,6 +11,7 @@ cores. Called by the engine when BEAM=n (and TUNE=1: `tune`).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import time
@@ -79,12 +80,15 @@ class _Timer:
         self.loaded: dict[tuple, object] = {}  # compiled once per plan, for time() and output()
 
     def program(self, plan: KernelPlan):
+        """The plan's kernel, called as realize's Runner calls it: with its launch size (a GPU
+        kernel called without one runs a single work-item)."""
         key = tuple(plan.opts)
         if key not in self.loaded:
             name = plan.name
-            source = self.device.renderer.render(linearize(plan, name))
-            library, _ = self.device.runtime.compile(source)
-            self.loaded[key] = self.device.runtime.load(library, name)
+            linear = linearize(plan, name)
+            library, _ = self.device.runtime.compile(self.device.renderer.render(linear))
+            fn = self.device.runtime.load(library, name)
+            self.loaded[key] = functools.partial(fn, global_size=linear.loops)
         return self.loaded[key]
 
     def time(self, plan: KernelPlan, give_up: float = float("inf")) -> float:
