@@ -70,8 +70,10 @@ def every_kernel_renders_as_validated_wgsl():
 def golden():
     def check(name: str, text: str):
         path = GOLDEN / name
-        if os.environ.get("UPDATE_GOLDEN") or not path.exists():
+        if os.environ.get("UPDATE_GOLDEN"):
             path.write_text(text)
+        # a missing file is a failure, not a pass: it has not been reviewed
+        assert path.exists(), f"no golden file {path.name}: UPDATE_GOLDEN=1 writes it for review"
         expected = path.read_text()
         assert text == expected, f"{name} differs from its golden file (UPDATE_GOLDEN=1 to accept)"
     return check

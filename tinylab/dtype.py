@@ -185,9 +185,3 @@ def result_dtype(tensor_dtype: DType, python_value) -> DType:
         return value_dtype
     return tensor_dtype
 
-
-def least_upper(*types: DType) -> DType:
-    out = types[0]
-    for t in types[1:]:
-        out = promote(out, t)
-    return out

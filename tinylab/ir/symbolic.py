@@ -585,19 +585,6 @@ def _rebuild_cond(cond: Cond, bounds: dict) -> Cond:
     return and_(*parts)
 
 
-def _balanced(x: Lin, c: int) -> tuple[Lin, Lin]:
-    """x == q*c + y with each coefficient of y in (-c/2, c/2]: y's range is as small as it gets."""
-    q_terms, y_terms = [], []
-    for atom, coeff in x.terms:
-        rem = coeff % c
-        if rem > c // 2:
-            rem -= c
-        q_terms.append((atom, (coeff - rem) // c))
-        y_terms.append((atom, rem))
-    q_const, y_const = divmod(x.const, c)
-    return Lin(tuple(q_terms), q_const), Lin(tuple(y_terms), y_const)
-
-
 def _atoms(x: Lin, found: list) -> list:
     for atom, _ in x.terms:
         if not isinstance(atom, Var):

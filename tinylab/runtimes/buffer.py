@@ -82,10 +82,6 @@ class Buffer:
         return self.size * self.dtype.itemsize
 
     @property
-    def is_allocated(self) -> bool:
-        return self._handle is not None
-
-    @property
     def handle(self):
         if self._handle is None:
             # at least one element: an empty buffer still views as its dtype (PYTHON kernels)

@@ -35,16 +35,6 @@ class Reason(str, Enum):
     VIEW = "view"                          # movement op: index arithmetic, not a kernel
     FOLDED_REDUCE = "folded_reduce"        # a sum of a (view of a) sum: one loop nest
 
-    @property
-    def is_cut(self) -> bool:
-        return self in CUT_REASONS
-
-
-CUT_REASONS = {Reason.REQUESTED, Reason.CONTIGUOUS, Reason.ASSIGN, Reason.BROADCAST_REDUCE,
-               Reason.VIEW_OF_REDUCE, Reason.REDUCE_INTO_REDUCE, Reason.MULTIPLE_REDUCES,
-               Reason.SHARED_REDUCE, Reason.TOO_MANY_BUFFERS, Reason.DEVICE_COPY,
-               Reason.EXPENSIVE_RECOMPUTE,
-               Reason.ASSIGN_HAZARD, Reason.FUSION_OFF, Reason.RULE_OFF}
 
 EXPLANATION = {
     Reason.REQUESTED: "the value was asked for (realize / numpy / item)",
