@@ -5,6 +5,8 @@ plus script-free text/html and a deterministic text/plain. Used by magics.py and
 """
 from __future__ import annotations
 
+import copy
+
 import anywidget
 import traitlets
 
@@ -13,7 +15,7 @@ from tinylab.inspection import build_model, summary_text, to_html
 
 from .assets import inspector_module, stylesheet
 
-PANELS = ("graph", "kernels", "why")
+PANELS = ("graph", "kernels", "why", "memory", "roofline", "whatif")
 # tabs rendered besides the source that ran
 OTHER_BACKENDS = ("CPU", "CL", "CUDA", "WEBGPU", "METAL")
 
@@ -30,7 +32,8 @@ class Inspector(anywidget.AnyWidget):
                  panels=PANELS, source_language: str = "", **kwargs):
         if model is None:
             model = build_model(trace, timings=True, backends=tuple(backends))
-        # the static renderings read no timings, so the live model serves them too
+        # the static renderings keep measured numbers apart (nbval masks them), so the live
+        # model serves them too
         self._static = (to_html(model), summary_text(model))
         self._trace = trace
         super().__init__(data=model, panels=list(panels), source_language=source_language,
@@ -53,8 +56,34 @@ class Inspector(anywidget.AnyWidget):
         records = self._trace.realizes[entry["realize"]].kernels
         return next((r for r in records if r.schedule_index == entry["position"]), None)
 
+    def run_what_if(self, realize: int, key: str) -> dict:
+        """Re-schedule, compile and time what-if scenario `key` of realize `realize` beside the
+        actual schedule; the result joins the model (saved widget state, static HTML)."""
+        if self._trace is None or not 0 <= realize < len(self._trace.realizes):
+            raise ValueError(f"run_what_if: realize {realize} is not in this inspector's trace "
+                             f"({0 if self._trace is None else len(self._trace.realizes)} realizes)")
+        from tinylab.inspection.what_if_run import run_scenario
+        measured = run_scenario(self._trace.realizes[realize], key)
+        data = copy.deepcopy(self.data)
+        for answer in data["realizes"][realize].get("what_if", []):
+            if answer["key"] == key:
+                answer["measured"] = measured
+        self._static = (to_html(data), summary_text(data))
+        self.data = data
+        return measured
+
     def _on_message(self, _widget, content, _buffers) -> None:
-        """The front end's "run on this browser's GPU": reply with the WGSL and the buffers."""
+        """The front end's requests: "run on this browser's GPU" (reply with the WGSL and the
+        buffers) and "run this what-if" (reply when the model holds the measurement)."""
+        if isinstance(content, dict) and content.get("type") == "what-if-run":
+            reply = {"type": "what-if-reply", "request": content.get("request")}
+            try:
+                reply["measured"] = self.run_what_if(int(content.get("realize", -1)),
+                                                     str(content.get("key", "")))
+            except Exception as error:  # noqa: BLE001 - shown to the learner beside the button
+                reply["error"] = f"{type(error).__name__}: {error}"
+            self.send(reply)
+            return
         if not isinstance(content, dict) or content.get("type") != "webgpu-request":
             return
         reply, data = kernel_payload(self.kernel_record(content.get("kernel", "")))

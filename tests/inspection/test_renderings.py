@@ -47,7 +47,7 @@ def test_static_html_is_script_free(rendered, example, kind):
     assert "<script" not in page.lower()
     assert not re.search(r"\son[a-z]+=", page), "no event-handler attributes"
     assert "<style" not in page.lower(), "inline styles only (sanitizers drop <style>)"
-    assert page.count("<svg") == 1 and page.count("<details") >= 2
+    assert page.count("<svg") == 2 and page.count("<details") >= 2   # graph, memory timeline
     assert "<!--" not in page and ' id="' not in page
 
 

@@ -247,10 +247,14 @@ def compile_schedule(sched: Schedule) -> list[Runner | None]:
     return runners
 
 
-def _allocate(sched: Schedule) -> dict:
-    """A Buffer per slot; intermediate slots with disjoint lifetimes share one (memory.py)."""
+def _allocate(sched: Schedule, record: tracing.RealizeRecord | None = None) -> dict:
+    """A Buffer per slot; intermediate slots with disjoint lifetimes share one (memory.py).
+    A traced realize keeps the plan (slot -> slot whose storage it shares) in its record."""
     representative, saved = plan_schedule(sched)
     GlobalCounters.bytes_saved += saved
+    if record is not None:
+        slots = {id(slot): slot for item in sched.items for slot in item.slots}
+        record.memory_plan = {slots[key]: slots[rep] for key, rep in representative.items()}
     buffers = {}
     for item in sched.items:
         for slot in item.slots:
@@ -285,7 +289,7 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
     """Execute a schedule; returns slot id -> Buffer."""
     debug = int(config.DEBUG.value)
     runners = compile_schedule(sched)
-    buffers = _allocate(sched)
+    buffers = _allocate(sched, record)
     for i, item in enumerate(sched.items):
         bufs = [buffers[id(s)] for s in item.slots]
         if item.kind == "copy":
@@ -418,7 +422,7 @@ def realize(nodes: list[Node]) -> list[Node]:
                 t.realizes.append(r)
         buffers = run_schedule(sched, records[0] if records else None)
         for r in records[1:]:
-            r.kernels = list(records[0].kernels)
+            r.kernels, r.memory_plan = list(records[0].kernels), records[0].memory_plan
         for node in todo:
             slot = sched.outputs[node]
             buf = slot.existing if slot.existing is not None else buffers[id(slot)]

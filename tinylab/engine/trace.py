@@ -88,6 +88,8 @@ class RealizeRecord:
     kernels: list = field(default_factory=list)
     source_lines: dict = field(default_factory=dict)  # lazy node -> user line that built it
     data_budget: DataBudget | None = None             # the trace's (None: keep no buffers)
+    # the memory planner's choice for this schedule: slot -> the slot whose storage it shares
+    memory_plan: dict = field(default_factory=dict)
 
 
 @dataclass

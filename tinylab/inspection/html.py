@@ -1,13 +1,15 @@
 """Static HTML of a trace: script-free and inline-styled, so it reads the same in untrusted
 notebooks, nbconvert, nbviewer and GitHub's preview: a headline, the inline SVG of the graph
 collapsed by kernel, a <details> per kernel (ops, reads, decisions, loop IR, highlighted source)
-and the what-if answers. No timings or ids. `to_html(model)`; widgets use it as text/html.
+the what-if answers, memory lifetimes and the roofline (html_views.py). No ids; measured numbers
+only between html_views.MEASURED markers. `to_html(model)`; widgets use it as text/html.
 """
 from __future__ import annotations
 
 from html import escape
 
 from .graph import ops_summary
+from .html_views import memory_html, roofline_html, what_if_measured_html
 from .svg import graph_svg
 from .text import plural, size_text, summary_text, what_if_lines
 
@@ -112,6 +114,7 @@ def to_html(model: dict, graph_engine: str = "auto", max_kernels: int = 200) -> 
         parts.append(f'<div style="{MUTED}">… and {plural(listed - max_kernels, "more kernel")}'
                      "</div>")
     parts.append(_what_if(model))
+    parts += [what_if_measured_html(model), memory_html(model), roofline_html(model)]
     if not count:
         parts.append(f'<div style="{MUTED}">no kernels ran</div>')
     parts.append("</div>")

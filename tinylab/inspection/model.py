@@ -9,6 +9,8 @@ from ..ir.ops import MOVEMENT, Op
 from ..ir.printer import format_arg
 from ..schedule.fusion import EXPLANATION
 from .graph import collapsed_graph
+from .memory import realize_memory
+from .roofline import add_roofline
 from .sources import program_entry
 from .what_if import what_if
 
@@ -37,6 +39,7 @@ def build_model(trace, timings: bool = True, backends: tuple = (), counterfactua
             rendered = len(model["programs"]) < MAX_RENDERED
             model["programs"][kernel["name"]] = program_entry(record, backends if rendered else ())
     model["graph"] = collapsed_graph(model)
+    add_roofline(model)
     if counterfactuals:
         for index, record in enumerate(realizes[:MAX_WHAT_IF]):
             model["realizes"][index]["what_if"] = what_if(record, builder.node_ids)
@@ -75,7 +78,9 @@ class _Builder:
         self.realizes.append({"index": index, "forced_by": record.forced_by,
                               "forced_code": forced_code(record.forced_by),
                               "outputs": outputs, "kernels": kernel_ids,
-                              "options": _options_text(schedule.options)})
+                              "options": _options_text(schedule.options),
+                              "memory": realize_memory(record, kernel_ids, self.node_ids,
+                                                       f"m{index}.")})
 
     def add_decisions(self, realize: int, schedule) -> dict:
         ids = {}

@@ -75,6 +75,10 @@ def what_if_lines(realize: dict) -> list[str]:
         if "error" in answer:
             lines.append(f"    {answer['title']}: not schedulable ({answer['error']})")
             continue
+        if answer.get("compile_only"):
+            lines.append(f"    {answer['title']}: the same kernels, compiled differently "
+                         "(run it to measure)")
+            continue
         if not answer["delta_kernels"] and not answer["new_cut_count"]:
             lines.append(f"    {answer['title']}: no change (the rule does not fire here)")
             continue

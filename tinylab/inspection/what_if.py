@@ -1,11 +1,13 @@
-"""What if a fusion rule were off? Re-schedules one realize's outputs with a rule switched off
-and reports the difference: kernel count, bytes the kernels read and write, the edges that would
-become cuts. Called by model.build_model (so saved widgets keep the answers without a kernel).
+"""What if a fusion rule were off, kernels had no optimization actions, BEAM=2 chose them, or big
+matmuls were not packed? Re-schedules one realize's outputs (counterfactual.py) and reports the
+difference: kernel count, bytes the kernels read and write, the edges that would become cuts.
+Called by model.build_model (so saved widgets keep the answers without a kernel); what_if_run.py
+measures a scenario's time on demand.
 """
 from __future__ import annotations
 
 from ..ir.ops import MOVEMENT, Op
-from ..schedule.schedule import schedule
+from .counterfactual import COMPILE_CHANGES, counterfactual
 
 # (key, title, what it shows, the SchedulerOptions change)
 SCENARIOS = [
@@ -18,6 +20,13 @@ SCENARIOS = [
     ("no_recompute", "no recomputing shared producers",
      "a value read by several ops is stored once instead of recomputed",
      {"recompute_shared": False}),
+    ("no_opts", "no optimization actions",
+     "the same kernels as plain loops: no upcast, unroll or threads (NOOPT=1)", {"noopt": True}),
+    ("beam2", "BEAM=2", "the same kernels with actions found by timing candidates (BEAM=2)",
+     {"beam": 2}),
+    ("no_pack", "matmul not packed",
+     "big matmuls read their operands in place instead of copying them into panels first",
+     {"unpack": True}),
 ]
 MAX_LISTED = 40  # counterfactual kernels / new cuts listed per scenario
 
@@ -34,10 +43,10 @@ def what_if(record, node_ids: dict) -> list[dict]:
     answers = []
     for key, title, description, changes in SCENARIOS:
         entry = {"key": key, "title": title, "description": description,
-                 "base_kernels": base_kernels, "base_bytes": base_bytes}
-        options = actual.options.with_(**changes)
+                 "base_kernels": base_kernels, "base_bytes": base_bytes,
+                 "compile_only": set(changes) <= set(COMPILE_CHANGES)}
         try:
-            other = schedule(record.outputs, options, realized=actual.leaves)
+            other = counterfactual(record, changes)
         except Exception as error:  # a counterfactual the scheduler refuses: say why
             entry["error"] = f"{type(error).__name__}: {error}"
             answers.append(entry)

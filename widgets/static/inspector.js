@@ -30,6 +30,7 @@ class Inspector {
 
   mount() {
     this.data = this.model.get("data") || {};
+    this.memoryIndex = null;
     if (!this.data.kernels) {
       this.el.replaceChildren(h("div", { class: "tl-muted" }, "tinylab: nothing traced"));
       return;
@@ -64,6 +65,9 @@ class Inspector {
       grid.append(columns);
     }
     if (wanted.has("why")) grid.append(add(new WhyPanel(this)));
+    if (wanted.has("memory")) grid.append(add(new MemoryPanel(this)));
+    if (wanted.has("roofline")) grid.append(add(new RooflinePanel(this)));
+    if (wanted.has("whatif")) grid.append(add(new WhatIfPanel(this)));
     this.el.replaceChildren(h("div", { class: "tl-inspector" }, header, grid));
     for (const panel of this.panels) panel.render();
   }
@@ -101,6 +105,8 @@ class Inspector {
       add(focus.nodes, [decision.producer, decision.consumer]);
       add(focus.kernels, [...decision.kernels, decision.from_kernel]);
       focus.primaryKernel = decision.kernels[0] || decision.from_kernel || null;
+    } else if (selection.kind === "buffer") {
+      focusBuffer(this, focus, selection.id);   // memory_panel.js
     } else if (selection.kind === "realize") {
       const realize = this.data.realizes[Number(String(selection.id).slice(1))];
       if (realize) {
@@ -184,7 +190,7 @@ Inspector.prototype.requestKernelData = function (kernelId) {
 };
 
 Inspector.prototype.receive = function (message, buffers) {
-  if (!message || message.type !== "webgpu-reply" || !this.pending) return;
+  if (!message || !message.request || !this.pending) return;   // replies to webgpu / what-if requests
   const resolve = this.pending.get(message.request);
   if (!resolve) return;
   this.pending.delete(message.request);

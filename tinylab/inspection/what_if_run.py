@@ -1,0 +1,81 @@
+"""What-if with the price: compile and time one scenario of one recorded realize beside the actual
+schedule. `run_scenario(record, key)` -> {kernels, bytes and measured seconds of both, deltas}.
+Both schedules run on fresh buffers (inputs copied in), never the user's, interleaved REPEATS
+times; the medians are kept. Called by the inspector widget's "run" buttons (and by users).
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+from ..engine.device import Device
+from ..engine.realize import compile_kernel
+from ..ir.node import prod
+from ..runtimes.buffer import Buffer
+from .counterfactual import COMPILE_CHANGES, counterfactual
+from .what_if import SCENARIOS, schedule_bytes
+
+REPEATS = 5
+
+
+def run_scenario(record, key: str, repeats: int = REPEATS) -> dict:
+    """Measure scenario `key` (a what_if.SCENARIOS key) against `record`'s actual schedule."""
+    scenarios = {row[0]: row[3] for row in SCENARIOS}
+    if key not in scenarios:
+        raise ValueError(f"run_scenario: no what-if scenario {key!r}; the scenarios are "
+                         f"{', '.join(scenarios)}")
+    changes = scenarios[key]
+    actual = record.schedule
+    other = counterfactual(record, changes)
+    compile_options = {k: v for k, v in changes.items() if k in COMPILE_CHANGES}
+    start = time.perf_counter()
+    runs = [_prepared(actual, {}), _prepared(other, compile_options)]
+    compile_s = time.perf_counter() - start
+    times: list[list[float]] = [[], []]
+    for _ in range(repeats):
+        for index, prepared in enumerate(runs):
+            times[index].append(_run(*prepared))
+    actual_s, scenario_s = (statistics.median(t) for t in times)
+    kernels, moved = len(other.kernels), schedule_bytes(other)
+    base_kernels, base_bytes = len(actual.kernels), schedule_bytes(actual)
+    return {"key": key, "actual_s": actual_s, "scenario_s": scenario_s,
+            "delta_s": scenario_s - actual_s, "ratio": scenario_s / actual_s if actual_s else None,
+            "kernels": kernels, "base_kernels": base_kernels, "delta_kernels": kernels - base_kernels,
+            "bytes": moved, "base_bytes": base_bytes, "delta_bytes": moved - base_bytes,
+            "repeats": repeats, "compile_s": compile_s}
+
+
+def _prepared(sched, compile_options: dict) -> tuple[list, dict]:
+    """(items with their runners, slot id -> fresh Buffer) for one schedule."""
+    items = []
+    for item in sched.items:
+        runner = None
+        if item.kind == "kernel" and prod(item.slots[0].shape) > 0:
+            device = Device.canonicalize(item.slots[0].device)
+            runner = compile_kernel(device, item.ast, **compile_options)
+        items.append((item, runner))
+    buffers = {}
+    for item in sched.items:
+        for slot in item.slots:
+            if id(slot) in buffers:
+                continue
+            spec = Device[slot.device]
+            buffer = Buffer(spec.name, prod(slot.shape), slot.dtype, spec.allocator)
+            if slot.existing is not None:   # a copy of the input: the user's stays untouched
+                buffer.copyin(slot.existing.numpy())
+            buffers[id(slot)] = buffer
+    return items, buffers
+
+
+def _run(items: list, buffers: dict) -> float:
+    """Seconds the schedule's kernels took (the runtime's timer) plus its copies (wall)."""
+    total = 0.0
+    for item, runner in items:
+        arguments = [buffers[id(slot)] for slot in item.slots]
+        if item.kind == "copy":
+            start = time.perf_counter()
+            arguments[0].copyin(arguments[1].numpy())
+            total += time.perf_counter() - start
+        elif runner is not None and runner.fn is not None:
+            total += runner(arguments)
+    return total
