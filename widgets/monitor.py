@@ -1,8 +1,9 @@
 """A training monitor a loop updates live: progress bar, loss curve, the kernels of the latest step
-and where each step's time went (compile vs kernels vs the rest). Steps are traced, so the kernel
-table shows what ran; a TinyJit replay (no schedule, no trace) shows the captured kernels. From
-its creation until `finish()` it listens to the engine's progress events (tinylab.engine.progress)
-and shows the compiles and TUNE / BEAM searches under way: items done, total, time left.
+(the slowest with their % of the device's peak) and where each step's time went (compile vs
+kernels vs the rest). Steps are traced, so the kernel table shows what ran; a TinyJit replay (no
+schedule, no trace) shows the captured kernels. From its creation until `finish()` it listens to
+the engine's progress events (tinylab.engine.progress) and shows the compiles and TUNE / BEAM
+searches under way: items done, total, time left.
 
     monitor = TrainingMonitor(total_steps=70); display(monitor)
     for step in monitor.track(range(70)):
@@ -20,24 +21,31 @@ import traitlets
 
 from tinylab import GlobalCounters, trace
 from tinylab.engine import progress
+from tinylab.engine.peak import device_peak
 from tinylab.engine.trace import Trace
+from tinylab.inspection.roofline import bound, percent_of_peak
 
 from .assets import monitor_module, stylesheet
 
 
 def _kernel_rows(records) -> list[dict]:
-    """One row per kernel name: launches, FLOPs, kernel time, compile time, cache hits."""
+    """One row per kernel name: launches, FLOPs, kernel time, compile time, cache hits, and its
+    share of the device's peak (inspection/roofline.py)."""
     rows: dict[str, dict] = {}
     for record in records:
         row = rows.setdefault(record.name, {"name": record.name, "launches": 0, "flops": 0,
                                             "bytes": 0, "run_s": 0.0, "compile_s": 0.0,
-                                            "compiled": 0})
+                                            "compiled": 0, "device": record.device})
         row["launches"] += 1
         row["flops"] += record.flops
         row["bytes"] += record.bytes_moved
         row["run_s"] += record.run_s or 0.0
         row["compile_s"] += record.compile_s
         row["compiled"] += 0 if record.cache_hit else 1
+    for row in rows.values():
+        peak = device_peak(row["device"]).as_dict()
+        row["peak_percent"] = percent_of_peak(row["flops"], row["bytes"], row["run_s"], peak)
+        row["bound"] = bound(row["flops"], row["bytes"], peak)
     return list(rows.values())
 
 

@@ -1,13 +1,14 @@
 """A device's peak compute (FLOP/s) and memory bandwidth (bytes/s): the roof a kernel's measured
 speed is compared with. `device_peak(name)` -> Peak, once per process per device.
 
-CPU compute: float32 lanes of the target's vector width x 2 when it has FMA (a multiply and an add)
-x the vector FMA pipes per core typical of the ISA (FMA_PIPES) x cores x clock. The clock comes
-from the OS (cpufreq's maximum, else /proc/cpuinfo's "cpu MHz"), else FALLBACK_CLOCK_HZ. CL: the device's
-compute units x clock x preferred float vector width x 2 (FMA assumed). CUDA: SMs x FP32 cores per
-SM (by compute capability, documented table) x 2 x clock. Bandwidth: a generated copy kernel is
-timed once (best of COPY_RUNS; it copies in reverse order, a streaming read) and cached on disk beside the compile cache; CUDA also declares
-the bandwidth of its memory bus. Used by inspection/roofline.py and the training monitor.
+CPU compute: float32 lanes of the target's vector width x 2 when it has FMA (a multiply and an
+add) x the vector FMA pipes per core typical of the ISA (FMA_PIPES) x cores x clock. The clock
+comes from the OS (cpufreq's maximum, else /proc/cpuinfo's "cpu MHz"), else FALLBACK_CLOCK_HZ.
+CL: the device's compute units x clock x preferred float vector width x 2 (FMA assumed). CUDA:
+SMs x FP32 cores per SM (by compute capability, documented table) x 2 x clock. Bandwidth: a
+generated copy kernel (in reverse order: a plain contiguous() of a buffer is no kernel) is timed
+once, best of COPY_RUNS, and cached on disk beside the compile cache; CUDA also declares the
+bandwidth of its memory bus. Used by inspection/roofline.py and the training monitor.
 """
 from __future__ import annotations
 

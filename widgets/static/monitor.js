@@ -98,6 +98,7 @@ function drawMonitor(model, el) {
       h("div", {}, h("div", {}, "loss"), lossCurve(losses)),
       h("div", {}, h("div", {}, "time split of the latest step"), timeSplit(steps[steps.length - 1]),
         steps.length ? totals(steps) : null,
+        slowestKernels(kernels),
         h("div", {}, `kernels of the latest step (${kernels.length})`), kernelTable(kernels)))));
 }
 
