@@ -1,0 +1,198 @@
+"""The inspector's memory model (lifetimes, the planner's sharing, peak bytes with and without it)
+on graphs reasoned out by hand, the roofline's peaks and % of peak against independent formulas,
+and what-if scenarios compiled and timed on demand (deltas against schedules made directly,
+results against numpy, the user's buffers untouched).
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import numpy as np
+import pytest
+
+from tinylab import Tensor, trace
+from tinylab.engine.peak import FMA_PIPES, cpu_clock_hz, cpu_compute_peak, device_peak
+from tinylab.inspection import build_model, to_html
+from tinylab.inspection.counterfactual import unpacked
+from tinylab.inspection.roofline import bound, percent_of_peak
+from tinylab.inspection.what_if_run import _prepared, _run, run_scenario
+from tinylab.runtimes.cpu_target import PRESETS
+from tinylab.schedule.memory import plan_schedule
+from tinylab.schedule.schedule import schedule
+
+SANITIZE = re.compile(r"(?s)<!-- measured -->.*?<!-- /measured -->")  # notebooks/nbval_sanitize.cfg
+
+
+@pytest.fixture(scope="module")
+def chain():
+    """x -> 2x -> +1 -> 3x -> +1, each step its own buffer: four 8x8 float32 kernels in a row."""
+    host = np.arange(64, dtype=np.float32).reshape(8, 8)
+    x = Tensor(host).realize()
+    with trace() as recorded:
+        a = (x * 2).contiguous()
+        b = (a + 1).contiguous()
+        c = (b * 3).contiguous()
+        value = (c + 1).numpy()
+    return recorded, host, value
+
+
+def test_lifetimes_and_sharing_of_a_chain(chain):
+    recorded, host, value = chain
+    np.testing.assert_allclose(value, (host * 2 + 1) * 3 + 1)   # sharing changed no result
+    memory = build_model(recorded, timings=False)["realizes"][0]["memory"]
+    assert memory["steps"] == 4
+    by_label = [(b["role"], b["first"], b["last"], b["bytes"]) for b in memory["buffers"]]
+    # 2x: kernels 1-2; x: an input, there throughout; 2x+1: kernels 2-3; 3(2x+1): kernels 3-4;
+    # the result: written by kernel 4, kept by the caller
+    assert by_label == [("intermediate", 0, 1, 256), ("input", 0, 3, 256),
+                        ("intermediate", 1, 2, 256), ("intermediate", 2, 3, 256),
+                        ("output", 3, 3, 256)]
+    buffers = memory["buffers"]
+    # 3(2x+1) is first written after 2x was last read: the planner gives it 2x's storage
+    assert buffers[3]["storage"] == buffers[0]["id"]
+    assert buffers[0]["shares_with"] == [buffers[3]["id"]]
+    assert [b["storage"] == b["id"] for b in buffers] == [True, True, True, False, True]
+    assert memory["bytes_without_plan"] == 4 * 256
+    assert memory["bytes_with_plan"] == 3 * 256
+    assert memory["peak_live"] == 2 * 256    # two 8x8 buffers live at every kernel
+    assert memory["input_bytes"] == 256
+    kernels = build_model(recorded, timings=False)["realizes"][0]["kernels"]
+    assert buffers[0]["writers"] == [kernels[0]] and buffers[0]["readers"] == [kernels[1]]
+    assert buffers[1]["readers"] == [kernels[0]] and buffers[1]["writers"] == []
+
+
+def test_recorded_plan_is_the_planners(chain):
+    recorded = chain[0]
+    record = recorded.realizes[0]
+    representative, saved = plan_schedule(record.schedule)   # planned again, independently
+    assert {id(k): id(v) for k, v in record.memory_plan.items()} == representative
+    memory = build_model(recorded, timings=False)["realizes"][0]["memory"]
+    assert memory["bytes_without_plan"] - memory["bytes_with_plan"] == saved
+
+
+def test_nested_traces_share_the_plan():
+    x = Tensor(np.ones(16, dtype=np.float32)).realize()
+    with trace() as outer:
+        with trace() as inner:
+            ((x + 1).contiguous() * 2).numpy()
+    assert outer.realizes[0].memory_plan is inner.realizes[0].memory_plan
+
+
+def test_cpu_peak_from_a_preset():
+    target = dataclasses.replace(PRESETS["avx2"], cores=4)
+    # 8 float32 lanes x 2 (FMA) x 2 FMA pipes x 4 cores x 3 GHz
+    assert cpu_compute_peak(target, 3e9) == 8 * 2 * 2 * 4 * 3e9
+    sse = dataclasses.replace(PRESETS["sse4"], cores=2)
+    assert cpu_compute_peak(sse, 2e9) == 4 * 1 * FMA_PIPES["sse4"] * 2 * 2e9
+
+
+def test_clock_from_the_os_or_the_documented_fallback(tmp_path):
+    cpufreq, cpuinfo = tmp_path / "cpuinfo_max_freq", tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\ncpu MHz\t\t: 2100.000\n")
+    assert cpu_clock_hz(cpufreq, cpuinfo)[0] == 2.1e9
+    cpufreq.write_text("3500000\n")    # kHz
+    assert cpu_clock_hz(cpufreq, cpuinfo) == (3.5e9, "cpufreq maximum")
+    clock, how = cpu_clock_hz(tmp_path / "none", tmp_path / "none either")
+    assert clock == 3.0e9 and "assumed" in how
+
+
+def test_percent_of_peak_is_the_share_of_the_roof():
+    peak = {"flops_per_s": 1e12, "bytes_per_s": 1e10}    # ridge at 100 FLOPs / byte
+    # intensity 10 (memory-bound): the roof there is 10 x 1e10 = 1e11 FLOP/s
+    flops, nbytes, seconds = 1e9, 1e8, 0.02
+    assert percent_of_peak(flops, nbytes, seconds, peak) == pytest.approx(
+        100 * (flops / seconds) / min(1e12, flops / nbytes * 1e10))
+    assert bound(flops, nbytes, peak) == "memory"
+    # intensity 1000 (compute-bound): the roof is the peak
+    assert percent_of_peak(1e12, 1e9, 4.0, peak) == pytest.approx(25.0)
+    assert bound(1e12, 1e9, peak) == "compute"
+    assert percent_of_peak(1e9, 1e8, None, peak) is None
+    assert percent_of_peak(0, 1e8, 0.01, peak) == pytest.approx(100.0)   # a copy: bandwidth
+
+
+def test_model_roofline_matches_the_trace(chain):
+    recorded = chain[0]
+    model = build_model(recorded, timings=True)
+    peak = device_peak("CPU")
+    assert model["peaks"]["CPU"]["flops_per_s"] == peak.flops_per_s > 0
+    assert peak.bytes_per_s > 0
+    for kernel, record in zip(model["kernels"], recorded.kernels):
+        share = max(record.flops / record.run_s / peak.flops_per_s,
+                    record.bytes_moved / record.run_s / peak.bytes_per_s)
+        assert kernel["peak_percent"] == pytest.approx(100 * share)
+        assert kernel["intensity"] == pytest.approx(record.flops / record.bytes_moved)
+
+
+@pytest.fixture(scope="module")
+def softmax_trace():
+    rng = np.random.default_rng(17)
+    host = rng.standard_normal((16, 40)).astype(np.float32)
+    x = Tensor(host).realize()
+    with trace() as recorded:
+        x.softmax(1).numpy()
+    return recorded, x, host
+
+
+@pytest.mark.parametrize("key, options", [("fuse_off", {"fuse": False}),
+                                          ("no_fuse_into_reduce", {"fuse_into_reduce": False}),
+                                          ("no_opts", {})])
+def test_what_if_run_deltas(softmax_trace, key, options):
+    recorded, x, host = softmax_trace
+    record = recorded.realizes[0]
+    result = run_scenario(record, key, repeats=2)
+    direct = schedule(record.outputs, record.schedule.options.with_(**options),
+                      realized=record.schedule.leaves)
+    assert result["delta_kernels"] == len(direct.kernels) - len(record.schedule.kernels)
+    assert result["kernels"] == len(direct.kernels)
+    assert result["actual_s"] > 0 and result["scenario_s"] > 0
+    assert result["delta_s"] == pytest.approx(result["scenario_s"] - result["actual_s"])
+    np.testing.assert_array_equal(x.numpy(), host)     # ran on copies, never the user's input
+
+
+def test_what_if_run_unknown_scenario_names_them(softmax_trace):
+    with pytest.raises(ValueError, match="no what-if scenario 'fast'.*fuse_off"):
+        run_scenario(softmax_trace[0].realizes[0], "fast")
+
+
+def test_matmul_not_packed_computes_the_same_product():
+    rng = np.random.default_rng(5)
+    a_host = rng.standard_normal((256, 256)).astype(np.float32)
+    b_host = rng.standard_normal((256, 512)).astype(np.float32)
+    a, b = Tensor(a_host).realize(), Tensor(b_host).realize()
+    with trace() as recorded:
+        (a @ b).numpy()
+    record = recorded.realizes[0]
+    packed = len(record.schedule.kernels)
+    (output,) = unpacked(record.outputs)
+    plain = schedule([output], realized=record.schedule.leaves)
+    answer = next(w for w in build_model(recorded, timings=False)["realizes"][0]["what_if"]
+                  if w["key"] == "no_pack")
+    assert answer["delta_kernels"] == len(plain.kernels) - packed
+    if packed == 1:   # this device packs nothing: "not packed" is the same schedule
+        assert answer["delta_kernels"] == 0
+        return
+    assert len(plain.kernels) == 1 and packed == 3   # two panel copies, one product
+    items, buffers = _prepared(plain, {})
+    _run(items, buffers)
+    product = buffers[id(plain.outputs[output])].numpy().reshape(256, 512)
+    np.testing.assert_allclose(product, a_host @ b_host, rtol=1e-4, atol=1e-3)
+
+
+def test_measured_results_join_the_model_and_the_static_html(softmax_trace):
+    pytest.importorskip("anywidget")
+    from tinylab_widgets import Inspector
+    recorded = softmax_trace[0]
+    inspector = Inspector(recorded)
+    measured = inspector.run_what_if(0, "fuse_off")
+    answer = next(w for w in inspector.data["realizes"][0]["what_if"] if w["key"] == "fuse_off")
+    assert answer["measured"] == measured
+    html = inspector.static_html
+    assert "what if, measured" in html and "fusion off" in html
+    assert "memory" in html and "FLOPs / byte" in html and "% of peak" in html
+    masked = SANITIZE.sub("", html)
+    assert "what if, measured" not in masked and "% of peak" not in masked
+    assert masked.count("<svg") == 2    # the graph and the memory timeline stay compared
+    assert "<!--" not in to_html(recorded)   # no timings: no measured section at all
+    with pytest.raises(ValueError, match="realize 3 is not in this inspector's trace"):
+        inspector.run_what_if(3, "fuse_off")
