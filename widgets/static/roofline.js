@@ -67,7 +67,7 @@ class RooflinePanel {
     for (const kernel of points) {
       const [x, y] = at(kernel.flops / kernel.bytes, kernel.flops / kernel.run_s);
       const percent = kernel.peak_percent;
-      const text = `${kernel.name}: ${formatCount(kernel.flops / kernel.run_s)}FLOP/s, ` +
+      const text = `${kernel.name}: ${formatCount(kernel.flops / kernel.run_s)} FLOP/s, ` +
         `${(kernel.flops / kernel.bytes).toFixed(2)} FLOP/B, ` +
         `${percent === null || percent === undefined ? "–" : percent.toFixed(1) + "%"} of peak (${kernel.bound}-bound)`;
       const dot = svg("circle", { class: "tl-roof-point", cx: x.toFixed(1), cy: y.toFixed(1), r: 5,
@@ -78,7 +78,7 @@ class RooflinePanel {
       chart.append(dot);
     }
     const about = h("div", { class: "tl-muted tl-roofline-peak" },
-      `${device}: ${formatCount(peak.flops_per_s)}FLOP/s peak (${peak.compute_from}); ` +
+      `${device}: ${formatCount(peak.flops_per_s)} FLOP/s peak (${peak.compute_from}); ` +
       `${formatBytes(peak.bytes_per_s)}/s bandwidth (${peak.bandwidth_from}); ridge at ${ridge.toFixed(1)} FLOP/B`);
     return h("div", { class: "tl-roofline-device" }, h("div", { class: "tl-roofline-scroll" }, chart), about);
   }
