@@ -137,6 +137,60 @@ for title, options in scenarios.items():
 # being computed in both kernels that read it: compare that row's kernels and bytes with the
 # real schedule's. For a producer this cheap, recomputing it is the better trade.
 #
+# ### ... and what each one costs
+#
+# Counts and bytes are half of the answer; time is the other half. `run_scenario` re-schedules
+# the realize, compiles it and times it beside the actual schedule, on copies of its inputs (the
+# inspector's *What-if, measured* panel calls it from its **run** buttons and keeps the result
+# in the saved widget). Besides the fusion rules it knows "no optimization actions", "BEAM=2" and
+# "matmul not packed". Kernel and byte deltas are exact; the times are measurements.
+
+# %%
+from tinylab.inspection.what_if_run import run_scenario  # noqa: E402
+
+priced = {key: run_scenario(record, key) for key in ("fuse_off", "no_recompute", "no_opts")}
+for key, result in priced.items():
+    print(f"{key:<14} {result['delta_kernels']:+d} kernels, {result['delta_bytes']:+5d} bytes")
+
+# %% tags=["nbval-ignore-output"]
+for key, result in priced.items():
+    print(f"{key:<14} {result['actual_s'] * 1e6:6.1f} µs -> {result['scenario_s'] * 1e6:6.1f} µs"
+          f"  ({result['ratio']:.2f}x the actual schedule's time)")
+
+# %% [markdown]
+# On inputs this small, launching a kernel costs more than the arithmetic, so the extra kernels
+# of `fuse_off` show up as time even though every one of them is tiny.
+#
+# ## Where the buffers live
+#
+# Every kernel boundary is a buffer: written by one kernel, read by later ones. The engine's
+# memory planner (`schedule/memory.py`) lets buffers whose lifetimes do not overlap share one
+# allocation. The inspector's *Memory* view draws each buffer's lifetime across the kernel order;
+# here is its static rendering for a chain of four kernels, each forced by `.contiguous()`.
+
+# %%
+from IPython.display import HTML  # noqa: E402
+from tinylab.inspection import build_model  # noqa: E402
+from tinylab.inspection.html_views import memory_html  # noqa: E402
+
+chain = run(lambda x: (((x * 2).contiguous() + 1).contiguous() * 3).contiguous() + 1, (8, 8))
+memory = build_model(chain, timings=False)["realizes"][0]["memory"]
+for buffer in memory["buffers"]:
+    shared = f"  shares storage with {buffer['shares_with']}" if buffer["shares_with"] else ""
+    print(f"{buffer['id']:<5} {buffer['label']:<28} {buffer['role']:<12} "
+          f"kernels {buffer['first'] + 1}-{buffer['last'] + 1}{shared}")
+print(f"{memory['bytes_without_plan']} bytes without the planner, {memory['bytes_with_plan']} "
+      f"with it; at most {memory['peak_live']} live at once")
+
+# %%
+HTML(memory_html(build_model(chain, timings=False)).replace("<details", "<details open"))
+
+# %% [markdown]
+# The third buffer, `3 · (2x + 1)`, is first written after the first one, `2x`, was last read,
+# so the planner hands it `2x`'s storage: 768 bytes instead of 1024. It cannot get below 512,
+# because two of these buffers are live at every kernel. In the widget, clicking a buffer lights
+# up the kernels that write and read it.
+#
 # ## A table of kernel counts, computed here
 #
 # Each row is realized from fresh inputs and counted from the trace. Cut reasons other than

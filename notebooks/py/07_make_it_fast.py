@@ -347,6 +347,42 @@ HTML(roofline_svg(points, bandwidth, peak))
 # N), which is what register tiles and vectors exploit. The table of intensities above says
 # where each one sits.
 #
+# ### The inspector's roofline: against the machine's peak
+#
+# The roofs above are what numpy reaches. The inspector compares every kernel with the device's
+# *peak*: for a CPU, float32 lanes × 2 (an FMA is a multiply and an add) × FMA pipes per core ×
+# cores × clock, from the detected target and the clock the OS reports; the bandwidth roof is a
+# generated copy kernel, timed once and cached beside the compile cache (`engine/peak.py`). A
+# kernel's **% of peak** is the share of the roof at its intensity that it reached. The kernels
+# table of the inspector has it as a column, its *Roofline* view draws the chart, and
+# `TrainingMonitor` lists each step's slowest kernels with it.
+
+# %% tags=["nbval-ignore-output"]
+from tinylab.engine.peak import device_peak  # noqa: E402
+
+cpu_peak = device_peak("CPU")
+print(f"compute {cpu_peak.flops_per_s / 1e9:.0f} GFLOPS: {cpu_peak.compute_from}")
+print(f"bandwidth {cpu_peak.bytes_per_s / 1e9:.1f} GB/s: {cpu_peak.bandwidth_from}")
+with trace() as all_workloads:
+    for title in WORKLOADS:
+        run_workload(title)
+for k in all_workloads.kernels:
+    share = max(k.flops / k.run_s / cpu_peak.flops_per_s,
+                k.bytes_moved / k.run_s / cpu_peak.bytes_per_s)
+    print(f"{k.name:<22} {100 * share:5.1f}% of peak")
+
+# %% [markdown]
+# The same as the inspector's static HTML: the intensities are compared by the notebook tests,
+# the measured part (chart, % of peak) is masked for them, as everything timed is.
+
+# %%
+from tinylab.inspection import build_model  # noqa: E402
+from tinylab.inspection.html_views import roofline_html  # noqa: E402
+
+HTML(roofline_html(build_model(all_workloads)).replace("<details", "<details open"))
+
+# %% [markdown]
+#
 # ## Exercise: arrange the loops yourself
 #
 # Pick actions for the 128 × 128 matmul's plain plan — a list of `Opt(action, axis, amount)`
