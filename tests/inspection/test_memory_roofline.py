@@ -196,3 +196,29 @@ def test_measured_results_join_the_model_and_the_static_html(softmax_trace):
     assert "<!--" not in to_html(recorded)   # no timings: no measured section at all
     with pytest.raises(ValueError, match="realize 3 is not in this inspector's trace"):
         inspector.run_what_if(3, "fuse_off")
+
+
+def test_memory_of_a_tinyjit_step():
+    from tinylab import TinyJit
+    from tinylab.inspection.memory import jit_step_memory
+
+    @TinyJit
+    def step(x):
+        a = (x * 2).contiguous()
+        b = (a + 1).contiguous()
+        c = (b * 3).contiguous()
+        return c + 1
+
+    for value in (1.0, 2.0, 3.0):   # capture on the second call, replay on the third
+        host = np.full((8, 8), value, dtype=np.float32)
+        out = step(Tensor(host).realize()).numpy()
+    np.testing.assert_allclose(out, (host * 2 + 1) * 3 + 1)
+    memory = jit_step_memory(step)
+    roles = [(b["role"], b["first"], b["last"]) for b in memory["buffers"]]
+    # the same chain as a realize: 2x (kernels 1-2), x, 2x+1 (2-3), 3(2x+1) (3-4), the result
+    assert roles == [("intermediate", 0, 1), ("input", 0, 3), ("intermediate", 1, 2),
+                     ("intermediate", 2, 3), ("assigned", 0, 3)]
+    buffers = memory["buffers"]
+    assert buffers[3]["storage"] == buffers[0]["id"]          # 3(2x+1) reuses 2x's storage
+    assert memory["bytes_without_plan"] == 3 * 256 and memory["bytes_with_plan"] == 2 * 256
+    assert memory["bytes_without_plan"] - memory["bytes_with_plan"] == step.step.bytes_saved

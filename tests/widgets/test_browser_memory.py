@@ -209,3 +209,36 @@ def test_5000_nodes_with_every_panel_render_fast(browser, tmp_path, kernels, ops
     finally:
         page.close()
     assert not errors, errors
+
+
+def test_memory_of_a_tinyjit_step_in_the_page(browser, tmp_path):
+    from tinylab import TinyJit
+
+    @TinyJit
+    def step(x):
+        hidden = (x * 2).contiguous()
+        return ((hidden + 1).contiguous() * hidden).sum(1)
+
+    for value in range(3):
+        step(Tensor(np.full((16, 32), value, dtype=np.float32)).realize()).numpy()
+    inspector = Inspector.of_jit_step(step)
+    page_path = tmp_path / "jit.html"
+    page_path.write_text(standalone_page({"data": inspector.data, "selection": {},
+                                          "source_language": "", "panels": inspector.panels}))
+    launches = step.step.launches
+    largest = max((b for launch in launches for b in launch.buffers[:1]), key=lambda b: b.nbytes)
+    expected = {f"k{p}" for p, launch in enumerate(launches)
+                if any(b is largest for b in launch.buffers)}
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(page_path.as_uri())
+        page.wait_for_selector("#tinylab-app[data-mount-ms]", timeout=60_000)
+        assert page.locator(".tl-row").count() == len(launches)
+        page.locator(".tl-memory-largest-item").first.click()
+        lit = page.locator(".tl-row.tl-selected, .tl-row.tl-related")
+        assert {lit.nth(i).get_attribute("data-id") for i in range(lit.count())} == expected
+    finally:
+        page.close()
+    assert not errors, errors

@@ -21,6 +21,8 @@ from . import realize as engine
 class Launch:
     runner: object | None        # None for a copy
     buffers: list                # Buffer per kernel argument (copies: [destination, source])
+    # per argument before the step's memory plan: (buffer key, bytes, kept: outlives the step)
+    planned: list = field(default_factory=list)
 
 
 @dataclass
@@ -87,5 +89,6 @@ def plan_buffers(launches: list[Launch], keep: set) -> int:
     size_of = {key: (b.device, b.nbytes) for key, b in by_id.items()}
     representative, saved = share_by_lifetime(steps, size_of, keep)
     for launch in launches:
+        launch.planned = [(id(b), b.nbytes, id(b) in keep) for b in launch.buffers]
         launch.buffers = [by_id[representative.get(id(b), id(b))] for b in launch.buffers]
     return saved

@@ -134,3 +134,71 @@ def memory_svg(memory: dict, size_text) -> str:
                      f'rx="2" fill="{buffer_color(buffer, palette)}"/>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def jit_step_memory(jit, prefix: str = "m0.") -> dict:
+    """The memory of a captured TinyJit step, in the shape realize_memory gives. Its launches
+    keep each argument's buffer before the step's memory plan; each realize's own planner had
+    already shared buffers inside the realize, so a buffer the step does not keep holds one value
+    per write: each write starts a new entry, and entries on one storage share it. Buffers kept
+    beyond the step are "input" (only read) or "assigned" (written in place)."""
+    launches = jit.step.launches if jit.step is not None else []
+    kernel_ids = [f"k{position}" for position in range(len(launches))]
+    entries: list[dict] = []
+    current: dict = {}      # planned buffer key -> its entry now (the value last written)
+    for position, launch in enumerate(launches):
+        for argument, (key, nbytes, kept) in enumerate(launch.planned):
+            buffer = launch.buffers[argument]
+            if key not in current or (argument == 0 and not kept and entries[current[key]]["uses"]):
+                current[key] = len(entries)
+                entries.append({"nbytes": nbytes, "kept": kept, "storage": id(buffer),
+                                "label": f"{buffer.dtype.name}[{buffer.size}]", "uses": []})
+            entries[current[key]]["uses"].append((position, argument))
+    first_of_storage: dict = {}
+    for index, entry in enumerate(entries):
+        first_of_storage.setdefault(entry["storage"], index)
+    steps, buffers = len(launches), []
+    for index, entry in enumerate(entries):
+        writers = [kernel_ids[p] for p, argument in entry["uses"] if argument == 0]
+        readers = [kernel_ids[p] for p, argument in entry["uses"] if argument > 0]
+        positions = [p for p, _ in entry["uses"]]
+        kept = entry["kept"]
+        role = ("assigned" if writers else "input") if kept else "intermediate"
+        first, last = (0, steps - 1) if kept else (min(positions), max(positions))
+        buffers.append({"id": f"{prefix}{index}", "node": None, "label": entry["label"],
+                        "shape": [], "dtype": entry["label"].split("[")[0],
+                        "bytes": entry["nbytes"], "role": role, "first": first, "last": last,
+                        "writers": list(dict.fromkeys(writers)),
+                        "readers": list(dict.fromkeys(readers)),
+                        "storage": f"{prefix}{first_of_storage[entry['storage']]}"})
+    _mark_sharing(buffers)
+    return {"steps": steps, "kernels": kernel_ids, "buffers": buffers, **_totals(buffers, steps),
+            "largest": [b["id"] for b in sorted(buffers, key=lambda b: (-b["bytes"], b["id"]))
+                        if b["role"] != "input"][:MAX_LARGEST]}
+
+
+def jit_step_model(jit) -> dict:
+    """An inspection model of one captured TinyJit step for the memory and kernels views: one
+    pseudo-realize ("TinyJit step") whose kernels are the captured launches."""
+    memory = jit_step_memory(jit)
+    kernels = []
+    for position, launch in enumerate(jit.step.launches if jit.step is not None else []):
+        runner = launch.runner
+        kernels.append({"id": f"k{position}", "realize": 0, "position": position,
+                        "kind": "kernel" if runner is not None else "copy",
+                        "name": runner.name if runner is not None else "copy",
+                        "device": runner.device if runner is not None else "",
+                        "shape": [], "output": None, "fused": [], "reads": [],
+                        "ops": ["launch" if runner is not None else "copy"],
+                        "decisions": [], "edges": [], "opts": [], "language": "",
+                        "flops": runner.flops if runner is not None else 0,
+                        "bytes": runner.bytes_moved if runner is not None else 0})
+    realize = {"index": 0, "forced_by": "TinyJit step", "forced_code": "one TinyJit step",
+               "outputs": [], "kernels": [k["id"] for k in kernels], "options": "default",
+               "memory": memory, "what_if": []}
+    model = {"version": 1, "realizes": [realize], "nodes": [], "kernels": kernels,
+             "decisions": [], "programs": {}, "timings": False, "omitted_realizes": 0,
+             "graph": {"boxes": [], "links": []}}
+    from .roofline import add_roofline
+    add_roofline(model)
+    return model
