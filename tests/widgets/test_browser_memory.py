@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
@@ -25,6 +26,24 @@ from tinylab_widgets.inspector import PANELS  # noqa: E402
 from tinylab_widgets.standalone import standalone_page  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("browser")
+
+
+@contextmanager
+def opened(browser, folder: Path, data: dict, panels):
+    """A standalone page of the inspector on `data`, mounted; fails on any page error."""
+    page_path = folder / "inspector.html"
+    page_path.write_text(standalone_page({"data": data, "selection": {}, "source_language": "",
+                                          "panels": list(panels)}))
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(page_path.as_uri())
+        page.wait_for_selector("#tinylab-app[data-mount-ms]", timeout=60_000)
+        yield page
+    finally:
+        page.close()
+    assert not errors, errors
 
 
 def _largest_new_slot(record):
@@ -46,18 +65,10 @@ def test_memory_and_roofline_in_the_page(browser, tmp_path):
         hidden = (x @ w).relu().contiguous()
         (hidden.softmax(1) * 2).sum(0).numpy()
     inspector = Inspector(recorded)
-    page_path = tmp_path / "memory.html"
-    page_path.write_text(standalone_page({"data": inspector.data, "selection": {},
-                                          "source_language": "", "panels": list(PANELS)}))
     (writers, readers), nbytes = _largest_new_slot(recorded.realizes[0])
     expected = {f"k{p}" for p in writers | readers}   # one realize: kernel ids follow positions
     timed = [k for k in recorded.kernels if k.run_s and k.flops and k.bytes_moved]
-    page = browser.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
-        page.goto(page_path.as_uri())
-        page.wait_for_selector("#tinylab-app[data-mount-ms]", timeout=60_000)
+    with opened(browser, tmp_path, inspector.data, PANELS) as page:
         memory = page.locator(".tl-memory")
         largest = memory.locator(".tl-memory-largest-item").first
         assert largest.inner_text().startswith(_format_bytes(nbytes))
@@ -76,9 +87,6 @@ def test_memory_and_roofline_in_the_page(browser, tmp_path):
         ARTIFACTS.mkdir(exist_ok=True)
         memory.scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / "inspector-memory.png"), full_page=True)
-    finally:
-        page.close()
-    assert not errors, errors
 
 
 def _format_bytes(value: float) -> str:
@@ -188,15 +196,7 @@ def _with_memory(model: dict) -> dict:
 def test_5000_nodes_with_every_panel_render_fast(browser, tmp_path, kernels, ops):
     model = _with_memory(synthetic_model(kernels, ops))
     assert len(model["nodes"]) >= 5000
-    page_path = tmp_path / "big.html"
-    page_path.write_text(standalone_page({"data": model, "selection": {}, "source_language": "",
-                                          "panels": list(PANELS)}))
-    page = browser.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
-        page.goto(page_path.as_uri())
-        page.wait_for_selector("#tinylab-app[data-mount-ms]", timeout=60_000)
+    with opened(browser, tmp_path, model, PANELS) as page:
         render_ms = float(page.get_attribute("#tinylab-app", "data-graph-render-ms"))
         mount_ms = float(page.get_attribute("#tinylab-app", "data-mount-ms"))
         assert render_ms < 2000, f"collapsed graph of {len(model['nodes'])} nodes: {render_ms} ms"
@@ -206,9 +206,6 @@ def test_5000_nodes_with_every_panel_render_fast(browser, tmp_path, kernels, ops
         lit = page.locator(".tl-box-kernel.tl-related")   # its writer (it has no reader)
         assert lit.count() == 1 and lit.get_attribute("data-id") == f"k{kernels - 1}"
         print(f"{kernels} kernels: graph {render_ms} ms, whole mount {mount_ms} ms")
-    finally:
-        page.close()
-    assert not errors, errors
 
 
 def test_memory_of_a_tinyjit_step_in_the_page(browser, tmp_path):
@@ -222,23 +219,12 @@ def test_memory_of_a_tinyjit_step_in_the_page(browser, tmp_path):
     for value in range(3):
         step(Tensor(np.full((16, 32), value, dtype=np.float32)).realize()).numpy()
     inspector = Inspector.of_jit_step(step)
-    page_path = tmp_path / "jit.html"
-    page_path.write_text(standalone_page({"data": inspector.data, "selection": {},
-                                          "source_language": "", "panels": inspector.panels}))
     launches = step.step.launches
     largest = max((b for launch in launches for b in launch.buffers[:1]), key=lambda b: b.nbytes)
     expected = {f"k{p}" for p, launch in enumerate(launches)
                 if any(b is largest for b in launch.buffers)}
-    page = browser.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
-        page.goto(page_path.as_uri())
-        page.wait_for_selector("#tinylab-app[data-mount-ms]", timeout=60_000)
+    with opened(browser, tmp_path, inspector.data, inspector.panels) as page:
         assert page.locator(".tl-row").count() == len(launches)
         page.locator(".tl-memory-largest-item").first.click()
         lit = page.locator(".tl-row.tl-selected, .tl-row.tl-related")
         assert {lit.nth(i).get_attribute("data-id") for i in range(lit.count())} == expected
-    finally:
-        page.close()
-    assert not errors, errors

@@ -175,19 +175,29 @@ class Inspector {
 const REPLY_TIMEOUT_MS = 20000;
 
 Inspector.prototype.requestKernelData = function (kernelId) {
-  this.pending = this.pending || new Map();
-  this.requests = (this.requests || 0) + 1;
-  const request = `r${this.requests}`;
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      this.pending.delete(request);
-      reject(new Error("no reply from the Python kernel that recorded this trace (the recorded " +
-        "buffers live there; this view is not connected to it): run the cell again"));
-    }, REPLY_TIMEOUT_MS);
-    this.pending.set(request, (content, buffers) => { clearTimeout(timer); resolve({ content, buffers }); });
-    this.model.send({ type: "webgpu-request", request, kernel: kernelId });
-  });
+  return askKernel(this, { type: "webgpu-request", kernel: kernelId }, REPLY_TIMEOUT_MS,
+    "no reply from the Python kernel that recorded this trace (the recorded buffers live there; " +
+    "this view is not connected to it): run the cell again");
 };
+
+// A request to the Python kernel (a custom message with a `request` id), resolved with
+// { content, buffers } when receive() gets the reply with the same id.
+function askKernel(app, message, timeoutMs, noReply) {
+  app.pending = app.pending || new Map();
+  app.requests = (app.requests || 0) + 1;
+  const request = `r${app.requests}`;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { app.pending.delete(request); reject(new Error(noReply)); }, timeoutMs);
+    app.pending.set(request, (content, buffers) => { clearTimeout(timer); resolve({ content, buffers }); });
+    try {
+      app.model.send({ ...message, request });
+    } catch (error) {   // a saved page: no kernel to send to
+      clearTimeout(timer);
+      app.pending.delete(request);
+      reject(new Error("not connected to a Python kernel"));
+    }
+  });
+}
 
 Inspector.prototype.receive = function (message, buffers) {
   if (!message || !message.request || !this.pending) return;   // replies to webgpu / what-if requests

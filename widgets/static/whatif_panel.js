@@ -71,7 +71,8 @@ class WhatIfPanel {
     this.render();
     try {
       const reply = await askKernel(this.app, { type: "what-if-run", realize: realize.index,
-                                                key: answer.key }, WHAT_IF_TIMEOUT_MS);
+        key: answer.key }, WHAT_IF_TIMEOUT_MS, "no reply from the Python kernel (this view is " +
+        "not connected to it): run the cell again");   // askKernel: inspector.js
       if (reply.content.error) throw new Error(reply.content.error);
       this.status.delete(key);   // the new model (change:data) shows the measurement
     } catch (error) {
@@ -81,26 +82,4 @@ class WhatIfPanel {
   }
 
   update(_focus) {}
-}
-
-// A request to the Python kernel, answered by a message with the same `request` id (the
-// inspector's receive() resolves it).
-function askKernel(app, message, timeoutMs) {
-  app.pending = app.pending || new Map();
-  app.requests = (app.requests || 0) + 1;
-  const request = `r${app.requests}`;
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      app.pending.delete(request);
-      reject(new Error("no reply from the Python kernel (this view is not connected to it)"));
-    }, timeoutMs);
-    app.pending.set(request, (content, buffers) => { clearTimeout(timer); resolve({ content, buffers }); });
-    try {
-      app.model.send({ ...message, request });
-    } catch (error) {
-      clearTimeout(timer);
-      app.pending.delete(request);
-      reject(new Error("not connected to a Python kernel"));
-    }
-  });
 }
