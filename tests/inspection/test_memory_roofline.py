@@ -222,3 +222,19 @@ def test_memory_of_a_tinyjit_step():
     assert buffers[3]["storage"] == buffers[0]["id"]          # 3(2x+1) reuses 2x's storage
     assert memory["bytes_without_plan"] == 3 * 256 and memory["bytes_with_plan"] == 2 * 256
     assert memory["bytes_without_plan"] - memory["bytes_with_plan"] == step.step.bytes_saved
+
+
+def test_training_monitor_rows_carry_percent_of_peak():
+    pytest.importorskip("anywidget")
+    from tinylab_widgets import TrainingMonitor
+    monitor = TrainingMonitor(total_steps=2, update_every_s=0)
+    x = Tensor(np.arange(4096, dtype=np.float32).reshape(64, 64)).realize()
+    for _ in monitor.track(range(2)):
+        monitor.log(float((x @ x).relu().sum().numpy()))
+    peak = device_peak("CPU")
+    assert monitor.kernels
+    for row in monitor.kernels:
+        share = max(row["flops"] / row["run_s"] / peak.flops_per_s,
+                    row["bytes"] / row["run_s"] / peak.bytes_per_s)
+        assert row["peak_percent"] == pytest.approx(100 * share)
+        assert row["bound"] in ("memory", "compute")

@@ -29,11 +29,13 @@ pytestmark = pytest.mark.xdist_group("browser")
 
 
 @contextmanager
-def opened(browser, folder: Path, data: dict, panels):
-    """A standalone page of the inspector on `data`, mounted; fails on any page error."""
-    page_path = folder / "inspector.html"
-    page_path.write_text(standalone_page({"data": data, "selection": {}, "source_language": "",
-                                          "panels": list(panels)}))
+def opened(browser, folder: Path, data: dict, panels=PANELS, state: dict | None = None,
+           module: str | None = None):
+    """A standalone page of the inspector on `data` (or of `module` on widget traits `state`),
+    mounted; fails on any page error."""
+    page_path = folder / "page.html"
+    state = state or {"data": data, "selection": {}, "source_language": "", "panels": list(panels)}
+    page_path.write_text(standalone_page(state, module=module))
     page = browser.new_page()
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -228,3 +230,27 @@ def test_memory_of_a_tinyjit_step_in_the_page(browser, tmp_path):
         page.locator(".tl-memory-largest-item").first.click()
         lit = page.locator(".tl-row.tl-selected, .tl-row.tl-related")
         assert {lit.nth(i).get_attribute("data-id") for i in range(lit.count())} == expected
+
+
+def test_monitor_lists_the_slowest_kernels_live(browser, tmp_path):
+    from tinylab_widgets import TrainingMonitor
+    from tinylab_widgets.assets import monitor_module
+    monitor = TrainingMonitor(total_steps=1, update_every_s=0)
+    x = Tensor(np.arange(1024, dtype=np.float32).reshape(32, 32)).realize()
+    with monitor.step():
+        (x @ x).exp().sum(1).numpy()
+    monitor.finish()
+    names = ("losses", "steps", "kernels", "total_steps", "title", "finished", "work")
+    state = {name: getattr(monitor, name) for name in names}
+    rows = sorted(monitor.kernels, key=lambda row: -row["run_s"])
+    with opened(browser, tmp_path, {}, state=state, module=monitor_module()) as page:
+        shown = page.locator(".tl-slow-kernel")
+        assert shown.count() == min(5, len(rows))
+        assert shown.first.get_attribute("data-name") == rows[0]["name"]
+        assert shown.first.locator(".tl-slow-peak").inner_text() == \
+            f"{rows[0]['peak_percent']:.1f}%"
+        slower = dict(rows[-1], run_s=1.0, peak_percent=0.5)   # the next step, published live
+        page.evaluate("(kernels) => window.tinylabModel.set('kernels', kernels)",
+                      [slower] + rows[:-1])
+        assert shown.first.get_attribute("data-name") == rows[-1]["name"]
+        assert shown.first.locator(".tl-slow-peak").inner_text() == "0.5%"
