@@ -238,3 +238,43 @@ def test_training_monitor_rows_carry_percent_of_peak():
                     row["bytes"] / row["run_s"] / peak.bytes_per_s)
         assert row["peak_percent"] == pytest.approx(100 * share)
         assert row["bound"] in ("memory", "compute")
+
+
+class _FakeCUDADevice:
+    """pycuda's Device as _cuda_peak reads it, with an H100 SXM's public figures."""
+    ATTRIBUTES = {"MULTIPROCESSOR_COUNT": 132, "CLOCK_RATE": 1_980_000,      # kHz
+                  "MEMORY_CLOCK_RATE": 2_619_000, "GLOBAL_MEMORY_BUS_WIDTH": 5120}
+
+    def get_attribute(self, name):
+        return self.ATTRIBUTES[name]
+
+    def compute_capability(self):
+        return (9, 0)
+
+
+def test_cuda_peak_from_device_attributes():
+    from types import SimpleNamespace
+
+    from tinylab.engine.peak import _cuda_peak
+    attributes = SimpleNamespace(**{name: name for name in _FakeCUDADevice.ATTRIBUTES})
+    cuda = SimpleNamespace(device_attribute=attributes)
+    spec = SimpleNamespace(runtime=SimpleNamespace(open=lambda: (cuda, _FakeCUDADevice(), None)))
+    compute, how, declared = _cuda_peak(spec)
+    assert compute == 132 * 128 * 2 * 1.98e9              # SMs x FP32 cores x FMA x clock
+    assert declared == 2 * 2.619e9 * 5120 / 8             # double data rate x bus bytes
+    assert "sm_90" in how
+
+
+def test_cl_peak_from_the_device_info():
+    cl = pytest.importorskip("pyopencl")
+    from tinylab.engine.device import Device
+    try:
+        spec = Device["CL"]
+        _, device, _, _ = spec.runtime.open()
+    except Exception as error:   # noqa: BLE001 - no OpenCL driver on this machine
+        pytest.skip(f"no OpenCL device: {error}")
+    assert cl is not None
+    peak = device_peak("CL")
+    assert peak.flops_per_s == (device.max_compute_units * device.max_clock_frequency * 1e6
+                                * max(1, device.preferred_vector_width_float) * 2)
+    assert peak.bytes_per_s > 0 and "copy kernel" in peak.bandwidth_from
