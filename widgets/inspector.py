@@ -1,7 +1,8 @@
 """The inspector widget: a Trace shown as the op graph collapsed by kernel, a sortable kernels
-table with each kernel's source (C / OpenCL / CUDA tabs), loop IR and actions, and the fusion
-decisions with what-if answers. Built from tinylab.inspection's model; displays as the widget
-plus script-free text/html and a deterministic text/plain. Used by magics.py and by users.
+table with each kernel's source (C / OpenCL / CUDA tabs), loop IR and actions, the fusion
+decisions with what-if answers, buffer lifetimes (memory), a roofline, and what-if scenarios
+compiled and timed on request (run_what_if). Built from tinylab.inspection's model; displays as
+the widget plus script-free text/html and a deterministic text/plain. Used by magics.py and users.
 """
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ MEASURED = ("<!-- measured -->", "<!-- /measured -->")
 MUTED = "color:#475569;"
 TABLE = "border-collapse:collapse;font-size:12px;margin:4px 0;"
 CELL = "padding:1px 8px;border-bottom:1px solid #e2e8f0;text-align:left;"
+MAX_MEMORY_REALIZES = 8   # timelines drawn in static HTML (the widget has a realize selector)
 
 
 def measured(html: str) -> str:
@@ -39,6 +40,9 @@ def memory_html(model: dict) -> str:
         memory = realize.get("memory")
         if not memory or not memory["buffers"]:
             continue
+        if len(blocks) == MAX_MEMORY_REALIZES:
+            blocks.append(f'<div style="{MUTED}">… more realizes: see the widget</div>')
+            break
         buffers = {b["id"]: b for b in memory["buffers"]}
         kernels = {k["id"]: k["name"] for k in model["kernels"]}
         shared = sum(1 for b in memory["buffers"] if b["shares_with"])

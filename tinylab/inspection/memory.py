@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from html import escape
 
+from .roofline import add_roofline
+
 MAX_LARGEST = 8        # buffers listed as "largest", each clickable to its kernels
 MAX_ROWS = 60          # timeline rows drawn (the largest buffers when there are more)
 ROLE_COLORS = {"input": "#94a3b8", "assigned": "#a78bfa", "output": "#2563eb"}
@@ -199,6 +201,5 @@ def jit_step_model(jit) -> dict:
     model = {"version": 1, "realizes": [realize], "nodes": [], "kernels": kernels,
              "decisions": [], "programs": {}, "timings": False, "omitted_realizes": 0,
              "graph": {"boxes": [], "links": []}}
-    from .roofline import add_roofline
     add_roofline(model)
     return model

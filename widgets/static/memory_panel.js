@@ -35,14 +35,15 @@ function focusBuffer(app, focus, bufferId) {
 class MemoryPanel {
   constructor(app) {
     this.app = app;
-    this.realizeIndex = Math.max(0, app.data.realizes.findIndex(
+    // kept on the app, so a new model (a what-if result) keeps the realize in view
+    this.realizeIndex = app.memoryRealize ?? Math.max(0, app.data.realizes.findIndex(
       (r) => r.memory && r.memory.buffers.length));
     this.rows = new Map();
     this.body = h("div", { class: "tl-memory-body" });
     const choices = app.data.realizes.map((r) => h("option", { value: String(r.index) },
       `${r.index + 1}: ${r.forced_code}`));
     const select = h("select", { class: "tl-memory-realize", onchange: (event) => {
-      this.realizeIndex = Number(event.target.value);
+      this.realizeIndex = app.memoryRealize = Number(event.target.value);
       this.render();
     } }, ...choices);
     select.value = String(this.realizeIndex);

@@ -14,7 +14,9 @@ function signed(value, format) {
 class WhatIfPanel {
   constructor(app) {
     this.app = app;
-    this.realizeIndex = Math.max(0, app.data.realizes.findIndex((r) => r.what_if && r.what_if.length));
+    // kept on the app, so the new model a run brings back keeps the realize in view
+    this.realizeIndex = app.whatIfRealize ??
+      Math.max(0, app.data.realizes.findIndex((r) => r.what_if && r.what_if.length));
     this.status = new Map();    // "realize|key" -> text while a run is under way or failed
     this.body = h("div", { class: "tl-whatif-body" });
     this.element = h("div", { class: "tl-panel tl-whatif" },
@@ -30,7 +32,10 @@ class WhatIfPanel {
       this.body.replaceChildren(h("div", { class: "tl-muted" }, "no what-if answers in this trace"));
       return;
     }
-    const choose = (event) => { this.realizeIndex = Number(event.target.value); this.render(); };
+    const choose = (event) => {
+      this.realizeIndex = this.app.whatIfRealize = Number(event.target.value);
+      this.render();
+    };
     const select = h("select", { class: "tl-whatif-realize", onchange: choose },
       ...this.app.data.realizes.filter((r) => r.what_if && r.what_if.length).map((r) =>
         h("option", { value: String(r.index) }, `${r.index + 1}: ${r.forced_code}`)));
