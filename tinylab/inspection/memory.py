@@ -86,11 +86,17 @@ def _totals(buffers: list, steps: int) -> dict:
     so the allocation is also the peak."""
     new = [b for b in buffers if b["role"] in ("output", "intermediate")]
     storages = {b["storage"]: b["bytes"] for b in new if b["storage"] == b["id"]}
-    live = [sum(b["bytes"] for b in new if b["first"] <= step <= b["last"])
-            for step in range(steps)]
+    change = [0] * (steps + 1)          # bytes that become live (+) or dead (-) at each kernel
+    for buffer in new:
+        change[buffer["first"]] += buffer["bytes"]
+        change[buffer["last"] + 1] -= buffer["bytes"]
+    live, peak = 0, 0
+    for delta in change:
+        live += delta
+        peak = max(peak, live)
     return {"bytes_without_plan": sum(b["bytes"] for b in new),
             "bytes_with_plan": sum(storages.values()),
-            "peak_live": max(live, default=0),
+            "peak_live": peak,
             "input_bytes": sum(b["bytes"] for b in buffers if b["role"] in ("input", "assigned"))}
 
 
