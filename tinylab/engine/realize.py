@@ -18,11 +18,12 @@ from ..codegen.decompose import decompose
 from ..codegen.heuristic import choose_opts, work
 from ..codegen.heuristic_gpu import choose_gpu_opts
 from ..codegen.linearize import LinearProgram, linearize, program_cost
-from ..codegen.plan import KernelPlan
+from ..codegen.plan import KernelPlan, OptError
 from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import Op
 from ..ir.printer import print_graph
+from ..ir.symbolic import max_shape
 from ..runtimes.buffer import Buffer
 from ..runtimes.cpu_target import GENERIC
 from ..schedule.fusion import SchedulerOptions
@@ -111,8 +112,18 @@ class Runner:
     cache_hit: bool
     target: str = ""        # the CPU target it was planned and compiled for ("" off the CPU)
 
-    def __call__(self, buffers: list[Buffer]) -> float:
-        return self.fn(*[b.handle for b in buffers], global_size=self.program.loops)
+    def __call__(self, buffers: list[Buffer], var_vals: dict | None = None) -> float:
+        """Launch on `buffers`; a symbolic kernel takes its variables' values from var_vals."""
+        return self.fn(*[b.handle for b in buffers], global_size=self.program.loops,
+                       variables=self.variable_values(var_vals))
+
+    def variable_values(self, var_vals: dict | None) -> list[int]:
+        names = self.program.variable_names
+        missing = [n for n in names if n not in (var_vals or {})]
+        if missing:
+            raise ValueError(f"kernel {self.name} takes symbolic sizes {names}; no value was "
+                             f"bound for {missing}")
+        return [var_vals[n] for n in names]
 
     def passes(self) -> dict[str, str]:
         return {"ast": print_graph(self.ast), "plan": self.plan.describe(),
@@ -140,6 +151,8 @@ def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
     plan = KernelPlan.from_ast(decompose(ast, spec.renderer))  # ops the renderer lacks, by rule
     if noopt:
         return plan
+    if plan.is_symbolic:
+        return _symbolic_plan(plan, spec)
     actions, target = spec.renderer.supported_actions, spec.target or GENERIC  # GENERIC: PYTHON
     if beam and not spec.render_only:
         from ..codegen.beam import beam_search
@@ -157,6 +170,19 @@ def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
             return tune(plan, spec, target, cache, progress=searching.update,
                         ignore_cache=bool(config.IGNORE_BEAM_CACHE.value))
     return plan.apply_all(choose_opts(plan, actions, target))
+
+
+def _symbolic_plan(plan: KernelPlan, spec) -> KernelPlan:
+    """A kernel with a symbolic loop: the heuristic's choice where it applies to the static
+    axes (it never splits a symbolic one: plan.py refuses), else the plain plan. BEAM and TUNE
+    time one bound value, which would not speak for the others: they are skipped."""
+    actions, target = spec.renderer.supported_actions, spec.target or GENERIC
+    try:
+        if getattr(spec.renderer, "is_gpu", False):
+            return plan.apply_all(choose_gpu_opts(plan, actions))
+        return plan.apply_all(choose_opts(plan, actions, target))
+    except (TypeError, OptError):  # the heuristic reasoned about a symbolic size: do not guess
+        return plan
 
 
 def render_for(ast: Node, device: str) -> str:
@@ -218,7 +244,7 @@ def compile_schedule(sched: Schedule) -> list[Runner | None]:
     """Runners for every kernel of a schedule; kernels not yet compiled build in parallel, as
     one progress task (engine/progress.py) when there are any."""
     kernels = [(i, item) for i, item in enumerate(sched.items)
-               if item.kind == "kernel" and ir.prod(item.slots[0].shape) > 0]  # 0 elements: no work
+               if item.kind == "kernel" and ir.prod(max_shape(item.slots[0].shape)) > 0]  # 0: no work
     runners: list[Runner | None] = [None] * len(sched.items)
     noopt, beam = bool(config.NOOPT.value), int(config.BEAM.value)
     work = []
@@ -262,7 +288,7 @@ def _allocate(sched: Schedule) -> dict:
                 continue
             else:
                 spec = Device[slot.device]
-                buffers[id(slot)] = Buffer(spec.name, ir.prod(slot.shape), slot.dtype,
+                buffers[id(slot)] = Buffer(spec.name, ir.prod(max_shape(slot.shape)), slot.dtype,
                                            spec.allocator)
     for key, rep in representative.items():
         buffers[key] = buffers[rep]
@@ -308,7 +334,7 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
         if runner.fn is None:
             seconds = 0.0  # render-only device
         else:
-            seconds = runner(bufs)
+            seconds = runner(bufs, item.var_vals)
         GlobalCounters.kernel_count += 1
         GlobalCounters.global_ops += runner.flops
         GlobalCounters.global_mem += runner.bytes_moved

@@ -141,8 +141,13 @@ class MovementMixin:
         bounds = tuple((0, s) if b is None else _ints(b, "shrink")
                        for b, s in zip(bounds, self.shape))
         for (b, e), s in zip(bounds, self.shape):
-            if not 0 <= b <= e <= s:
-                raise ShapeError(f"shrink: bounds {bounds} do not fit shape {self.shape}")
+            try:
+                fits = 0 <= b <= e <= s
+            except TypeError:  # symbolic: the variable's range allows values that do not fit
+                fits = False
+            if not fits:
+                raise ShapeError(f"shrink: bounds {bounds} do not fit shape {self.shape} (for "
+                                 f"every value in a symbolic bound's range)")
         return self._wrap(self.node.shrink(bounds))
 
     def flip(self, axis, *args):

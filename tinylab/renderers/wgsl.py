@@ -240,6 +240,11 @@ class _WGSLWalk(_GPUWalk):
     """The GPU walk writing WGSL statements: flat ids, packed memory, braces on every `if`."""
 
     def __init__(self, renderer: WGSLRenderer, program):
+        if program.variables:
+            from ..errors import TinylabError
+            raise TinylabError(f"WGSL: kernel {program.name} takes the symbolic sizes "
+                               f"{', '.join(program.variable_names)}; the WebGPU renderer does not "
+                               f"render symbolic kernels (bind concrete shapes, or use CPU/CL/CUDA)")
         if program.index_dtype != dtypes.int32:
             largest = max(i.arg[1] * i.dtype.itemsize for i in program.instrs if i.op == "PARAM")
             raise MemoryError(f"cannot allocate {largest / 2**20:.1f} MiB on WEBGPU for kernel "
