@@ -210,6 +210,13 @@ class KernelPlan:
                      i >= first_reduce) for i, s in enumerate(shape) if _is_loop_size(s)]
         return KernelPlan(norm, shape, n_reduce, axes)
 
+    def static_proxy(self) -> KernelPlan:
+        """This plan with every symbolic size at its maximum (for heuristics that weigh sizes;
+        its actions are then applied to the real plan, which refuses symbolic splits)."""
+        axes = [Axis(sym.max_of(a.size), a.kind, a.origin, a.mult, a.reduce) for a in self.axes]
+        return KernelPlan(self.ast, sym.max_shape(self.shape), self.n_reduce, axes,
+                          list(self.opts), self.threads, self.padded)
+
     def copy(self) -> KernelPlan:
         return KernelPlan(self.ast, self.shape, self.n_reduce, list(self.axes), list(self.opts),
                           self.threads, self.padded)

@@ -173,16 +173,25 @@ def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
 
 
 def _symbolic_plan(plan: KernelPlan, spec) -> KernelPlan:
-    """A kernel with a symbolic loop: the heuristic's choice where it applies to the static
-    axes (it never splits a symbolic one: plan.py refuses), else the plain plan. BEAM and TUNE
-    time one bound value, which would not speak for the others: they are skipped."""
+    """A kernel with a symbolic loop: the heuristic plans it as if every variable took its
+    maximum, and its actions apply in order up to the first that would split a symbolic axis
+    (plan.py refuses: no size the variable does not promise). BEAM and TUNE time one bound
+    value, which would not speak for the others: they are skipped."""
     actions, target = spec.renderer.supported_actions, spec.target or GENERIC
+    proxy = plan.static_proxy()
     try:
         if getattr(spec.renderer, "is_gpu", False):
-            return plan.apply_all(choose_gpu_opts(plan, actions))
-        return plan.apply_all(choose_opts(plan, actions, target))
-    except (TypeError, OptError):  # the heuristic reasoned about a symbolic size: do not guess
+            opts = choose_gpu_opts(proxy, actions)
+        else:
+            opts = choose_opts(proxy, actions, target)
+    except TypeError:  # the heuristic met a symbolic size it cannot reason about: plain plan
         return plan
+    for opt in opts:
+        try:
+            plan = plan.apply(opt)
+        except OptError:
+            break
+    return plan
 
 
 def render_for(ast: Node, device: str) -> str:
