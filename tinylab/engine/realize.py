@@ -352,7 +352,7 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
             print(_debug_line(GlobalCounters.kernel_count, runner, seconds, len(bufs)))
         if record is not None:
             record.kernels.append(_kernel_record(runner, i, seconds, bufs, kept))
-        _notify_capture(runner, bufs)
+        _notify_capture(runner, bufs, item.var_vals)
     return buffers
 
 
@@ -412,9 +412,9 @@ def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
 _CAPTURE: list = []
 
 
-def _notify_capture(runner: Runner, bufs: list[Buffer]) -> None:
+def _notify_capture(runner: Runner, bufs: list[Buffer], var_vals: dict | None = None) -> None:
     for capture in _CAPTURE:
-        capture(runner, bufs)
+        capture(runner, bufs, var_vals or {})
 
 
 def scheduler_options() -> SchedulerOptions:

@@ -991,6 +991,18 @@ def unbind_args(value, var_vals: dict):
     return value
 
 
+def rebind(value, var_vals: dict):
+    """`value` (an int, Variable or nested tuple) with its Variables bound to var_vals' values
+    (names it lacks keep their old values)."""
+    if isinstance(value, Variable):
+        names = {v.name for v in value.lin.vars()}
+        values = {**dict(value.values), **{k: v for k, v in var_vals.items() if k in names}}
+        return Variable._of(value.lin, tuple(sorted(values.items())))
+    if isinstance(value, tuple):
+        return tuple(rebind(v, var_vals) for v in value)
+    return value
+
+
 def as_lin(size) -> Lin:
     """An index expression for a size (a Variable's expression, or an int constant)."""
     return size.lin if isinstance(size, Variable) else lin(size)

@@ -161,9 +161,10 @@ def _expensive_recompute(node: Node, region: _Region, mode: str, cut, realized, 
     recomputed for every broadcast copy and costs more than the options allow."""
     if not options.recompute_limit or node.op not in ALU:
         return None
-    space = region.reduce.src[0].numel if mode == "pre" and region.reduce is not None \
-        else _kernel_root(region.root).numel
-    factor = space // max(node.numel, 1)
+    space = region.reduce.src[0] if mode == "pre" and region.reduce is not None \
+        else _kernel_root(region.root)
+    # symbolic sizes count their maximum: one schedule (one set of kernels) for every value
+    factor = ir.prod(max_shape(space.shape)) // max(ir.prod(max_shape(node.shape)), 1)
     if factor < RECOMPUTE_FACTOR:
         return None
     ops = _fused_ops(node, cut, realized, memo)
