@@ -90,3 +90,20 @@ def test_mismatches_are_clear_errors():
         f(x, Variable("i", 1, 8).bind(9))
     with pytest.raises(JitError, match="must be a bound variable"):
         f(x, Variable("i", 1, 8))
+
+
+def test_setitem_at_a_symbolic_position_inside_the_jit(rng):
+    """tinygrad's KV-cache write: cache[pos:pos+1] = row, realized in the step."""
+    rows = rng.standard_normal((8, 4)).astype(np.float32)
+    cache = Tensor.zeros(8, 4).contiguous().realize()
+
+    @TinyJit
+    def step(row, position):
+        cache[position:position + 1] = row
+        cache.realize()
+        return cache[:position + 1].max(0)
+
+    for p in range(8):
+        out = step(Tensor(rows[p:p + 1]), Variable("pos", 0, 7).bind(p))
+        np.testing.assert_allclose(out.numpy(), rows[:p + 1].max(0), rtol=1e-6)
+    np.testing.assert_allclose(cache.numpy(), rows, rtol=1e-6)
