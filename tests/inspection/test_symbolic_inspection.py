@@ -29,6 +29,7 @@ def test_the_trace_records_each_launchs_values(two_lengths):
     assert [k.var_vals for k in launches] == [{"i": 3}, {"i": 5}]
     assert launches[0].ast is launches[1].ast   # one symbolic kernel
     assert "const int i" in launches[0].source and "ridx0 < i" in launches[0].source
+    assert launches[0].flops * 5 == launches[1].flops * 3 > 0  # loops run to the bound value
 
 
 def test_model_text_and_html_show_one_kernel_launched_with_both_values(two_lengths):

@@ -407,14 +407,17 @@ def linearize(plan: KernelPlan, name: str | None = None) -> LinearProgram:
 
 
 
-def program_cost(program: LinearProgram) -> tuple[int, int]:
+def program_cost(program: LinearProgram, var_vals: dict | None = None) -> tuple[int, int]:
     """(FLOPs, bytes moved) of one run: ALU ops times the loop trips around them; bytes as every
-    parameter buffer read or written once."""
+    parameter buffer read or written once. A symbolic loop runs to its value in var_vals (to
+    its maximum without them); buffers count at their maximum."""
     flops, trips, stack = 0, 1, []
     skip = {"PARAM", "CONST", "LOAD", "STORE", "COND", "ACC", "RANGE", "END", "CAST", "BITCAST"}
     for instr in program.instrs:
-        if instr.op == "RANGE":  # a symbolic loop counts its maximum
-            stack.append(range_max(instr.arg[1]))
+        if instr.op == "RANGE":
+            size = instr.arg[1]
+            stack.append(sym.evaluate(size, var_vals) if isinstance(size, sym.Lin) and var_vals
+                         else range_max(size))
             trips *= stack[-1]
         elif instr.op == "END":
             trips //= stack.pop()

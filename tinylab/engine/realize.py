@@ -117,6 +117,12 @@ class Runner:
         return self.fn(*[b.handle for b in buffers], global_size=self.program.loops,
                        variables=self.variable_values(var_vals))
 
+    def launch_flops(self, var_vals: dict | None) -> int:
+        """FLOPs of one launch: a symbolic kernel's loops run to this launch's values."""
+        if not self.program.variables:
+            return self.flops
+        return program_cost(self.program, var_vals)[0]
+
     def variable_values(self, var_vals: dict | None) -> list[int]:
         names = self.program.variable_names
         missing = [n for n in names if n not in (var_vals or {})]
@@ -304,9 +310,9 @@ def _allocate(sched: Schedule) -> dict:
     return buffers
 
 
-def _debug_line(index: int, runner: Runner, seconds: float, args: int) -> str:
+def _debug_line(index: int, runner: Runner, seconds: float, args: int, flops: int) -> str:
     total = GlobalCounters.time_sum_s * 1e3
-    gflops = runner.flops / seconds / 1e9 if seconds else 0.0
+    gflops = flops / seconds / 1e9 if seconds else 0.0
     gbps = runner.bytes_moved / seconds / 1e9 if seconds else 0.0
     name = runner.plan.colored_name() if config.COLOR.value and sys.stdout.isatty() \
         else runner.name
@@ -344,12 +350,13 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
             seconds = 0.0  # render-only device
         else:
             seconds = runner(bufs, item.var_vals)
+        flops = runner.launch_flops(item.var_vals)
         GlobalCounters.kernel_count += 1
-        GlobalCounters.global_ops += runner.flops
+        GlobalCounters.global_ops += flops
         GlobalCounters.global_mem += runner.bytes_moved
         GlobalCounters.time_sum_s += seconds
         if debug >= 2:
-            print(_debug_line(GlobalCounters.kernel_count, runner, seconds, len(bufs)))
+            print(_debug_line(GlobalCounters.kernel_count, runner, seconds, len(bufs), flops))
         if record is not None:
             record.kernels.append(_kernel_record(runner, i, seconds, bufs, kept, item.var_vals))
         _notify_capture(runner, bufs, item.var_vals)
@@ -402,7 +409,7 @@ def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
         p.index: bufs[p.index].numpy() for p in runner.program.params if p.is_output}
     return tracing.KernelRecord(runner.name, runner.device, runner.ast, index,
                                 list(runner.plan.opts), _printed_passes(runner), runner.source,
-                                language, runner.flops, runner.bytes_moved,
+                                language, runner.launch_flops(var_vals), runner.bytes_moved,
                                 runner.compile_s if first else 0.0,
                                 runner.cache_hit or not first, seconds, [b.nbytes for b in bufs],
                                 inputs, outputs, note, dict(var_vals or {}))
