@@ -1,6 +1,8 @@
 """Symbolic shapes (issue 16): Variable / bind, every movement op, reduces and matmuls over a
 symbolic axis against numpy for several bound values on every backend, one compiled kernel for
 every value, clear errors for out-of-range binds and unsupported ops, and a golden C source."""
+import pickle
+
 import numpy as np
 import pytest
 
@@ -38,6 +40,7 @@ def test_variable_bind_unbind_val_and_print():
     assert (bound + 1).val == 6 and repr(bound + 1) == "<(i+1)[2-65]=6>"
     assert (bound * 3).val == 15
     assert bound != i.bind(6)  # the value is part of what a shape means
+    assert pickle.loads(pickle.dumps(bound + 1)) == bound + 1
     assert Tensor.ones(bound).shape == (bound,)
     assert "<i[1-64]=5>" in repr(Tensor.zeros(4, bound))
 
@@ -85,6 +88,9 @@ MOVEMENT = {
     "transpose_then_slice": (lambda a, v: a.T[:v], lambda a, n: a.T[:n]),
     "elementwise": (lambda a, v: (a[:, :v] * 2 + 1).exp().log(), lambda a, n: a[:, :n] * 2 + 1),
     "broadcast_with_static": (lambda a, v: a[:, :v] + a[:, :1], lambda a, n: a[:, :n] + a[:, :1]),
+    "cat_along_symbolic": (lambda a, v: a[:, :v].cat(a[:, :v] * 2, dim=1),
+                           lambda a, n: np.concatenate([a[:, :n], a[:, :n] * 2], 1)),
+    "repeat": (lambda a, v: a[:, :v].repeat(2, 1), lambda a, n: np.tile(a[:, :n], (2, 1))),
 }
 
 

@@ -775,16 +775,13 @@ class Variable:
         out.lin, out.values = expr, values
         return out
 
-    def __getnewargs__(self):  # pickling: rebuilt by __setstate__ below
-        atom = self.lin.terms[0][0]
-        return (atom.name, atom.lo, atom.hi)
-
-    def __getstate__(self):
-        return (None, {"lin": self.lin, "values": self.values})
-
-    def __setstate__(self, state):
-        for key, value in state[1].items():
-            object.__setattr__(self, key, value)
+    def __reduce__(self):  # pickling / deepcopy: rebuilt from its terms (interned again)
+        terms = []
+        for atom, coeff in self.lin.terms:
+            if not isinstance(atom, Var):
+                raise TypeError(f"cannot pickle the symbolic size {self!r} (it divides)")
+            terms.append((atom.name, atom.lo, atom.hi, coeff))
+        return (_variable_from_terms, (tuple(terms), self.lin.const, self.values))
 
     # ---- what it is ----
     @property
@@ -949,6 +946,11 @@ class Variable:
 
     def __str__(self):
         return repr(self)
+
+
+def _variable_from_terms(terms: tuple, constant: int, values: tuple) -> Variable:
+    expr = Lin(tuple((Var(name, lo, hi), coeff) for name, lo, hi, coeff in terms), constant)
+    return Variable._of(expr, values)
 
 
 def is_symbolic(value) -> bool:
