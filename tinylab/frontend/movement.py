@@ -9,6 +9,7 @@ import math
 from typing import Sequence
 
 from ..errors import ShapeError
+from ..ir.symbolic import Variable
 from . import autograd
 
 
@@ -19,7 +20,17 @@ def _ints(args, op: str) -> tuple:
     for a in args:
         if a is not None and (isinstance(a, bool) or not hasattr(a, "__index__")):
             raise TypeError(f"{op}: sizes must be ints, got {a!r} in {tuple(args)}")
-    return tuple(a if a is None else int(a) for a in args)
+    return tuple(a if a is None or isinstance(a, Variable) else int(a) for a in args)
+
+
+def _negative(pad):
+    """min(pad, 0): the part of a pad that crops. A symbolic pad must never crop."""
+    if isinstance(pad, Variable):
+        if pad.min < 0:
+            raise ShapeError(f"pad: the symbolic padding {pad!r} may be negative; symbolic pads "
+                             f"must be non-negative for every value in range")
+        return 0
+    return min(pad, 0)
 
 
 class MovementMixin:
@@ -32,7 +43,7 @@ class MovementMixin:
         unknown = [i for i, s in enumerate(shape) if s == -1]
         if len(unknown) > 1:
             raise ShapeError(f"reshape: only one dimension can be -1, got {shape}")
-        if any(not isinstance(s, int) or s < -1 for s in shape):
+        if any(not isinstance(s, (int, Variable)) or s < -1 for s in shape):
             raise ShapeError(f"reshape: invalid shape {shape}")
         if unknown:
             known = math.prod(s for s in shape if s != -1)
@@ -79,9 +90,9 @@ class MovementMixin:
                              f"circular")
         if mode != "constant":
             return self._pad_mode(pairs, mode)
-        crop = tuple((-min(b, 0), s + min(a, 0)) for (b, a), s in zip(pairs, self.shape))
+        crop = tuple((-_negative(b), s + _negative(a)) for (b, a), s in zip(pairs, self.shape))
         x = self.shrink(crop) if any(b < 0 or a < 0 for b, a in pairs) else self
-        grow = tuple((max(b, 0), max(a, 0)) for b, a in pairs)
+        grow = tuple((b - _negative(b), a - _negative(a)) for b, a in pairs)
         out = x._wrap(x.node.pad(grow))
         if not self.dtype.is_float:  # the value takes the tensor's dtype, as in PyTorch
             value = bool(value) if self.dtype.is_bool else int(value)
@@ -140,8 +151,13 @@ class MovementMixin:
         bounds = tuple((0, s) if b is None else _ints(b, "shrink")
                        for b, s in zip(bounds, self.shape))
         for (b, e), s in zip(bounds, self.shape):
-            if not 0 <= b <= e <= s:
-                raise ShapeError(f"shrink: bounds {bounds} do not fit shape {self.shape}")
+            try:
+                fits = 0 <= b <= e <= s
+            except TypeError:  # symbolic: the variable's range allows values that do not fit
+                fits = False
+            if not fits:
+                raise ShapeError(f"shrink: bounds {bounds} do not fit shape {self.shape} (for "
+                                 f"every value in a symbolic bound's range)")
         return self._wrap(self.node.shrink(bounds))
 
     def flip(self, axis, *args):

@@ -21,6 +21,8 @@ from ..engine import realize as engine
 from ..engine import trace as tracing
 from ..engine.device import Device
 from ..errors import DTypeError, JitError, ShapeError
+from ..ir.node import prod
+from ..ir.symbolic import Variable, any_symbolic, bound_shape, max_shape
 from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import Op
@@ -99,6 +101,17 @@ def _shape(x) -> tuple:
     if isinstance(x, Tensor):
         return tuple(x.shape)
     return ()
+
+
+
+def _symbolic_value(size: Variable, device: str) -> Tensor:
+    """A symbolic size used as a number (x.sum(axis) / count in a mean over a symbolic axis):
+    an int32 0-d tensor a kernel computes by summing ones over the symbolic length, so the value
+    follows the bound variable in every launch (and in TinyJit replays)."""
+    if size.min < 0:
+        raise ValueError(f"cannot use the symbolic value {size!r} as a number: it may be "
+                         f"negative")
+    return Tensor.ones(size, dtype=dtypes.int32, device=device).sum()
 
 
 class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, ActivationMixin,
@@ -198,7 +211,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
     def lazydata(self) -> Node:  # tinygrad's old name, for people reading old examples
         return self.node
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # a symbolic size prints as <i[1-64]=5>
         state = "realized" if self.node.op is Op.BUFFER else "lazy"
         grad = f", requires_grad={self.requires_grad}" if self.requires_grad else ""
         return (f"<Tensor {state} {self.dtype.name}{list(self.shape)} on {self.device}{grad}>")
@@ -279,6 +292,10 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
             raise DeviceError(f"{self.device} only renders source; there is no value to read. "
                               f"Use a real device (e.g. DEV=CPU) to get numbers.")
         self.realize()
+        if any_symbolic(self.shape):  # laid out at the variables' maxima: read the bound part
+            full = self.node.buffer.numpy()[:prod(max_shape(self.shape))]
+            return full.reshape(max_shape(self.shape))[
+                tuple(slice(0, n) for n in bound_shape(self.shape))].copy()
         return self.node.buffer.numpy().reshape(self.shape)
 
     def item(self):
@@ -441,6 +458,8 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
 
     def _operands(self, other, op: str, reverse: bool = False) -> tuple[Tensor, Tensor]:
         """Both operands of a binary op, broadcast to one shape and promoted to one dtype."""
+        if isinstance(other, Variable):  # a symbolic size as a value: counted by a kernel
+            other = _symbolic_value(other, self.device)
         if isinstance(other, Tensor):
             if other.device != self.device:
                 from ..errors import DeviceError
@@ -595,9 +614,9 @@ def _captured_readers(readers: list) -> list:
     step's memory plan): those the step made, except gradients of tensors that did not ask for
     one (requires_grad None, an input batch: its gradient is a whole extra backward conv). The
     others still read the buffer's newest value."""
-    before = _JIT_CAPTURING[-1].tensors_before
+    before = {id(t) for t in list(_JIT_CAPTURING[-1].tensors_before)}  # by identity: a WeakSet
     unasked = {id(t.grad) for t in list(ALL_TENSORS) if t.requires_grad is None and t.grad is not None}
-    return [t for t in readers if t not in before and id(t) not in unasked]
+    return [t for t in readers if id(t) not in before and id(t) not in unasked]
 
 
 def _buffer_node(array: np.ndarray, device: str) -> Node:
