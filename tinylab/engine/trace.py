@@ -40,6 +40,8 @@ class KernelRecord:
     inputs: list | None = None
     outputs: dict | None = None
     data_note: str = ""         # why the buffers were not kept
+    plan: object = None         # the KernelPlan it ran with (inspection maps source lines to nodes)
+    steps: list = field(default_factory=list)  # [(title, text)]: AST, plan, each action, ...
 
     def render(self, backend: str) -> str:
         """This kernel's source for any backend ("CPU", "CL", "CUDA", "PYTHON", "WGSL", "METAL"),

@@ -9,6 +9,7 @@ from ..ir.ops import MOVEMENT, Op
 from ..ir.printer import format_arg
 from ..schedule.fusion import EXPLANATION
 from .graph import collapsed_graph
+from .provenance import kernel_ast_nodes
 from .sources import program_entry
 from .what_if import what_if
 
@@ -113,6 +114,8 @@ class _Builder:
                  "decisions": mine, "edges": self.kernel_edges(fused, item, decision_ids, record),
                  "bytes_slots": sum(slot.nbytes for slot in item.slots)}
         entry.update(_cost(run, self.timings))
+        if run is not None:   # per kernel AST node, the graph nodes it computes (provenance)
+            entry["ast_nodes"] = kernel_ast_nodes(item, run.ast, self.node_ids)
         self.producer[item.output] = kernel_id
         for decision in item.decisions:
             if not decision.merged and decision.producer in self.producer:

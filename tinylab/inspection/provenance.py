@@ -1,0 +1,179 @@
+"""Provenance to the line: which IR nodes each line of a kernel's generated source computes.
+
+`mapped_source(record, language)` re-renders a traced kernel with its linear program's origins
+(source line -> instruction -> the plan's AST node -> the kernel AST node, numbered by the kernel
+AST's toposort). `kernel_ast_nodes(item, ast, node_ids)` maps those kernel AST nodes back to the
+lazy graph's nodes (model ids), whose user lines the Trace recorded. `align(...)` lines up the
+sources of several languages where their loops and nodes agree. Called by sources.py and model.py.
+"""
+from __future__ import annotations
+
+from ..codegen.decompose import decompose
+from ..codegen.linearize import linearize
+from ..engine.device import Device
+from ..ir.node import Node
+from ..ir.ops import MOVEMENT, Op
+
+ALIGNED_LANGUAGES = ("C", "OpenCL", "CUDA")
+MAX_ALIGN_CELLS = 600_000   # longest-common-subsequence table size; larger sources stay unaligned
+PASS_THROUGH = MOVEMENT | {Op.DETACH, Op.CONTIGUOUS}
+
+
+def mapped_source(ast: Node, device: str, plan=None) -> dict:
+    """{"text", "lines": [[kernel AST indices] per line], "keys": [...]} for `ast` rendered by
+    `device`'s renderer, with `plan` (the one it ran with) or the device's own heuristic."""
+    from ..engine.realize import choose_plan   # engine sits below inspection; realize is heavy
+    spec = Device[device]
+    if plan is None:
+        plan = choose_plan(spec.name, ast, False, 0)
+    renderer = spec.renderer
+    program = linearize(plan, plan.name, origins=True)
+    text, owners = renderer.render_with_lines(program)
+    index = {node: i for i, node in enumerate(ast.toposort())}
+    to_kernel = _plan_to_kernel_ast(ast, plan.ast, renderer)
+    lines, keys = [], []
+    for number, owner in enumerate(owners):
+        found = set()
+        if owner is not None:
+            for node in program.origins[owner]:
+                found |= {index[k] for k in to_kernel.get(node, ()) if k in index}
+        lines.append(sorted(found))
+        keys.append(_line_key(program, owner, found, text, number))
+    return {"text": text, "lines": lines, "keys": keys}
+
+
+def _line_key(program, owner, found, text: str, number: int) -> str:
+    """What a line stands for, comparable across languages: a loop, a loop's end, the nodes it
+    computes, or (for lines no instruction wrote) its own text."""
+    if owner is None:
+        return "text:" + text.splitlines()[number].strip()
+    instr = program.instrs[owner]
+    if instr.op == "RANGE":
+        return "range:" + instr.arg[0]
+    if instr.op == "END":
+        return "end"
+    return f"{instr.op}:" + ",".join(map(str, sorted(found)))
+
+
+def _plan_to_kernel_ast(ast: Node, plan_ast: Node, renderer) -> dict:
+    """The plan's (normalized) AST node -> the kernel AST nodes it stands for."""
+    memo: dict = {}
+    decomposed = decompose(ast, renderer, memo)
+    replaced = {}
+    for old, new in memo.items():
+        replaced.setdefault(new, set()).add(old)
+    if decomposed is ast:
+        replaced = {node: {node} for node in ast.toposort()}
+    to_decomposed = correspond(decomposed, plan_ast)
+    direct = {}
+    for node, olds in to_decomposed.items():
+        direct[node] = set().union(*(replaced.get(old, set()) for old in olds))
+    return inherit(plan_ast, {k: v for k, v in direct.items() if v})
+
+
+def correspond(old_root: Node, new_root: Node, skip=None) -> dict:
+    """new node -> {old nodes} for two trees of the same structure (a rebuild that changed views,
+    shapes or constants), walked in step while ops agree; `skip(old)` passes over old nodes the
+    rebuild dropped. Where ops differ the new subtree inherits its parent's old node."""
+    pairs: dict = {}
+    stack, seen = [(old_root, new_root)], set()
+    while stack:
+        old, new = stack.pop()
+        if skip is not None:
+            old = skip(old)
+        if (id(old), id(new)) in seen:
+            continue
+        seen.add((id(old), id(new)))
+        pairs.setdefault(new, set()).add(old)
+        if old.op is new.op and len(old.src) == len(new.src):
+            stack.extend(zip(old.src, new.src))
+        elif new.op is Op.WHERE and new.src[0].op is Op.VALID and old.op is not Op.WHERE:
+            stack.append((old, new.src[1]))   # a padded value masked by the lowering
+    return inherit(new_root, pairs)
+
+
+def inherit(root: Node, direct: dict) -> dict:
+    """Every node under `root` -> its own entry in `direct`, else its users' entries (nodes a
+    rewrite added belong to the node they help compute)."""
+    users: dict = {}
+    order = root.toposort()
+    for node in order:
+        for src in node.src:
+            users.setdefault(src, []).append(node)
+    out: dict = {}
+    for node in reversed(order):
+        if node in direct:
+            out[node] = direct[node]
+        else:
+            found = set()
+            for user in users.get(node, ()):
+                found |= out.get(user, set())
+            if found:
+                out[node] = found
+    return out
+
+
+def kernel_ast_nodes(item, ast: Node, node_ids: dict) -> list[list[str]]:
+    """Per kernel AST node (toposort order): the lazy-graph node ids (model "n<i>") it computes,
+    found by walking the scheduled region from its output beside the kernel AST."""
+    fused = set(item.fused)
+
+    def skip(node: Node) -> Node:
+        while node in fused and (node.op in PASS_THROUGH or node.op is Op.ASSIGN):
+            node = node.src[-1] if node.op is Op.ASSIGN else node.src[0]
+        return node
+
+    pairs: dict = {}
+    for store in ast.src:
+        pairs.update(correspond(item.output, store.src[0], skip))
+        pairs[store] = {skip(item.output)}
+    out = []
+    for node in ast.toposort():
+        ids = {node_ids[lazy] for lazy in pairs.get(node, ()) if lazy in node_ids}
+        if node.op in (Op.CONST, Op.VALID):
+            ids = set()    # constants and masks are not drawn
+        out.append(sorted(ids, key=lambda i: int(i[1:])))
+    return out
+
+
+def align(sources: dict) -> dict:
+    """{"languages": [...], "rows": [[line number or None per language]]}: the lines of each
+    language's source in rows, lines with the same key (loop, nodes) side by side."""
+    languages = [lang for lang in ALIGNED_LANGUAGES if lang in sources]
+    if not languages:
+        return {"languages": [], "rows": []}
+    rows = [[number] for number in range(len(sources[languages[0]]["keys"]))]
+    row_keys = list(sources[languages[0]]["keys"])
+    for column, language in enumerate(languages[1:], 1):
+        keys = sources[language]["keys"]
+        matches = _common(row_keys, keys)
+        merged, merged_keys, i, j = [], [], 0, 0
+        for a, b in matches + [(len(rows), len(keys))]:
+            while i < a:
+                merged.append(rows[i] + [None]); merged_keys.append(row_keys[i]); i += 1
+            while j < b:
+                merged.append([None] * column + [j]); merged_keys.append(keys[j]); j += 1
+            if a < len(rows):
+                merged.append(rows[a] + [b]); merged_keys.append(row_keys[a]); i, j = a + 1, b + 1
+        rows, row_keys = merged, merged_keys
+    return {"languages": languages, "rows": rows}
+
+
+def _common(a: list, b: list) -> list[tuple[int, int]]:
+    """Index pairs of a longest common subsequence of a and b (none when too large)."""
+    if len(a) * len(b) > MAX_ALIGN_CELLS:
+        return []
+    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) - 1, -1, -1):
+        row, below = table[i], table[i + 1]
+        for j in range(len(b) - 1, -1, -1):
+            row[j] = below[j + 1] + 1 if a[i] == b[j] else max(below[j], row[j + 1])
+    pairs, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        if a[i] == b[j]:
+            pairs.append((i, j)); i += 1; j += 1
+        elif table[i + 1][j] >= table[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return pairs
