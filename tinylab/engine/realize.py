@@ -402,8 +402,7 @@ def realize(nodes: list[Node]) -> list[Node]:
         traces = tracing.active()
         if traces:
             forced = tracing.user_frame()
-            lines = {n: tracing.SOURCE_LINES[n] for n in _graph_nodes(todo, sched)
-                     if n in tracing.SOURCE_LINES}
+            lines = tracing.graph_lines(_graph_nodes(todo, sched), sched.leaves)
             records = [tracing.RealizeRecord(todo, sched, forced, source_lines=lines,
                                              data_budget=t.data_budget) for t in traces]
             for t, r in zip(traces, records):

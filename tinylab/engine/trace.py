@@ -119,6 +119,24 @@ def note_source(node) -> None:
         SOURCE_LINES[node] = user_frame()
 
 
+def graph_lines(nodes, leaves=()) -> dict:
+    """Node -> the user line that built it, for `nodes` in graph order (sources first); a node
+    a Tensor op made internally (softmax's NEG) gets the line of the op that used it (inputs,
+    `leaves` and nodes without sources, keep only their own)."""
+    lines = {}
+    users: dict = {}
+    for node in nodes:
+        for src in node.src:
+            users.setdefault(src, []).append(node)
+    for node in reversed(nodes):
+        line = SOURCE_LINES.get(node)
+        if line is None and node.src and node not in leaves:
+            line = next((lines[u] for u in users.get(node, ()) if u in lines), None)
+        if line is not None:
+            lines[node] = line
+    return lines
+
+
 @contextmanager
 def trace():
     """Record every realize inside the block: `with tinylab.trace() as t: ...; t.kernels`."""

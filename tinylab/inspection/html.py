@@ -8,6 +8,8 @@ from __future__ import annotations
 from html import escape
 
 from .graph import ops_summary
+from .passes import passes_html
+from .provenance import gutter_labels
 from .svg import graph_svg
 from .text import plural, size_text, summary_text, what_if_lines
 
@@ -18,6 +20,7 @@ BOX = ("font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px
 PRE = ("font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;background:#f8fafc;"
        "padding:6px 8px;border-radius:4px;overflow-x:auto;white-space:pre;margin:4px 0;")
 MUTED = "color:#475569;"
+GUTTER = "color:#7c3aed;background:#f5f3ff;flex:none;text-align:right;"
 MAX_SOURCE_LINES = 200   # longer sources are cut short in static HTML (the widget shows all)
 
 
@@ -42,6 +45,18 @@ def _source_block(source: str, language: str) -> str:
     shown = "\n".join(lines[:MAX_SOURCE_LINES])
     return (highlight(shown, language) + f'<div style="{MUTED}">… '
             f'{len(lines) - MAX_SOURCE_LINES} more lines</div>')
+
+
+def _gutter_block(source: str, language: str, gutter: list[str] | None) -> str:
+    """The source beside a gutter of provenance labels, line for line (two <pre> side by side
+    with the same font and padding)."""
+    if not gutter:
+        return _source_block(source, language)
+    shown = gutter[:MAX_SOURCE_LINES]
+    labels = "\n".join(escape(label) for label in shown)
+    return ('<div class="tinylab-provenance" style="display:flex;align-items:flex-start">'
+            f'<pre class="tinylab-gutter" style="{PRE}{GUTTER}">{labels}</pre>'
+            f'<div style="min-width:0;flex:1">{_source_block(source, language)}</div></div>')
 
 
 def _decision_items(model: dict, kernel: dict) -> str:
@@ -70,8 +85,12 @@ def _kernel_details(model: dict, kernel: dict) -> str:
         body.append(f'<div>loop IR</div><pre style="{PRE}">'
                     f'{escape(program["passes"].get("plan", ""))}</pre>')
         language = program["language"]
-        body.append(f"<div>{escape(language)} source</div>")
-        body.append(_source_block(program["sources"][language], language))
+        gutter = gutter_labels(model, kernel, language)
+        body.append(f"<div>{escape(language)} source"
+                    + (f' <span style="{MUTED}">(left: the ops each line computes ← the lines '
+                       "of your code that built them)</span>" if gutter else "") + "</div>")
+        body.append(_gutter_block(program["sources"][language], language, gutter))
+        body.append(passes_html(program, PRE, MUTED))
     return (f'<details style="margin:2px 0"><summary style="cursor:pointer">{summary}</summary>'
             f'<div style="margin:4px 0 8px 16px">{"".join(body)}</div></details>')
 

@@ -27,3 +27,53 @@ def step_diff(before: str, after: str) -> str:
     if len(lines) > MAX_DIFF_LINES:
         lines = lines[:MAX_DIFF_LINES] + [f"… {len(lines) - MAX_DIFF_LINES} more diff lines"]
     return "\n".join(lines)
+
+
+def pass_lines(program: dict) -> list[str]:
+    """The passes as text lines: each step's title, and for each optimization action the diff
+    it made to the plan (the other steps' full text is printed above or by the widget)."""
+    steps = program.get("steps") or []
+    if not steps:
+        return []
+    lines = [f"      passes ({len(steps)} steps):"]
+    for number, step in enumerate(steps, 1):
+        lines.append(f"        {number}. {step['title']}")
+        if step["title"].startswith("action"):
+            lines += ["           " + line for line in (step["diff"] or "(no change)").splitlines()]
+    return lines
+
+
+def passes_html(program: dict, pre_style: str, muted_style: str) -> str:
+    """Script-free HTML of the passes: one <details> per step with its text and its diff from
+    the step before (added lines green, removed red)."""
+    from html import escape
+    steps = program.get("steps") or []
+    if not steps:
+        return ""
+    parts = []
+    for number, step in enumerate(steps, 1):
+        diff = ""
+        if number > 1:
+            diff = (f'<div style="{muted_style}">changes from step {number - 1}</div>'
+                    f'<pre style="{pre_style}">{_diff_html(step["diff"])}</pre>')
+        parts.append(f'<details class="tinylab-pass" style="margin:2px 0 2px 12px"><summary '
+                     f'style="cursor:pointer">{number}. {escape(step["title"])}</summary>{diff}'
+                     f'<pre style="{pre_style}">{escape(step["text"])}</pre></details>')
+    return (f'<details style="margin:2px 0"><summary style="cursor:pointer">passes '
+            f'<span style="{muted_style}">({len(steps)} steps: AST, plan, each action, linear '
+            f'program, source)</span></summary>{"".join(parts)}</details>')
+
+
+DIFF_COLORS = {"+": "color:#166534;background:#dcfce7", "-": "color:#991b1b;background:#fee2e2",
+               "@": "color:#475569"}
+
+
+def _diff_html(diff: str) -> str:
+    from html import escape
+    if not diff:
+        return "(no change)"
+    lines = []
+    for line in diff.splitlines():
+        style = DIFF_COLORS.get(line[:1])
+        lines.append(f'<span style="{style}">{escape(line)}</span>' if style else escape(line))
+    return "\n".join(lines)

@@ -177,3 +177,39 @@ def _common(a: list, b: list) -> list[tuple[int, int]]:
         else:
             j += 1
     return pairs
+
+
+# ---- labels for the static renderings (text.py gutter, html.py gutter) ---------------------------
+GUTTER_WIDTH = 40
+
+
+def user_location(line: str) -> str:
+    """'line 6' for a notebook cell's line, 'train.py:6' for a script's (from 'file:6  code')."""
+    location = line.partition("  ")[0]
+    filename, _, number = location.rpartition(":")
+    if not filename:
+        return location
+    cell = filename.startswith("<") or filename[:-3].isdigit()
+    return f"line {number}" if cell else location
+
+
+def gutter_labels(model: dict, kernel: dict, language: str) -> list[str] | None:
+    """Per source line: the ops it computes and the user lines that built them, e.g.
+    'EXP2 MUL ← line 6' (None when the kernel has no line map for `language`)."""
+    program = model["programs"].get(kernel["name"])
+    if program is None or language not in program.get("lines", {}) or "ast_nodes" not in kernel:
+        return None
+    nodes = {n["id"]: n for n in model["nodes"]}
+    labels = []
+    for indices in program["lines"][language]:
+        ids = sorted({n for i in indices for n in kernel["ast_nodes"][i]}, key=lambda i: int(i[1:]))
+        ops = " ".join(dict.fromkeys(_op_label(nodes[i]) for i in ids))
+        users = ", ".join(dict.fromkeys(user_location(nodes[i]["line"]) for i in ids
+                                        if nodes[i]["line"]))
+        label = f"{ops} ← {users}" if users else ops
+        labels.append(label if len(label) <= GUTTER_WIDTH else label[:GUTTER_WIDTH - 1] + "…")
+    return labels
+
+
+def _op_label(node: dict) -> str:
+    return "input" if node["role"] == "input" else node["op"]

@@ -8,6 +8,8 @@ from collections import Counter
 
 from ..schedule.fusion import EXPLANATION, Reason
 from .graph import ops_summary
+from .passes import pass_lines
+from .provenance import GUTTER_WIDTH, gutter_labels
 
 MAX_SUMMARY_KERNELS = 30
 
@@ -101,8 +103,14 @@ def _kernel_block(model: dict, kernel: dict, source: bool) -> list[str]:
     if source and program is not None:
         lines.append("      loop IR:")
         lines += ["        " + line for line in program["passes"].get("plan", "").splitlines()]
-        lines.append(f"      source ({program['language']}):")
-        lines += ["        " + line for line in program["sources"][program["language"]].splitlines()]
+        language = program["language"]
+        lines.append(f"      source ({language}), each line with the ops it computes and "
+                     "the user lines that built them:")
+        source = program["sources"][language].splitlines()
+        gutter = gutter_labels(model, kernel, language) or [""] * len(source)
+        lines += [f"        {label:<{GUTTER_WIDTH}} | {line}".rstrip()
+                  for label, line in zip(gutter, source)]
+        lines += pass_lines(program)
     return lines
 
 
