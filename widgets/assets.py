@@ -9,7 +9,7 @@ from importlib import resources
 
 VENDOR = ("vendor/dagre.min.js",)
 INSPECTOR_PARTS = ("common.js", "highlight.js", "layout.js", "graph_panel.js", "kernels_panel.js",
-                   "why_panel.js", "inspector.js")
+                   "why_panel.js", "provenance.js", "passes_panel.js", "inspector.js")
 MONITOR_PARTS = ("common.js", "monitor.js")
 STYLESHEET = "inspector.css"
 
