@@ -22,6 +22,7 @@ PRE = ("font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;backgro
 MUTED = "color:#475569;"
 GUTTER = "color:#7c3aed;background:#f5f3ff;flex:none;text-align:right;"
 MAX_SOURCE_LINES = 200   # longer sources are cut short in static HTML (the widget shows all)
+MAX_STATIC_PASSES = 3    # distinct kernels whose passes static HTML lists (the widget: every one)
 
 
 def highlight(source: str, language: str) -> str:
@@ -69,7 +70,7 @@ def _decision_items(model: dict, kernel: dict) -> str:
     return f'<ul style="margin:4px 0 4px 18px;padding:0">{"".join(dict.fromkeys(items))}</ul>'
 
 
-def _kernel_details(model: dict, kernel: dict) -> str:
+def _kernel_details(model: dict, kernel: dict, passes: bool = True) -> str:
     nodes = {n["id"]: n for n in model["nodes"]}
     reads = ", ".join(f"{nodes[r]['op']} {nodes[r]['dtype']}{nodes[r]['shape']}"
                       for r in kernel["reads"]) or "-"
@@ -90,7 +91,8 @@ def _kernel_details(model: dict, kernel: dict) -> str:
                     + (f' <span style="{MUTED}">(left: the ops each line computes ← the lines '
                        "of your code that built them)</span>" if gutter else "") + "</div>")
         body.append(_gutter_block(program["sources"][language], language, gutter))
-        body.append(passes_html(program, PRE, MUTED))
+        if passes:
+            body.append(passes_html(program, PRE, MUTED))
     return (f'<details style="margin:2px 0"><summary style="cursor:pointer">{summary}</summary>'
             f'<div style="margin:4px 0 8px 16px">{"".join(body)}</div></details>')
 
@@ -121,12 +123,16 @@ def to_html(model: dict, graph_engine: str = "auto", max_kernels: int = 200) -> 
     if model["realizes"]:
         parts.append(f'<div style="overflow:auto;max-height:520px">{graph_svg(model, graph_engine)}'
                      "</div>")
-    listed = 0
+    listed, with_passes = 0, set()
     for realize in model["realizes"]:
         for kernel_id in realize["kernels"]:
             listed += 1
             if listed <= max_kernels:
-                parts.append(_kernel_details(model, kernels[kernel_id]))
+                name = kernels[kernel_id]["name"]
+                stepped = name in with_passes or len(with_passes) < MAX_STATIC_PASSES
+                if stepped:
+                    with_passes.add(name)
+                parts.append(_kernel_details(model, kernels[kernel_id], stepped))
     if listed > max_kernels:
         parts.append(f'<div style="{MUTED}">… and {plural(listed - max_kernels, "more kernel")}'
                      "</div>")

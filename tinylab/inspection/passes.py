@@ -44,21 +44,24 @@ def pass_lines(program: dict) -> list[str]:
 
 
 def passes_html(program: dict, pre_style: str, muted_style: str) -> str:
-    """Script-free HTML of the passes: one <details> per step with its text and its diff from
-    the step before (added lines green, removed red)."""
+    """Script-free HTML of the passes: one <details> per step; an action shows its diff to the
+    plan (added lines green, removed red), the other steps their own text."""
     from html import escape
     steps = program.get("steps") or []
     if not steps:
         return ""
     parts = []
     for number, step in enumerate(steps, 1):
-        diff = ""
-        if number > 1:
-            diff = (f'<div style="{muted_style}">changes from step {number - 1}</div>'
+        if step["title"].startswith("action"):
+            body = (f'<div style="{muted_style}">what it changed in the plan</div>'
                     f'<pre style="{pre_style}">{_diff_html(step["diff"])}</pre>')
+        elif step["title"].startswith("source"):
+            body = f'<div style="{muted_style}">the source shown above</div>'
+        else:
+            body = f'<pre style="{pre_style}">{escape(step["text"])}</pre>'
         parts.append(f'<details class="tinylab-pass" style="margin:2px 0 2px 12px"><summary '
-                     f'style="cursor:pointer">{number}. {escape(step["title"])}</summary>{diff}'
-                     f'<pre style="{pre_style}">{escape(step["text"])}</pre></details>')
+                     f'style="cursor:pointer">{number}. {escape(step["title"])}</summary>{body}'
+                     "</details>")
     return (f'<details style="margin:2px 0"><summary style="cursor:pointer">passes '
             f'<span style="{muted_style}">({len(steps)} steps: AST, plan, each action, linear '
             f'program, source)</span></summary>{"".join(parts)}</details>')

@@ -213,3 +213,15 @@ def gutter_labels(model: dict, kernel: dict, language: str) -> list[str] | None:
 
 def _op_label(node: dict) -> str:
     return "input" if node["role"] == "input" else node["op"]
+
+
+def annotated_source(model: dict, kernel_id: str = "k0", language: str | None = None) -> str:
+    """One kernel's source with the provenance gutter (what `to_text(source=True)` prints):
+    `print(annotated_source(build_model(trace)))`."""
+    kernel = next(k for k in model["kernels"] if k["id"] == kernel_id)
+    program = model["programs"][kernel["name"]]
+    language = language or program["language"]
+    source = program["sources"][language].splitlines()
+    gutter = gutter_labels(model, kernel, language) or [""] * len(source)
+    return "\n".join(f"{label:<{GUTTER_WIDTH}} | {line}".rstrip()
+                     for label, line in zip(gutter, source))

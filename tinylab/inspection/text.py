@@ -9,7 +9,7 @@ from collections import Counter
 from ..schedule.fusion import EXPLANATION, Reason
 from .graph import ops_summary
 from .passes import pass_lines
-from .provenance import GUTTER_WIDTH, gutter_labels
+from .provenance import annotated_source
 
 MAX_SUMMARY_KERNELS = 30
 
@@ -106,10 +106,8 @@ def _kernel_block(model: dict, kernel: dict, source: bool) -> list[str]:
         language = program["language"]
         lines.append(f"      source ({language}), each line with the ops it computes and "
                      "the user lines that built them:")
-        source = program["sources"][language].splitlines()
-        gutter = gutter_labels(model, kernel, language) or [""] * len(source)
-        lines += [f"        {label:<{GUTTER_WIDTH}} | {line}".rstrip()
-                  for label, line in zip(gutter, source)]
+        lines += ["        " + line for line in
+                  annotated_source(model, kernel["id"], language).splitlines()]
         lines += pass_lines(program)
     return lines
 
