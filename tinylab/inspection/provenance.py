@@ -205,7 +205,7 @@ def gutter_labels(model: dict, kernel: dict, language: str) -> list[str] | None:
         ids = sorted({n for i in indices for n in kernel["ast_nodes"][i]}, key=lambda i: int(i[1:]))
         ops = " ".join(dict.fromkeys(_op_label(nodes[i]) for i in ids))
         users = ", ".join(dict.fromkeys(user_location(nodes[i]["line"]) for i in ids
-                                        if nodes[i]["line"]))
+                                        if nodes[i]["line"] and nodes[i]["role"] != "input"))
         label = f"{ops} ← {users}" if users else ops
         labels.append(label if len(label) <= GUTTER_WIDTH else label[:GUTTER_WIDTH - 1] + "…")
     return labels
