@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 
 MAX_DIFF_LINES = 400   # a diff longer than this is cut (the step's own text is complete)
+MAX_STATIC_LINES = 24  # static HTML shows this much of a step's text (the widget: all of it)
 
 
 def pass_steps(steps) -> list[dict]:
@@ -58,13 +59,22 @@ def passes_html(program: dict, pre_style: str, muted_style: str) -> str:
         elif step["title"].startswith("source"):
             body = f'<div style="{muted_style}">the source shown above</div>'
         else:
-            body = f'<pre style="{pre_style}">{escape(step["text"])}</pre>'
+            body = f'<pre style="{pre_style}">{escape(_clipped(step["text"]))}</pre>'
         parts.append(f'<details class="tinylab-pass" style="margin:2px 0 2px 12px"><summary '
                      f'style="cursor:pointer">{number}. {escape(step["title"])}</summary>{body}'
                      "</details>")
-    return (f'<details style="margin:2px 0"><summary style="cursor:pointer">passes '
+    return (f'<details class="tinylab-passes" style="margin:2px 0">'
+            f'<summary style="cursor:pointer">passes '
             f'<span style="{muted_style}">({len(steps)} steps: AST, plan, each action, linear '
             f'program, source)</span></summary>{"".join(parts)}</details>')
+
+
+def _clipped(text: str) -> str:
+    lines = text.splitlines()
+    if len(lines) <= MAX_STATIC_LINES:
+        return text
+    return "\n".join(lines[:MAX_STATIC_LINES] + [f"… {len(lines) - MAX_STATIC_LINES} more lines "
+                                                  "(the live widget's Passes panel shows all)"])
 
 
 DIFF_COLORS = {"+": "color:#166534;background:#dcfce7", "-": "color:#991b1b;background:#fee2e2",
