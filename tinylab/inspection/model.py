@@ -9,7 +9,7 @@ from ..ir.ops import MOVEMENT, Op
 from ..ir.printer import format_arg
 from ..schedule.fusion import EXPLANATION
 from .graph import collapsed_graph
-from .provenance import kernel_ast_nodes
+from .provenance import kernel_ast_nodes, user_location
 from .sources import program_entry
 from .what_if import what_if
 
@@ -211,12 +211,5 @@ def edge_text(decision) -> str:
 def forced_code(forced_by: str) -> str:
     """'y.numpy()  (line 12)' from 'file.py:12  y.numpy()'; notebook cells lose their temp
     file name, scripts keep it, so the text is the same on every run."""
-    location, _, code = forced_by.partition("  ")
-    filename, _, line = location.rpartition(":")
-    if not code:
-        return forced_by
-    if not filename:   # a location without a line number, e.g. '%tinygrad'
-        return f"{code}  ({location})"
-    cell = filename.startswith("<") or filename[:-3].isdigit()
-    where = f"line {line}" if cell else location
-    return f"{code}  ({where})"
+    code = forced_by.partition("  ")[2]
+    return f"{code}  ({user_location(forced_by)})" if code else forced_by
