@@ -141,11 +141,17 @@ def align(sources: dict) -> dict:
     language's source in rows, lines with the same key (loop, nodes) side by side."""
     languages = [lang for lang in ALIGNED_LANGUAGES if lang in sources]
     if not languages:
-        return {"languages": [], "rows": []}
-    rows = [[number] for number in range(len(sources[languages[0]]["keys"]))]
-    row_keys = list(sources[languages[0]]["keys"])
-    for column, language in enumerate(languages[1:], 1):
-        keys = sources[language]["keys"]
+        return {"languages": [], "rows": [], "header_rows": 0}
+    starts = [_signature_line(sources[language]["keys"]) for language in languages]
+    all_keys = []
+    for language, start in zip(languages, starts):   # signatures side by side too
+        keys = list(sources[language]["keys"])
+        keys[start:start + 1] = ["signature"] * min(1, len(keys))
+        all_keys.append(keys)
+    rows = [[number] for number in range(len(all_keys[0]))]
+    row_keys = list(all_keys[0])
+    for column in range(1, len(languages)):
+        keys = all_keys[column]
         matches = _common(row_keys, keys)
         merged, merged_keys, i, j = [], [], 0, 0
         for a, b in matches + [(len(rows), len(keys))]:
@@ -156,7 +162,18 @@ def align(sources: dict) -> dict:
             if a < len(rows):
                 merged.append(rows[a] + [b]); merged_keys.append(row_keys[a]); i, j = a + 1, b + 1
         rows, row_keys = merged, merged_keys
-    return {"languages": languages, "rows": rows}
+    header = 0
+    while header < len(rows) and all(line is None or line < start
+                                     for line, start in zip(rows[header], starts)):
+        header += 1
+    return {"languages": languages, "rows": rows, "header_rows": header}
+
+
+def _signature_line(keys: list[str]) -> int:
+    """The kernel's signature line: the one before the first line an instruction wrote (lines
+    above it are includes, typedefs and helper functions)."""
+    first = next((i for i, key in enumerate(keys) if not key.startswith("text:")), len(keys))
+    return max(first - 1, 0)
 
 
 def _common(a: list, b: list) -> list[tuple[int, int]]:

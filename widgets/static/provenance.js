@@ -49,10 +49,17 @@ class ProvenancePanel {
       this.sourceLines(languages[0]).map((_, number) => [number]);
     const head = h("tr", {}, ...languages.map((language) => h("th", {}, language +
       (language === this.program.language ? " ✓" : ""))));
-    const body = rows.map((row) => h("tr", {}, ...languages.map((language, column) =>
-      this.cell(language, row[column]))));
-    this.body.replaceChildren(h("table", { class: "tl-prov-table" }, h("thead", {}, head),
-                                h("tbody", {}, ...body)));
+    const header = aligned.header_rows || 0;   // includes, typedefs, helpers: hidden at first
+    const body = rows.map((row, index) => h("tr", {
+      class: index < header ? "tl-prov-header" : "", hidden: index < header && !this.showHeader,
+    }, ...languages.map((language, column) => this.cell(language, row[column]))));
+    const toggle = header ? h("button", {
+      class: "tl-button tl-prov-toggle",
+      onclick: () => { this.showHeader = !this.showHeader; this.draw(kernel); this.paint(); },
+    }, this.showHeader ? "hide includes and helpers" : `show ${header} lines of includes and helpers`)
+      : null;
+    this.body.replaceChildren(toggle || "", h("table", { class: "tl-prov-table" },
+                                              h("thead", {}, head), h("tbody", {}, ...body)));
   }
 
   sourceLines(language) { return (this.program.sources[language] || "").split("\n"); }
@@ -116,9 +123,14 @@ class ProvenancePanel {
       element.classList.toggle("tl-prov-hit", this.hit.lines.has(`${language}:${line}`));
       element.classList.toggle("tl-prov-clicked", this.hit.clicked === `${language}:${line}`);
     }
+    let shown = null;
     for (const box of this.app.el.querySelectorAll(".tl-box[data-ref]")) {
-      box.classList.toggle("tl-prov-hit", this.hit.nodes.has(box.dataset.ref));
+      const lit = this.hit.nodes.has(box.dataset.ref);
+      box.classList.toggle("tl-prov-hit", lit);
+      if (lit && !shown) shown = box.dataset.id;
     }
+    const graph = this.app.panels.find((panel) => panel instanceof GraphPanel);
+    if (shown && graph && this.hit.clicked !== undefined) graph.reveal(shown);   // scroll to it
     this.element.dataset.nodes = [...this.hit.nodes].join(" ");
     const first = this.element.querySelector(".tl-prov-hit");
     if (first && this.hit.clicked === undefined) first.scrollIntoView({ block: "nearest" });
