@@ -10,7 +10,7 @@ from importlib import resources
 VENDOR = ("vendor/dagre.min.js",)
 INSPECTOR_PARTS = ("common.js", "highlight.js", "layout.js", "graph_panel.js", "kernels_panel.js",
                    "why_panel.js", "memory_panel.js", "roofline.js", "whatif_panel.js",
-                   "inspector.js")
+                   "provenance.js", "passes_panel.js", "inspector.js")
 MONITOR_PARTS = ("common.js", "monitor_peak.js", "monitor.js")
 STYLESHEET = "inspector.css"
 

@@ -16,7 +16,7 @@ from tinylab.inspection import build_model, summary_text, to_html
 
 from .assets import inspector_module, stylesheet
 
-PANELS = ("graph", "kernels", "why", "memory", "roofline", "whatif")
+PANELS = ("graph", "kernels", "why", "provenance", "passes", "memory", "roofline", "whatif")
 # tabs rendered besides the source that ran
 OTHER_BACKENDS = ("CPU", "CL", "CUDA", "WEBGPU", "METAL")
 

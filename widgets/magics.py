@@ -52,6 +52,8 @@ def show_trace(recorded, backend: str = "", source: bool = False, graph: bool = 
     panels = [name for name, wanted in (("graph", graph), ("kernels", source)) if wanted]
     if panels:
         panels.append("why")
+    if source:   # the source's provenance and its passes belong with it
+        panels += ["provenance", "passes"]
     backends = OTHER_BACKENDS + ((backend,) if backend else ())
     inspector = Inspector(recorded, panels=panels or PANELS, backends=backends,
                           source_language=language_of(backend) if backend else "")

@@ -78,6 +78,11 @@ for decision in recorded.decisions:
 #
 # `%%tinygrad` traces a cell and shows the op graph collapsed by kernel, each kernel's source
 # and every fusion decision (in JupyterLab a live widget; on GitHub the static picture below).
+# Its **Provenance** panel shows the source in C, OpenCL and CUDA side by side: click a line and
+# the ops it computes light up in the graph, with the lines of *your* code that built them;
+# click an op (or one of your lines) and the source lines it became light up. Its **Passes**
+# panel steps through how the kernel was compiled — AST, plan, each optimization action with
+# its diff, linear program, source — with the ◀ ▶ buttons or the arrow keys.
 
 # %%
 # %%tinygrad
@@ -107,10 +112,15 @@ print(kernel.passes["linear"])
 # ## 7. The C source that ran
 #
 # The C renderer turns the program into C with vector types; the system compiler built it and
-# the CPU runtime loaded it with ctypes.
+# the CPU runtime loaded it with ctypes. On the left of each line, the ops of the graph it
+# computes — the same map the inspector's Provenance panel draws (`c` was built before the
+# trace began, so no line of your code is recorded for it; the `%%tinygrad` cell above has them):
 
 # %%
-print(kernel.source)
+from tinylab.inspection import build_model
+from tinylab.inspection.provenance import annotated_source
+
+print(annotated_source(build_model(recorded, timings=False)))
 
 # %% [markdown]
 # ## 8. The same kernel for a GPU

@@ -164,15 +164,35 @@ print("tiled plan == numpy:", np.allclose(run_in_python(tiled, a.numpy(), b.nump
 # %% [markdown]
 # ## Every pass, as the engine recorded it
 #
-# A trace keeps each compiled kernel's printed passes and its source. What the engine chose for
-# this kernel (its heuristic, notebook 07):
+# A trace keeps each compiled kernel's passes in order: the kernel AST, the plan before any
+# action, the plan after each action the engine chose (its heuristic, notebook 07), the linear
+# program and the source. Each action's diff shows what it did to the loops (the inspector's
+# Passes panel steps through the same list with the arrow keys):
 
 # %%
-print("actions:", ", ".join(str(opt) for opt in kernel.opts))
-for name, text in kernel.passes.items():
-    print(f"--- pass {name}: {len(text.splitlines())} lines")
-print(kernel.passes["plan"])
-print(f"--- source ({kernel.language}): {len(kernel.source.splitlines())} lines")
+from tinylab.inspection.passes import pass_steps
+
+for number, step in enumerate(pass_steps(kernel.steps), 1):
+    print(f"--- {number}. {step['title']}: {len(step['text'].splitlines())} lines")
+    if step["title"].startswith("action"):
+        print(step["diff"])
+
+# %% [markdown]
+# ## Provenance: each line of source, back to the graph and to your code
+#
+# The linear program remembers which AST node each instruction computes, and the renderer which
+# instruction each line writes, so every line of source maps back to the ops of the graph —
+# and, for a graph built inside a trace, to the line of your code that built each op. Here for
+# the CUDA source of `(a @ b).relu()`:
+
+# %%
+from tinylab.inspection import build_model
+from tinylab.inspection.provenance import annotated_source
+
+with trace() as traced:
+    scores = (a @ b).relu()   # built inside the trace: its ops keep this line
+    scores.numpy()
+print(annotated_source(build_model(traced, timings=False, backends=("CUDA",)), "k0", "CUDA"))
 
 # %% [markdown]
 # ## Exercises

@@ -36,8 +36,10 @@ def test_mimebundle_has_widget_static_html_and_text(softmax_trace):
     assert data[WIDGET_MIME]["model_id"] == inspector.model_id
     assert data["text/plain"] == summary_text(build_model(softmax_trace, timings=False))
     assert "<svg" in data["text/html"] and "<script" not in data["text/html"]
+    html = data["text/html"]
     # three kernels, the what-if answers, memory and the roofline
-    assert data["text/html"].count("<details") == 6
+    assert html.count('<details style="margin:2px 0">') == 6
+    assert html.count('<details class="tinylab-passes"') == 3   # each kernel's passes
 
 
 def test_widget_model_carries_everything_the_front_end_needs(softmax_trace):

@@ -71,13 +71,14 @@ def _touches_half(node: Node) -> bool:
     return node.dtype == dtypes.float16 or any(s.dtype == dtypes.float16 for s in node.src)
 
 
-def decompose(ast: Node, renderer) -> Node:
+def decompose(ast: Node, renderer, memo: dict | None = None) -> Node:
+    """`memo`, when given, is filled with each node -> the node that replaces it."""
     ops = getattr(renderer, "ops", None)
     half = getattr(renderer, "half_arithmetic", True)
     missing = set(FALLBACKS) - set(ops) if ops is not None else set()
     if not missing and half:
         return ast
-    memo: dict[Node, Node] = {}
+    memo = {} if memo is None else memo
 
     def rewrite(node: Node) -> Node:
         if node in memo:

@@ -53,6 +53,9 @@ class LinearProgram:
     @property
     def variable_names(self) -> list[str]:
         return [name for name, _, _ in self.variables]
+    # per instruction, the plan's AST nodes it computes (only from `linearize(origins=True)`,
+    # which inspection asks for; compiling never records them)
+    origins: list | None = None
 
     def print(self) -> str:
         from .printer import print_linear
@@ -66,8 +69,10 @@ def _identity(op: Op, dtype: DType):
 
 
 class _Builder:
-    def __init__(self, plan: KernelPlan):
+    def __init__(self, plan: KernelPlan, origins: bool = False):
         self.plan = plan
+        self.origins: dict[int, set] | None = {} if origins else None
+        self.current: Node | None = None   # the AST node being computed (for origins)
         self.instrs: list[Instr] = []
         self.depth: list[int] = []
         self.post: list[bool] = []
@@ -97,7 +102,7 @@ class _Builder:
              unique=False) -> int:
         instr = Instr(op, dtype, tuple(src), arg)
         if not unique and instr in self.cse:
-            return self.cse[instr]
+            return self.cse[instr] if self.origins is None else self.note(self.cse[instr])
         d = max([self.depth[s] for s in src] + [0])
         if depth is not None:
             d = max(d, depth)
@@ -107,7 +112,20 @@ class _Builder:
         self.post.append(p)
         if not unique:
             self.cse[instr] = len(self.instrs) - 1
+        if self.origins is not None:
+            self.note(len(self.instrs) - 1)
         return len(self.instrs) - 1
+
+    def note(self, index: int) -> int:
+        """Record that instruction `index` computes the node being built (origins only)."""
+        if self.current is not None:
+            self.origins.setdefault(index, set()).add(self.current)
+        return index
+
+    def computing(self, node: Node | None) -> Node | None:
+        """Make `node` the one new instructions compute; returns the previous one."""
+        previous, self.current = self.current, node
+        return previous
 
     def expr_depth(self, exprs) -> int:
         d = 0
@@ -150,7 +168,12 @@ class _Builder:
     def value(self, node: Node, inst: dict, width: int) -> int:
         key = (node, tuple(sorted(inst.items())), width)
         if key not in self.memo:
-            self.memo[key] = self._value(node, inst, width)
+            if self.origins is None:
+                self.memo[key] = self._value(node, inst, width)
+            else:
+                previous = self.computing(node)
+                self.memo[key] = self._value(node, inst, width)
+                self.computing(previous)
         return self.memo[key]
 
     def _value(self, node: Node, inst: dict, width: int) -> int:
@@ -188,15 +211,19 @@ class _Builder:
         reduce_node = plan.reduce_node
         self.acc_results = {}
         if reduce_node is not None:
+            self.computing(reduce_node)
             self.build_reduce(reduce_node, post_insts)
         for store in plan.stores:
             for inst in post_insts:
+                self.computing(None)
                 value = self.value(store.src[0], inst, post_width)
                 indices, valids = self.view_lanes(store.view, inst, post_width)
                 valids = gpu.guard_store(self, valids)  # GPU hook: grouped reduce stores once
+                self.computing(store)
                 self.emit("STORE", store.dtype.vec(post_width), (value,),
                           (store.buffer_index, indices, valids),
                           depth=self.expr_depth(indices), unique=True)
+        self.computing(None)
 
     def build_reduce(self, node: Node, post_insts) -> None:
         width = self.lanes
@@ -310,6 +337,7 @@ class _Builder:
             put(i)
         for _ in range(self.n_outer):
             out.append(Instr("END", dtypes.void))
+        self.remap = remap
         return out
 
     def read_acc_source(self, i: int) -> int:
@@ -395,16 +423,31 @@ def buffer_extent(view) -> int:
     return hi + 1
 
 
-def linearize(plan: KernelPlan, name: str | None = None) -> LinearProgram:
-    builder = _Builder(plan)
+def linearize(plan: KernelPlan, name: str | None = None, origins: bool = False) -> LinearProgram:
+    """`origins=True` also records which AST nodes each instruction computes (inspection)."""
+    builder = _Builder(plan, origins)
     builder.build()
     instrs = builder.ordered()
     loops = [(builder.vars[a].as_atom().name, sym.max_of(plan.axes[a].size),
               plan.axes[a].kind.value) for a in builder.loop_axes]
     loop_names = {v.as_atom().name for v in builder.vars.values()}
-    return LinearProgram(name or plan.name, instrs, builder.params, loops, plan.threads,
-                         builder.index_dtype, list(plan.opts), _variables(instrs, loop_names))
+    program = LinearProgram(name or plan.name, instrs, builder.params, loops, plan.threads,
+                            builder.index_dtype, list(plan.opts), _variables(instrs, loop_names))
+    if origins:
+        program.origins = _ordered_origins(builder, instrs)
+    return program
 
+
+def _ordered_origins(builder: _Builder, instrs: list[Instr]) -> list[tuple]:
+    """Origins by final instruction number: `ordered` drops READ_ACC (its reads become the
+    accumulator's) and puts PARAM / RANGE / END instructions in, which compute no node."""
+    nodes: list[set] = [set() for _ in instrs]
+    for old, new in builder.remap.items():
+        nodes[new] |= builder.origins.get(old, set())
+    for old, instr in enumerate(builder.instrs):
+        if instr.op == "READ_ACC" and instr.src[0] in builder.remap:
+            nodes[builder.remap[instr.src[0]]] |= builder.origins.get(old, set())
+    return [tuple(found) for found in nodes]
 
 
 def program_cost(program: LinearProgram, var_vals: dict | None = None) -> tuple[int, int]:

@@ -33,6 +33,7 @@ from . import progress
 from . import trace as tracing
 from .counters import GlobalCounters
 from .device import Device
+from .passes import MAX_PRINTED_TREE, kernel_steps, tree_size
 
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
 
@@ -371,19 +372,9 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
 # reported by the first record only (later launches reuse it from memory: a cache hit).
 _PRINTED_PASSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _RECORDED: weakref.WeakSet = weakref.WeakSet()
-MAX_PRINTED_TREE = 20000  # the loop IR prints expressions as trees: a large DAG is exponential
-
-
-def _tree_size(ast: Node) -> int:
-    size: dict = {}
-    for node in ast.toposort():
-        size[node] = 1 + sum(size[s] for s in node.src)
-    return size[ast]
-
-
 def _printed_passes(runner: Runner) -> dict[str, str]:
     if runner not in _PRINTED_PASSES:
-        if _tree_size(runner.ast) > MAX_PRINTED_TREE:
+        if tree_size(runner.ast) > MAX_PRINTED_TREE:
             _PRINTED_PASSES[runner] = {
                 "ast": print_graph(runner.ast), "linear": runner.program.print(),
                 "plan": f"(loop IR not printed: its expression tree has over {MAX_PRINTED_TREE} "
@@ -416,7 +407,8 @@ def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
                                 language, runner.launch_flops(var_vals), runner.bytes_moved,
                                 runner.compile_s if first else 0.0,
                                 runner.cache_hit or not first, seconds, [b.nbytes for b in bufs],
-                                inputs, outputs, note, dict(var_vals or {}))
+                                inputs, outputs, note, dict(var_vals or {}), plan=runner.plan,
+                                steps=kernel_steps(runner))
 
 
 # TinyJit capture hooks: called with every kernel launch
@@ -456,8 +448,7 @@ def realize(nodes: list[Node]) -> list[Node]:
         traces = tracing.active()
         if traces:
             forced = tracing.user_frame()
-            lines = {n: tracing.SOURCE_LINES[n] for n in _graph_nodes(todo, sched)
-                     if n in tracing.SOURCE_LINES}
+            lines = tracing.graph_lines(_graph_nodes(todo, sched), sched.leaves)
             records = [tracing.RealizeRecord(todo, sched, forced, source_lines=lines,
                                              data_budget=t.data_budget) for t in traces]
             for t, r in zip(traces, records):

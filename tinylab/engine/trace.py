@@ -41,6 +41,8 @@ class KernelRecord:
     outputs: dict | None = None
     data_note: str = ""         # why the buffers were not kept
     var_vals: dict = field(default_factory=dict)  # symbolic sizes' values in this launch
+    plan: object = None         # the KernelPlan it ran with (inspection maps source lines to nodes)
+    steps: list = field(default_factory=list)  # [(title, text)]: AST, plan, each action, ...
 
     def render(self, backend: str) -> str:
         """This kernel's source for any backend ("CPU", "CL", "CUDA", "PYTHON", "WGSL", "METAL"),
@@ -118,6 +120,24 @@ def note_source(node) -> None:
     """Remember which user line built `node` (first one wins; called by the frontend)."""
     if node not in SOURCE_LINES:
         SOURCE_LINES[node] = user_frame()
+
+
+def graph_lines(nodes, leaves=()) -> dict:
+    """Node -> the user line that built it, for `nodes` in graph order (sources first); a node
+    a Tensor op made internally (softmax's NEG) gets the line of the op that used it (inputs,
+    `leaves` and nodes without sources, keep only their own)."""
+    lines = {}
+    users: dict = {}
+    for node in nodes:
+        for src in node.src:
+            users.setdefault(src, []).append(node)
+    for node in reversed(nodes):
+        line = SOURCE_LINES.get(node)
+        if line is None and node.src and node not in leaves:
+            line = next((lines[u] for u in users.get(node, ()) if u in lines), None)
+        if line is not None:
+            lines[node] = line
+    return lines
 
 
 @contextmanager

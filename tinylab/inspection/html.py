@@ -11,6 +11,8 @@ from html import escape
 from .graph import ops_summary
 from .html_views import memory_html, roofline_html, what_if_measured_html
 from .model import shape_text, variables_text
+from .passes import passes_html
+from .provenance import gutter_labels
 from .svg import graph_svg
 from .text import plural, size_text, summary_text, what_if_lines
 
@@ -21,7 +23,9 @@ BOX = ("font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px
 PRE = ("font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;background:#f8fafc;"
        "padding:6px 8px;border-radius:4px;overflow-x:auto;white-space:pre;margin:4px 0;")
 MUTED = "color:#475569;"
+GUTTER = "color:#7c3aed;background:#f5f3ff;flex:none;text-align:right;"
 MAX_SOURCE_LINES = 200   # longer sources are cut short in static HTML (the widget shows all)
+MAX_STATIC_PASSES = 3    # distinct kernels whose passes static HTML lists (the widget: every one)
 
 
 def highlight(source: str, language: str) -> str:
@@ -47,6 +51,18 @@ def _source_block(source: str, language: str) -> str:
             f'{len(lines) - MAX_SOURCE_LINES} more lines</div>')
 
 
+def _gutter_block(source: str, language: str, gutter: list[str] | None) -> str:
+    """The source beside a gutter of provenance labels, line for line (two <pre> side by side
+    with the same font and padding)."""
+    if not gutter:
+        return _source_block(source, language)
+    shown = gutter[:MAX_SOURCE_LINES]
+    labels = "\n".join(escape(label) for label in shown)
+    return ('<div class="tinylab-provenance" style="display:flex;align-items:flex-start">'
+            f'<pre class="tinylab-gutter" style="{PRE}{GUTTER}">{labels}</pre>'
+            f'<div style="min-width:0;flex:1">{_source_block(source, language)}</div></div>')
+
+
 def _decision_items(model: dict, kernel: dict) -> str:
     decisions = {d["id"]: d for d in model["decisions"]}
     items = []
@@ -57,7 +73,7 @@ def _decision_items(model: dict, kernel: dict) -> str:
     return f'<ul style="margin:4px 0 4px 18px;padding:0">{"".join(dict.fromkeys(items))}</ul>'
 
 
-def _kernel_details(model: dict, kernel: dict) -> str:
+def _kernel_details(model: dict, kernel: dict, passes: bool = True) -> str:
     nodes = {n["id"]: n for n in model["nodes"]}
     reads = ", ".join(f"{nodes[r]['op']} {nodes[r]['dtype']}{nodes[r]['shape']}"
                       for r in kernel["reads"]) or "-"
@@ -75,8 +91,13 @@ def _kernel_details(model: dict, kernel: dict) -> str:
         body.append(f'<div>loop IR</div><pre style="{PRE}">'
                     f'{escape(program["passes"].get("plan", ""))}</pre>')
         language = program["language"]
-        body.append(f"<div>{escape(language)} source</div>")
-        body.append(_source_block(program["sources"][language], language))
+        gutter = gutter_labels(model, kernel, language)
+        body.append(f"<div>{escape(language)} source"
+                    + (f' <span style="{MUTED}">(left: the ops each line computes ← the lines '
+                       "of your code that built them)</span>" if gutter else "") + "</div>")
+        body.append(_gutter_block(program["sources"][language], language, gutter))
+        if passes:
+            body.append(passes_html(program, PRE, MUTED))
     return (f'<details style="margin:2px 0"><summary style="cursor:pointer">{summary}</summary>'
             f'<div style="margin:4px 0 8px 16px">{"".join(body)}</div></details>')
 
@@ -107,12 +128,16 @@ def to_html(model: dict, graph_engine: str = "auto", max_kernels: int = 200) -> 
     if model["realizes"]:
         parts.append(f'<div style="overflow:auto;max-height:520px">{graph_svg(model, graph_engine)}'
                      "</div>")
-    listed = 0
+    listed, with_passes = 0, set()
     for realize in model["realizes"]:
         for kernel_id in realize["kernels"]:
             listed += 1
             if listed <= max_kernels:
-                parts.append(_kernel_details(model, kernels[kernel_id]))
+                name = kernels[kernel_id]["name"]
+                stepped = name in with_passes or len(with_passes) < MAX_STATIC_PASSES
+                if stepped:
+                    with_passes.add(name)
+                parts.append(_kernel_details(model, kernels[kernel_id], stepped))
     if listed > max_kernels:
         parts.append(f'<div style="{MUTED}">… and {plural(listed - max_kernels, "more kernel")}'
                      "</div>")

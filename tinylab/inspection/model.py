@@ -11,6 +11,7 @@ from ..schedule.fusion import EXPLANATION
 from .graph import collapsed_graph, shape_text  # noqa: F401 (shape_text: text.py, html.py)
 from .memory import realize_memory
 from .roofline import add_roofline
+from .provenance import kernel_ast_nodes, user_location
 from .sources import program_entry
 from .what_if import what_if
 
@@ -122,6 +123,8 @@ class _Builder:
         values = run.var_vals if run is not None else item.var_vals
         if values:  # a symbolic kernel: the values this launch passed
             entry["variables"] = dict(values)
+        if run is not None:   # per kernel AST node, the graph nodes it computes (provenance)
+            entry["ast_nodes"] = kernel_ast_nodes(item, run.ast, self.node_ids)
         self.producer[item.output] = kernel_id
         for decision in item.decisions:
             if not decision.merged and decision.producer in self.producer:
@@ -227,12 +230,5 @@ def edge_text(decision) -> str:
 def forced_code(forced_by: str) -> str:
     """'y.numpy()  (line 12)' from 'file.py:12  y.numpy()'; notebook cells lose their temp
     file name, scripts keep it, so the text is the same on every run."""
-    location, _, code = forced_by.partition("  ")
-    filename, _, line = location.rpartition(":")
-    if not code:
-        return forced_by
-    if not filename:   # a location without a line number, e.g. '%tinygrad'
-        return f"{code}  ({location})"
-    cell = filename.startswith("<") or filename[:-3].isdigit()
-    where = f"line {line}" if cell else location
-    return f"{code}  ({where})"
+    code = forced_by.partition("  ")[2]
+    return f"{code}  ({user_location(forced_by)})" if code else forced_by

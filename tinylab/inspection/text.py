@@ -9,6 +9,8 @@ from collections import Counter
 from ..schedule.fusion import EXPLANATION, Reason
 from .graph import ops_summary
 from .model import shape_text, variables_text
+from .passes import pass_lines
+from .provenance import annotated_source
 
 MAX_SUMMARY_KERNELS = 30
 
@@ -109,8 +111,12 @@ def _kernel_block(model: dict, kernel: dict, source: bool) -> list[str]:
     if source and program is not None:
         lines.append("      loop IR:")
         lines += ["        " + line for line in program["passes"].get("plan", "").splitlines()]
-        lines.append(f"      source ({program['language']}):")
-        lines += ["        " + line for line in program["sources"][program["language"]].splitlines()]
+        language = program["language"]
+        lines.append(f"      source ({language}), each line with the ops it computes and "
+                     "the user lines that built them:")
+        lines += ["        " + line for line in
+                  annotated_source(model, kernel["id"], language).splitlines()]
+        lines += pass_lines(program)
     return lines
 
 

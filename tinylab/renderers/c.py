@@ -34,8 +34,8 @@ class CRenderer(CStyleRenderer):
         # lane counts held in one native vector variable: up to one register of the target
         self.native_widths = tuple(w for w in (2, 4, 8, 16, 32) if w <= self.target.lanes_of(4))
 
-    def render(self, program) -> str:
-        return _VectorWalk(self, program).run()
+    def walk(self, program) -> _VectorWalk:
+        return _VectorWalk(self, program)
 
 
 def _consecutive(indices) -> bool:

@@ -175,7 +175,24 @@ class CStyleRenderer:
 
     # ---- the walk ----
     def render(self, program) -> str:
-        return _Walk(self, program).run()
+        return self.walk(program).run()
+
+    def walk(self, program) -> _Walk:
+        """The walk that renders `program` (subclasses return their own)."""
+        return _Walk(self, program)
+
+    def render_with_lines(self, program) -> tuple[str, list[int | None]]:
+        """The source and, for each of its lines, the number of the instruction it renders
+        (None for lines no instruction wrote: the signature, helpers, typedefs)."""
+        walk = self.walk(program)
+        text = walk.run()
+        owners: list[int | None] = [None] * len(text.splitlines())
+        body = "\n".join(walk.lines)
+        start = text.rfind(body) if walk.lines else -1
+        if start >= 0:
+            first = text.count("\n", 0, start)
+            owners[first:first + len(walk.owners)] = walk.owners
+        return text, owners
 
 
 class _Walk:
@@ -185,6 +202,7 @@ class _Walk:
         self.r, self.p = renderer, program
         self.names: dict[int, list[str]] = {}
         self.lines: list[str] = []
+        self.owners: list[int | None] = []   # per line of self.lines: the instruction it renders
         self.indent = 1
         self.index_type = renderer.type_name(program.index_dtype)
         self.open_ranges: list[bool] = []  # per open loop: did it open a parallel region?
@@ -212,6 +230,7 @@ class _Walk:
         for i, instr in enumerate(self.p.instrs):
             if instr.op != "PARAM":
                 self.step(i, instr)
+                self.owners += [i] * (len(self.lines) - len(self.owners))
         body = "\n".join(self.lines)
         head = self.r.preamble + self.r.helpers(self.index_type, body)
         return f"{head}{self.r.signature(self.p.name, params)} {{\n{body}\n}}\n"

@@ -61,8 +61,8 @@ class GPURenderer(CStyleRenderer):
         return f"{self.buffer_qualifier}{const}{self.memory_type(dtype)}* {self.restrict} " \
                f"data{index}"
 
-    def render(self, program) -> str:
-        return _GPUWalk(self, program).run()
+    def walk(self, program) -> _GPUWalk:
+        return _GPUWalk(self, program)
 
 
 class _GPUWalk(_Walk):

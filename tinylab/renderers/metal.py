@@ -63,8 +63,8 @@ class MetalRenderer(GPURenderer):
     def round_half(self, value: str) -> str:
         return f"(float)((half)({value}))"
 
-    def render(self, program) -> str:
-        return _MetalWalk(self, program).run()
+    def walk(self, program) -> _MetalWalk:
+        return _MetalWalk(self, program)
 
 
 class _MetalWalk(_GPUWalk):

@@ -232,8 +232,8 @@ class WGSLRenderer(GPURenderer):
         body += wide
         return "".join(text for marker, text in HELPERS.items() if marker in body) + wide
 
-    def render(self, program) -> str:
-        return _WGSLWalk(self, program).run()
+    def walk(self, program) -> _WGSLWalk:
+        return _WGSLWalk(self, program)
 
 
 class _WGSLWalk(_GPUWalk):

@@ -52,7 +52,7 @@ class Inspector {
   }
 
   buildPanels() {
-    const wanted = new Set(this.model.get("panels") || ["graph", "kernels", "why"]);
+    const wanted = new Set(this.model.get("panels") || ["graph", "kernels", "why", "provenance", "passes"]);
     this.panels = [];
     const add = (panel) => { this.panels.push(panel); return panel.element; };
     const header = h("div", { class: "tl-header" }, h("b", {}, "tinylab"),
@@ -65,6 +65,8 @@ class Inspector {
       grid.append(columns);
     }
     if (wanted.has("why")) grid.append(add(new WhyPanel(this)));
+    if (wanted.has("provenance")) grid.append(add(new ProvenancePanel(this)));   // provenance.js
+    if (wanted.has("passes")) grid.append(add(new PassesPanel(this)));           // passes_panel.js
     if (wanted.has("memory")) grid.append(add(new MemoryPanel(this)));
     if (wanted.has("roofline")) grid.append(add(new RooflinePanel(this)));
     if (wanted.has("whatif")) grid.append(add(new WhatIfPanel(this)));
