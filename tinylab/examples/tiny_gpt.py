@@ -61,10 +61,13 @@ class Attention:
             raise ValueError(f"Attention: the KV cache takes one token per call, got {k.shape[2]}")
         if self.cache_k is None or self.cache_k.shape[0] != k.shape[0]:
             shape = k.shape[:2] + (self.context, k.shape[3])
-            self.cache_k = Tensor.zeros(*shape).contiguous().realize()
-            self.cache_v = Tensor.zeros(*shape).contiguous().realize()
+            # each cache from its own host zeros: equal lazy values (Tensor.zeros twice) are one
+            # node in tinylab and would share one buffer
+            self.cache_k = Tensor(np.zeros(shape, np.float32)).realize()
+            self.cache_v = Tensor(np.zeros(shape, np.float32)).realize()
         self.cache_k[:, :, start_pos:start_pos + 1] = k
         self.cache_v[:, :, start_pos:start_pos + 1] = v
+        Tensor.realize(self.cache_k, self.cache_v)
         return self.cache_k[:, :, :start_pos + 1], self.cache_v[:, :, :start_pos + 1]
 
 
