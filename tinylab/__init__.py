@@ -14,11 +14,12 @@ from .engine.device import Device
 from .engine.trace import trace
 from .frontend.jit import TinyJit
 from .frontend.tensor import Tensor
+from .ir.symbolic import Variable
 from . import nn  # noqa: E402  (after Tensor: nn builds on it)
 from . import export  # noqa: E402  (export.webgpu: a jitted function as an offline WebGPU page)
 
 __all__ = ["Context", "DType", "Device", "GlobalCounters", "Tensor", "dtypes", "export", "nn", "trace",
-           "TinyJit"]
+           "TinyJit", "Variable"]
 __version__ = "0.1.0"
 
 

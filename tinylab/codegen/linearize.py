@@ -46,6 +46,13 @@ class LinearProgram:
     threads: int = 1
     index_dtype: DType = dtypes.int32
     opts: list = field(default_factory=list)
+    # symbolic sizes the kernel takes as int arguments after its buffers: (name, min, max),
+    # sorted by name; a RANGE's size may be an expression of them (loops keep the maxima)
+    variables: list[tuple[str, int, int]] = field(default_factory=list)
+
+    @property
+    def variable_names(self) -> list[str]:
+        return [name for name, _, _ in self.variables]
 
     def print(self) -> str:
         from .printer import print_linear
@@ -293,7 +300,8 @@ class _Builder:
         for d, axis in enumerate(self.loop_axes):
             a = self.plan.axes[axis]
             v = self.vars[axis].as_atom()
-            out.append(Instr("RANGE", self.index_dtype, (), (v.name, a.size, a.kind.value)))
+            out.append(Instr("RANGE", self.index_dtype, (), (v.name, _range_size(a.size),
+                                                              a.kind.value)))
             for i in blocks[d + 1]:
                 put(i)
         for _ in range(n_loops - self.n_outer):
@@ -312,7 +320,7 @@ class _Builder:
         """int64 when a loop counter, or any term of an index or mask expression (inside a
         division or modulo too), may leave int32; the C expression computes every term."""
         limit = 2 ** 31 - 1
-        if any(self.plan.axes[a].size > limit for a in self.loop_axes):
+        if any(sym.max_of(self.plan.axes[a].size) > limit for a in self.loop_axes):
             return dtypes.int64
         for instr in self.instrs:
             if instr.op in ("LOAD", "STORE"):
@@ -324,6 +332,31 @@ class _Builder:
             if any(_largest_term_sum(e) > limit for e in exprs):
                 return dtypes.int64
         return dtypes.int32
+
+
+def _range_size(size):
+    """A loop's end as the renderers print it: an int, or the symbolic size's expression."""
+    return sym.as_lin(size) if sym.is_symbolic(size) else size
+
+
+def range_max(size) -> int:
+    """The most iterations a RANGE's size allows (its maximum when symbolic)."""
+    return size.hi if isinstance(size, sym.Lin) else size
+
+
+def _variables(instrs: list[Instr], loop_names: set) -> list[tuple[str, int, int]]:
+    """The symbolic variables a program reads (loop sizes, indices, conditions): its kernel
+    arguments besides the buffers."""
+    exprs = []
+    for instr in instrs:
+        if instr.op == "RANGE" and isinstance(instr.arg[1], sym.Lin):
+            exprs.append(instr.arg[1])
+        elif instr.op in ("LOAD", "STORE"):
+            exprs += list(instr.arg[1]) + _cond_exprs(instr.arg[2])
+        elif instr.op == "COND":
+            exprs += _cond_exprs(instr.arg)
+    found = {v for e in exprs for v in e.vars() if v.name not in loop_names}
+    return [(v.name, v.lo, v.hi) for v in sorted(found, key=lambda v: v.name)]
 
 
 def _continue_dead_lanes(lanes: list) -> list:
@@ -357,7 +390,8 @@ def _largest_term_sum(expr) -> int:
 def buffer_extent(view) -> int:
     """Elements a view can touch: 1 + the largest valid index (for sizing checks)."""
     bottom = view.views[0]
-    hi = bottom.offset + sum((s - 1) * st for s, st in zip(bottom.shape, bottom.strides) if st > 0)
+    hi = sym.max_of(bottom.offset) + sum((sym.max_of(s) - 1) * st
+                                         for s, st in zip(bottom.shape, bottom.strides) if st > 0)
     return hi + 1
 
 
@@ -365,10 +399,11 @@ def linearize(plan: KernelPlan, name: str | None = None) -> LinearProgram:
     builder = _Builder(plan)
     builder.build()
     instrs = builder.ordered()
-    loops = [(builder.vars[a].as_atom().name, plan.axes[a].size, plan.axes[a].kind.value)
-             for a in builder.loop_axes]
+    loops = [(builder.vars[a].as_atom().name, sym.max_of(plan.axes[a].size),
+              plan.axes[a].kind.value) for a in builder.loop_axes]
+    loop_names = {v.as_atom().name for v in builder.vars.values()}
     return LinearProgram(name or plan.name, instrs, builder.params, loops, plan.threads,
-                         builder.index_dtype, list(plan.opts))
+                         builder.index_dtype, list(plan.opts), _variables(instrs, loop_names))
 
 
 
@@ -378,9 +413,9 @@ def program_cost(program: LinearProgram) -> tuple[int, int]:
     flops, trips, stack = 0, 1, []
     skip = {"PARAM", "CONST", "LOAD", "STORE", "COND", "ACC", "RANGE", "END", "CAST", "BITCAST"}
     for instr in program.instrs:
-        if instr.op == "RANGE":
-            stack.append(instr.arg[1])
-            trips *= instr.arg[1]
+        if instr.op == "RANGE":  # a symbolic loop counts its maximum
+            stack.append(range_max(instr.arg[1]))
+            trips *= stack[-1]
         elif instr.op == "END":
             trips //= stack.pop()
         elif instr.op not in skip:

@@ -111,6 +111,8 @@ def _old_full(ast: Node) -> tuple:
 
 
 def _mergeable(views: list[ViewStack], shape: tuple, i: int) -> bool:
+    if sym.any_symbolic(shape[i:i + 2]):  # a symbolic axis stays a loop of its own
+        return False
     merged = shape[:i] + (shape[i] * shape[i + 1],) + shape[i + 2:]
     for vs in views:
         if len(vs.views) > 1:
@@ -176,6 +178,19 @@ def _merge_top(vs: ViewStack, i: int) -> ViewStack:
     return ViewStack(vs.views[:-1] + (top.reshape(target),))
 
 
+def _is_loop_size(size) -> bool:
+    return sym.is_symbolic(size) or size > 1
+
+
+def size_name(size) -> str:
+    """An axis size in a kernel name: the number, or the symbolic size as an identifier
+    (`i`, `i+1` -> `ip1`), as tinygrad names kernels after their variables."""
+    if not sym.is_symbolic(size):
+        return str(size)
+    text = sym.render(size.lin).strip("()")
+    return text.replace("+", "p").replace("-", "m").replace("*", "x").replace("/", "d")
+
+
 # ---- the plan ------------------------------------------------------------------------------------
 @dataclass
 class KernelPlan:
@@ -192,14 +207,26 @@ class KernelPlan:
         norm, shape, n_reduce = normalize(ast)
         first_reduce = len(shape) - n_reduce
         axes = [Axis(s, AxisKind.REDUCE if i >= first_reduce else AxisKind.GLOBAL, i, 1,
-                     i >= first_reduce) for i, s in enumerate(shape) if s > 1]
+                     i >= first_reduce) for i, s in enumerate(shape) if _is_loop_size(s)]
         return KernelPlan(norm, shape, n_reduce, axes)
+
+    def static_proxy(self) -> KernelPlan:
+        """This plan with every symbolic size at its maximum (for heuristics that weigh sizes;
+        its actions are then applied to the real plan, which refuses symbolic splits)."""
+        axes = [Axis(sym.max_of(a.size), a.kind, a.origin, a.mult, a.reduce) for a in self.axes]
+        return KernelPlan(self.ast, sym.max_shape(self.shape), self.n_reduce, axes,
+                          list(self.opts), self.threads, self.padded)
 
     def copy(self) -> KernelPlan:
         return KernelPlan(self.ast, self.shape, self.n_reduce, list(self.axes), list(self.opts),
                           self.threads, self.padded)
 
     # ---- facts ----
+    @property
+    def is_symbolic(self) -> bool:
+        """Some loop runs to a symbolic size (a kernel argument)."""
+        return sym.any_symbolic(self.shape)
+
     @property
     def has_reduce(self) -> bool:
         return self.n_reduce > 0
@@ -234,14 +261,14 @@ class KernelPlan:
     @property
     def name(self) -> str:
         prefix = "r" if self.has_reduce else "E"
-        return prefix + "_" + "_".join(str(a.size) for a in self.axes)
+        return prefix + "_" + "_".join(size_name(a.size) for a in self.axes)
 
     def colored_name(self) -> str:
         colors = {AxisKind.GLOBAL: 34, AxisKind.THREAD: 36, AxisKind.LOCAL: 96, AxisKind.REDUCE: 31,
                   AxisKind.GROUP: 32, AxisKind.UPCAST: 33, AxisKind.UNROLL: 35, AxisKind.VECTOR: 93,
                   AxisKind.BLOCK: 91}
         prefix = "r" if self.has_reduce else "E"
-        parts = [f"\033[{colors[a.kind]}m{a.size}\033[0m" for a in self.axes]
+        parts = [f"\033[{colors[a.kind]}m{size_name(a.size)}\033[0m" for a in self.axes]
         return prefix + "_" + "_".join(parts)
 
     # ---- actions ----
@@ -264,6 +291,9 @@ class KernelPlan:
         if not 0 <= opt.axis < len(self.axes):
             raise OptError(f"{opt}: axis {opt.axis} out of range ({len(self.axes)} axes)")
         axis = self.axes[opt.axis]
+        if sym.is_symbolic(axis.size) and opt.action not in ("SWAP", "THREAD"):
+            raise OptError(f"{opt}: axis {opt.axis} has the symbolic size {axis.size!r}; it is "
+                           f"not split (no size the variable does not promise)")
         if opt.action == "SWAP":
             other = self.axes[opt.amount] if 0 <= opt.amount < len(self.axes) else None
             if other is None or not axis.kind.is_loop or other.kind.is_loop is False \
@@ -355,7 +385,7 @@ class KernelPlan:
                 p = prefix[axis.kind]
                 n = counters.get(p, 0)
                 counters[p] = n + 1
-                out[i] = sym.var(f"{p}{n}", 0, axis.size - 1)
+                out[i] = sym.var(f"{p}{n}", 0, sym.max_of(axis.size) - 1)
         return out
 
     def index_exprs(self, values: dict[int, sym.Lin | int]) -> list[sym.Lin]:
@@ -367,7 +397,7 @@ class KernelPlan:
 
     def padding_valid(self, idxs: list[sym.Lin], view_shape: tuple) -> sym.Cond:
         """Lanes past the end of a padded dimension are invalid for a view that indexes it."""
-        conds = [sym.lt(idxs[d], self.shape[d]) for d in sorted(self.padded)
+        conds = [sym.lt(idxs[d], sym.as_lin(self.shape[d])) for d in sorted(self.padded)
                  if d < len(view_shape) and view_shape[d] > 1]
         return sym.and_(*conds) if conds else sym.TRUE
 

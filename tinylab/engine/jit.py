@@ -21,6 +21,7 @@ from . import realize as engine
 class Launch:
     runner: object | None        # None for a copy
     buffers: list                # Buffer per kernel argument (copies: [destination, source])
+    var_vals: dict = field(default_factory=dict)  # symbolic sizes' values at capture
 
 
 @dataclass
@@ -39,27 +40,32 @@ class CapturedStep:
             patches = [(k, positions[id(b)]) for k, b in enumerate(launch.buffers)
                        if id(b) in positions]
             if launch.runner is None:
-                self._calls.append(("copy", None, launch.buffers, patches))
+                self._calls.append(("copy", None, launch.buffers, patches, launch, []))
                 continue
             fn = launch.runner.fn
             direct = getattr(fn, "pointers_call", None)
+            names = launch.runner.program.variable_names
             if direct is not None:  # CPU: ctypes pointers made once
                 pointers = [ctypes.c_void_p(b.handle.ctypes.data) for b in launch.buffers]
-                self._calls.append(("pointers", direct, pointers, patches))
+                self._calls.append(("pointers", direct, pointers, patches, launch, names))
             else:  # the Runner passes the launch dimensions (GPU runtimes need them)
-                self._calls.append(("buffers", launch.runner, launch.buffers, patches))
+                self._calls.append(("buffers", launch.runner, launch.buffers, patches, launch,
+                                    names))
 
-    def replay(self, inputs: list[Buffer]) -> None:
-        for kind, call, args, patches in self._calls:
+    def replay(self, inputs: list[Buffer], var_vals: dict | None = None) -> None:
+        """Run the captured launches on `inputs`; a symbolic kernel takes its variables from
+        var_vals (this call's bound values), else the values it was captured with."""
+        for kind, call, args, patches, launch, names in self._calls:
             if patches:
                 args = list(args)
                 for k, i in patches:
                     args[k] = ctypes.c_void_p(inputs[i].handle.ctypes.data) \
                         if kind == "pointers" else inputs[i]
+            values = {**launch.var_vals, **(var_vals or {})} if names else None
             if kind == "pointers":
-                call(args)
+                call(list(args) + [ctypes.c_int(values[n]) for n in names] if names else args)
             elif kind == "buffers":
-                call(args)
+                call(args, values)
             else:
                 args[0].copyin(args[1].numpy())
 
@@ -69,8 +75,8 @@ def capture():
     """Record launches made inside the block: `with capture() as launches: ...`."""
     launches: list[Launch] = []
 
-    def hook(runner, buffers):
-        launches.append(Launch(runner, list(buffers)))
+    def hook(runner, buffers, var_vals):
+        launches.append(Launch(runner, list(buffers), dict(var_vals)))
 
     engine._CAPTURE.append(hook)
     try:

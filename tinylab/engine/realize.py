@@ -18,11 +18,12 @@ from ..codegen.decompose import decompose
 from ..codegen.heuristic import choose_opts, work
 from ..codegen.heuristic_gpu import choose_gpu_opts
 from ..codegen.linearize import LinearProgram, linearize, program_cost
-from ..codegen.plan import KernelPlan
+from ..codegen.plan import KernelPlan, OptError
 from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import Op
 from ..ir.printer import print_graph
+from ..ir.symbolic import max_shape
 from ..runtimes.buffer import Buffer
 from ..runtimes.cpu_target import GENERIC
 from ..schedule.fusion import SchedulerOptions
@@ -111,8 +112,18 @@ class Runner:
     cache_hit: bool
     target: str = ""        # the CPU target it was planned and compiled for ("" off the CPU)
 
-    def __call__(self, buffers: list[Buffer]) -> float:
-        return self.fn(*[b.handle for b in buffers], global_size=self.program.loops)
+    def __call__(self, buffers: list[Buffer], var_vals: dict | None = None) -> float:
+        """Launch on `buffers`; a symbolic kernel takes its variables' values from var_vals."""
+        return self.fn(*[b.handle for b in buffers], global_size=self.program.loops,
+                       variables=self.variable_values(var_vals))
+
+    def variable_values(self, var_vals: dict | None) -> list[int]:
+        names = self.program.variable_names
+        missing = [n for n in names if n not in (var_vals or {})]
+        if missing:
+            raise ValueError(f"kernel {self.name} takes symbolic sizes {names}; no value was "
+                             f"bound for {missing}")
+        return [var_vals[n] for n in names]
 
     def passes(self) -> dict[str, str]:
         return {"ast": print_graph(self.ast), "plan": self.plan.describe(),
@@ -140,6 +151,8 @@ def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
     plan = KernelPlan.from_ast(decompose(ast, spec.renderer))  # ops the renderer lacks, by rule
     if noopt:
         return plan
+    if plan.is_symbolic:
+        return _symbolic_plan(plan, spec)
     actions, target = spec.renderer.supported_actions, spec.target or GENERIC  # GENERIC: PYTHON
     if beam and not spec.render_only:
         from ..codegen.beam import beam_search
@@ -157,6 +170,28 @@ def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
             return tune(plan, spec, target, cache, progress=searching.update,
                         ignore_cache=bool(config.IGNORE_BEAM_CACHE.value))
     return plan.apply_all(choose_opts(plan, actions, target))
+
+
+def _symbolic_plan(plan: KernelPlan, spec) -> KernelPlan:
+    """A kernel with a symbolic loop: the heuristic plans it as if every variable took its
+    maximum, and its actions apply in order up to the first that would split a symbolic axis
+    (plan.py refuses: no size the variable does not promise). BEAM and TUNE time one bound
+    value, which would not speak for the others: they are skipped."""
+    actions, target = spec.renderer.supported_actions, spec.target or GENERIC
+    proxy = plan.static_proxy()
+    try:
+        if getattr(spec.renderer, "is_gpu", False):
+            opts = choose_gpu_opts(proxy, actions)
+        else:
+            opts = choose_opts(proxy, actions, target)
+    except TypeError:  # the heuristic met a symbolic size it cannot reason about: plain plan
+        return plan
+    for opt in opts:
+        try:
+            plan = plan.apply(opt)
+        except OptError:
+            break
+    return plan
 
 
 def render_for(ast: Node, device: str) -> str:
@@ -218,7 +253,7 @@ def compile_schedule(sched: Schedule) -> list[Runner | None]:
     """Runners for every kernel of a schedule; kernels not yet compiled build in parallel, as
     one progress task (engine/progress.py) when there are any."""
     kernels = [(i, item) for i, item in enumerate(sched.items)
-               if item.kind == "kernel" and ir.prod(item.slots[0].shape) > 0]  # 0 elements: no work
+               if item.kind == "kernel" and ir.prod(max_shape(item.slots[0].shape)) > 0]  # 0: no work
     runners: list[Runner | None] = [None] * len(sched.items)
     noopt, beam = bool(config.NOOPT.value), int(config.BEAM.value)
     work = []
@@ -262,7 +297,7 @@ def _allocate(sched: Schedule) -> dict:
                 continue
             else:
                 spec = Device[slot.device]
-                buffers[id(slot)] = Buffer(spec.name, ir.prod(slot.shape), slot.dtype,
+                buffers[id(slot)] = Buffer(spec.name, ir.prod(max_shape(slot.shape)), slot.dtype,
                                            spec.allocator)
     for key, rep in representative.items():
         buffers[key] = buffers[rep]
@@ -308,7 +343,7 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
         if runner.fn is None:
             seconds = 0.0  # render-only device
         else:
-            seconds = runner(bufs)
+            seconds = runner(bufs, item.var_vals)
         GlobalCounters.kernel_count += 1
         GlobalCounters.global_ops += runner.flops
         GlobalCounters.global_mem += runner.bytes_moved
@@ -317,7 +352,7 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
             print(_debug_line(GlobalCounters.kernel_count, runner, seconds, len(bufs)))
         if record is not None:
             record.kernels.append(_kernel_record(runner, i, seconds, bufs, kept))
-        _notify_capture(runner, bufs)
+        _notify_capture(runner, bufs, item.var_vals)
     return buffers
 
 
@@ -377,9 +412,9 @@ def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
 _CAPTURE: list = []
 
 
-def _notify_capture(runner: Runner, bufs: list[Buffer]) -> None:
+def _notify_capture(runner: Runner, bufs: list[Buffer], var_vals: dict | None = None) -> None:
     for capture in _CAPTURE:
-        capture(runner, bufs)
+        capture(runner, bufs, var_vals or {})
 
 
 def scheduler_options() -> SchedulerOptions:

@@ -14,6 +14,7 @@ from .. import config
 from ..dtype import DType, dtypes
 from ..errors import ShapeError
 from ..ir import node as ir
+from ..ir.symbolic import Variable
 
 
 def shape_args(args, op: str) -> tuple[int, ...]:
@@ -22,6 +23,9 @@ def shape_args(args, op: str) -> tuple[int, ...]:
         args = tuple(args[0])
     shape = []
     for s in args:
+        if isinstance(s, Variable):  # a symbolic size (must be bound to be realized)
+            shape.append(s)
+            continue
         if isinstance(s, bool) or not isinstance(s, int) and not hasattr(s, "__index__"):
             raise TypeError(f"{op}: sizes must be ints, got {s!r} in {tuple(args)}")
         s = int(s)

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..dtype import dtypes
 from ..errors import DTypeError, ShapeError
+from ..ir.symbolic import Variable
 from ..ir.ops import Op
 
 
@@ -112,6 +113,8 @@ def _slice_bounds(item: slice, size: int):
     """(shrink bounds, flip?, step, count) of a slice on a dim of `size`."""
     if item.step == 0:
         raise ValueError("slice step cannot be zero")
+    if any(isinstance(x, Variable) for x in (item.start, item.stop, size)):
+        return _symbolic_slice_bounds(item, size)
     start, stop, step = item.indices(size)
     if step > 0:
         count = max(0, -(-(stop - start) // step))
@@ -122,6 +125,23 @@ def _slice_bounds(item: slice, size: int):
     high = start + 1
     low = high - ((count - 1) * -step + 1) if count else high
     return (low, high) if count else (0, 0), True, -step, count
+
+
+def _symbolic_slice_bounds(item: slice, size):
+    """A slice whose start, stop or dim size is symbolic: step 1, ends counted from the end when
+    negative ints, not clamped (the shrink checks they fit for every value in range)."""
+    if item.step not in (None, 1):
+        raise IndexError(f"slice {item} with a symbolic bound or size {size!r}: only step 1 is "
+                         f"supported")
+    def end(x, default):
+        if x is None:
+            return default
+        if not isinstance(x, Variable) and x < 0:
+            return size + x
+        return x
+    start, stop = end(item.start, 0), end(item.stop, size)
+    count = stop - start
+    return (start, stop), False, 1, count
 
 
 def plan_index(tensor, items: list) -> BasicPlan:
@@ -136,6 +156,9 @@ def plan_index(tensor, items: list) -> BasicPlan:
             final.append(1)
             continue
         size = tensor.shape[axis]
+        if isinstance(item, int) and isinstance(size, Variable):
+            raise IndexError(f"an int index on the symbolic dim {axis} (size {size!r}) of "
+                             f"{tensor.shape} is not supported; slice it instead")
         if isinstance(item, int):
             if not -size <= item < size:
                 raise IndexError(f"index {item} is out of bounds for dim {axis} with size {size} "

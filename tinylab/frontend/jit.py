@@ -17,7 +17,34 @@ from ..engine.counters import GlobalCounters
 from ..errors import JitError
 from ..ir import node as ir
 from ..ir.ops import Op
+from ..ir.symbolic import Variable, rebind, unbind_args
 from .tensor import _JIT_CAPTURING, ALL_TENSORS, Tensor
+
+
+def _variables_in(value) -> list[Variable]:
+    """Bound Variables passed as arguments (tinygrad's `step(x, v.bind(n))`)."""
+    if isinstance(value, Variable):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _variables_in(v)]
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _variables_in(v)]
+    return []
+
+
+def _call_values(inputs, args, kwargs) -> tuple[list, dict]:
+    """(signature with every shape unbound, {variable name: value}) of one call: the symbolic
+    sizes of input shapes and the Variables passed as arguments."""
+    var_vals: dict = {}
+    signature = [(unbind_args(t.shape, var_vals), t.dtype, t.device) for t in inputs]
+    variables = _variables_in(list(args)) + _variables_in(kwargs)
+    for v in variables:
+        if not v.is_plain or not v.values:
+            raise JitError(f"TinyJit: Variable argument {v!r} must be a bound variable "
+                           f"(Variable(name, min, max).bind(value))")
+        unbind_args(v, var_vals)
+    signature.append(tuple(v.unbound() for v in variables))
+    return signature, var_vals
 
 
 def _tensors_in(value) -> list[Tensor]:
@@ -43,6 +70,7 @@ class TinyJit:
         self.calls = 0
         self.step: engine_jit.CapturedStep | None = None
         self.signature: list = []
+        self.var_vals: dict = {}  # symbolic sizes' values at capture
         self.result = None
         self.written: list = []   # (weakref to tensor, buffer) refreshed after each replay
 
@@ -65,7 +93,7 @@ class TinyJit:
         if not config.JIT.value:
             return self.fn(*args, **kwargs)
         if self.step is not None:
-            return self._replay(inputs)
+            return self._replay(inputs, args, kwargs)
         self.calls += 1
         if self.calls == 1:
             result = self.fn(*args, **kwargs)
@@ -103,30 +131,34 @@ class TinyJit:
             engine_jit.plan_buffers(launches, keep)
         step.prepare(input_buffers)
         self.step, self.result = step, result
-        self.signature = [(t.shape, t.dtype, t.device) for t in inputs]
+        self.signature, self.var_vals = _call_values(inputs, args, kwargs)
         self.written = [(weakref.ref(t), t.node.buffer) for key in written if key in live
                         for t in live[key]]
         return result
 
-    def _replay(self, inputs):
-        signature = [(t.shape, t.dtype, t.device) for t in inputs]
+    def _replay(self, inputs, args=(), kwargs=None):
+        signature, var_vals = _call_values(inputs, args, kwargs or {})
         if signature != self.signature:
             raise JitError(_mismatch(self.signature, signature))
-        self.step.replay([t.node.buffer for t in inputs])
+        self.step.replay([t.node.buffer for t in inputs], var_vals)
+        values = {**self.var_vals, **var_vals}
         for ref, buf in self.written:  # new content: new BUFFER nodes, so no stale graph reuse
             tensor = ref()
             if tensor is not None and tensor.node.op is Op.BUFFER and tensor.node.buffer is buf:
-                buf.version += 1
-                tensor.node = ir.buffer(buf, tensor.shape, tensor.dtype, tensor.device,
-                                        buf.version)
+                buf.version += 1  # a symbolic output takes this call's values in its shape
+                tensor.node = ir.buffer(buf, rebind(tensor.shape, values), tensor.dtype,
+                                        tensor.device, buf.version)
         return self.result
 
 
 def _mismatch(expected, got) -> str:
     if len(expected) != len(got):
-        return (f"TinyJit: the function was captured with {len(expected)} tensor inputs, "
-                f"now called with {len(got)}")
-    for i, (e, g) in enumerate(zip(expected, got)):
+        return (f"TinyJit: the function was captured with {len(expected) - 1} tensor inputs, "
+                f"now called with {len(got) - 1}")
+    if expected[-1] != got[-1]:
+        return (f"TinyJit: the function was captured with Variable arguments {list(expected[-1])}, "
+                f"now called with {list(got[-1])}")
+    for i, (e, g) in enumerate(zip(expected[:-1], got[:-1])):
         if e != g:
             return (f"TinyJit: input {i} was captured as shape {e[0]} {e[1].name} on {e[2]}, "
                     f"now it is shape {g[0]} {g[1].name} on {g[2]}; inputs must keep their "

@@ -9,6 +9,7 @@ import math
 from typing import Sequence
 
 from ..errors import ShapeError
+from ..ir.symbolic import Variable
 from . import autograd
 
 
@@ -19,7 +20,7 @@ def _ints(args, op: str) -> tuple:
     for a in args:
         if a is not None and (isinstance(a, bool) or not hasattr(a, "__index__")):
             raise TypeError(f"{op}: sizes must be ints, got {a!r} in {tuple(args)}")
-    return tuple(a if a is None else int(a) for a in args)
+    return tuple(a if a is None or isinstance(a, Variable) else int(a) for a in args)
 
 
 class MovementMixin:
@@ -32,7 +33,7 @@ class MovementMixin:
         unknown = [i for i, s in enumerate(shape) if s == -1]
         if len(unknown) > 1:
             raise ShapeError(f"reshape: only one dimension can be -1, got {shape}")
-        if any(not isinstance(s, int) or s < -1 for s in shape):
+        if any(not isinstance(s, (int, Variable)) or s < -1 for s in shape):
             raise ShapeError(f"reshape: invalid shape {shape}")
         if unknown:
             known = math.prod(s for s in shape if s != -1)
@@ -140,8 +141,13 @@ class MovementMixin:
         bounds = tuple((0, s) if b is None else _ints(b, "shrink")
                        for b, s in zip(bounds, self.shape))
         for (b, e), s in zip(bounds, self.shape):
-            if not 0 <= b <= e <= s:
-                raise ShapeError(f"shrink: bounds {bounds} do not fit shape {self.shape}")
+            try:
+                fits = 0 <= b <= e <= s
+            except TypeError:  # symbolic: the variable's range allows values that do not fit
+                fits = False
+            if not fits:
+                raise ShapeError(f"shrink: bounds {bounds} do not fit shape {self.shape} (for "
+                                 f"every value in a symbolic bound's range)")
         return self._wrap(self.node.shrink(bounds))
 
     def flip(self, axis, *args):

@@ -61,6 +61,8 @@ def _panel(x, w) -> int | None:
     """Panel width if this 2-D float matmul is big enough to pack on its device."""
     if x.ndim != 2 or w.ndim != 2 or not x.dtype.is_float:
         return None
+    if any(not isinstance(s, int) for s in x.shape + w.shape):  # symbolic: panels need sizes
+        return None
     from ..device import Device
     panel = getattr(Device[x.device].renderer, "matmul_panel", None)
     (m, k), n = x.shape, w.shape[1]

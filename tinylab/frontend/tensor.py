@@ -21,6 +21,8 @@ from ..engine import realize as engine
 from ..engine import trace as tracing
 from ..engine.device import Device
 from ..errors import DTypeError, JitError, ShapeError
+from ..ir.node import prod
+from ..ir.symbolic import any_symbolic, bound_shape, max_shape
 from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import Op
@@ -198,7 +200,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
     def lazydata(self) -> Node:  # tinygrad's old name, for people reading old examples
         return self.node
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # a symbolic size prints as <i[1-64]=5>
         state = "realized" if self.node.op is Op.BUFFER else "lazy"
         grad = f", requires_grad={self.requires_grad}" if self.requires_grad else ""
         return (f"<Tensor {state} {self.dtype.name}{list(self.shape)} on {self.device}{grad}>")
@@ -279,6 +281,10 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
             raise DeviceError(f"{self.device} only renders source; there is no value to read. "
                               f"Use a real device (e.g. DEV=CPU) to get numbers.")
         self.realize()
+        if any_symbolic(self.shape):  # laid out at the variables' maxima: read the bound part
+            full = self.node.buffer.numpy()[:prod(max_shape(self.shape))]
+            return full.reshape(max_shape(self.shape))[
+                tuple(slice(0, n) for n in bound_shape(self.shape))].copy()
         return self.node.buffer.numpy().reshape(self.shape)
 
     def item(self):

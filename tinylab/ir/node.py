@@ -310,11 +310,24 @@ def reshape(node: Node, shape: tuple[int, ...]) -> Node:
     if prod(shape) != node.numel or any(s < 0 for s in shape):
         raise ShapeError(f"RESHAPE: cannot reshape {node.shape} ({node.numel} elements) "
                          f"to {shape} ({prod(shape)} elements)")
+    _check_symbolic_reshape(node.shape, shape)
     if node.op is Op.CONST:
         return const(node.value, node.dtype, shape, node.device)
     if node.op is Op.RESHAPE:
         return reshape(node.src[0], shape)
     return Node(Op.RESHAPE, node.dtype, (node,), shape, shape, node.device)
+
+
+def _check_symbolic_reshape(old: tuple, new: tuple) -> None:
+    """A symbolic size must stay one whole axis through a reshape (its layout is laid out at the
+    variable's maximum, so it cannot merge with or split into other axes)."""
+    from . import symbolic as sym
+    from .view import _symbolic_groups
+    if not (sym.any_symbolic(old) or sym.any_symbolic(new)):
+        return
+    if _symbolic_groups([s for s in old if s != 1], [s for s in new if s != 1]) is None:
+        raise ShapeError(f"RESHAPE: cannot reshape symbolic shape {old} to {new}: a symbolic "
+                         f"size must stay one axis (reshape the static axes around it)")
 
 
 def permute(node: Node, order: tuple[int, ...]) -> Node:
@@ -354,9 +367,17 @@ def pad(node: Node, padding: tuple[tuple[int, int], ...]) -> Node:
     return Node(Op.PAD, node.dtype, (node,), padding, shape, node.device)
 
 
+def _fits(bounds, shape) -> bool:
+    try:
+        return all(0 <= b <= e <= s for (b, e), s in zip(bounds, shape))
+    except TypeError:  # a symbolic bound whose range does not decide it
+        return False
+
+
 def shrink(node: Node, bounds: tuple[tuple[int, int], ...]) -> Node:
-    if len(bounds) != node.ndim or any(not 0 <= b <= e <= s for (b, e), s in zip(bounds, node.shape)):
-        raise ShapeError(f"SHRINK: bounds {bounds} do not fit shape {node.shape}")
+    if len(bounds) != node.ndim or not _fits(bounds, node.shape):
+        raise ShapeError(f"SHRINK: bounds {bounds} do not fit shape {node.shape} (for every "
+                         f"value a symbolic bound's range allows)")
     if all(b == 0 and e == s for (b, e), s in zip(bounds, node.shape)):
         return node
     shape = tuple(e - b for b, e in bounds)
@@ -366,7 +387,10 @@ def shrink(node: Node, bounds: tuple[tuple[int, int], ...]) -> Node:
 
 
 def flip(node: Node, axes: tuple[int, ...]) -> Node:
-    axes = tuple(sorted(set(a for a in axes if node.shape[a] > 1)))
+    if any(not 0 <= a < node.ndim for a in axes):
+        raise ShapeError(f"FLIP: axes {axes} out of range for shape {node.shape}")
+    axes = tuple(sorted(set(a for a in axes if not isinstance(node.shape[a], int)
+                            or node.shape[a] > 1)))
     if any(not 0 <= a < node.ndim for a in axes):
         raise ShapeError(f"FLIP: axes {axes} out of range for shape {node.shape}")
     if not axes:

@@ -21,12 +21,22 @@ Mask = Optional[tuple[tuple[int, int], ...]]
 
 
 def strides_for(shape: tuple[int, ...]) -> tuple[int, ...]:
-    """Row-major strides; size-1 axes get stride 0 so equal views compare equal."""
+    """Row-major strides; size-1 axes get stride 0 so equal views compare equal. A symbolic size
+    is laid out at its maximum (the buffer holds every value in the range), so strides stay
+    ints and one kernel indexes every bound value alike."""
     out, acc = [], 1
     for s in reversed(shape):
         out.append(acc if s != 1 else 0)
-        acc *= s
+        acc *= sym.max_of(s)
     return tuple(reversed(out))
+
+
+def _maybe_nonempty(lo, hi) -> bool:
+    """lo < hi, or undecided (symbolic): only a range that is surely empty counts as empty."""
+    try:
+        return bool(lo < hi)
+    except TypeError:
+        return True
 
 
 @dataclass(frozen=True)
@@ -51,7 +61,7 @@ class View:
         shape = tuple(shape)
         strides = tuple(0 if s == 1 else st for s, st in zip(shape, strides))
         if mask is not None:
-            mask = tuple((lo, hi) if lo < hi else (0, 0) for lo, hi in mask)
+            mask = tuple((lo, hi) if _maybe_nonempty(lo, hi) else (0, 0) for lo, hi in mask)
             if any(lo == hi for lo, hi in mask):  # nothing valid: canonical empty view
                 return View.empty(shape)
             if all(lo == 0 and hi == s for (lo, hi), s in zip(mask, shape)):
@@ -85,7 +95,7 @@ class View:
         strides = [st if s == n else 0 for st, s, n in zip(self.strides, self.shape, shape)]
         mask = None
         if self.mask:
-            mask = tuple(m if s == n else ((0, n) if m[1] > m[0] else (0, 0))
+            mask = tuple(m if s == n else ((0, n) if _maybe_nonempty(*m) else (0, 0))
                          for m, s, n in zip(self.mask, self.shape, shape))
         return View.make(shape, strides, self.offset, mask)
 
@@ -124,6 +134,8 @@ class View:
         shape = tuple(shape)
         if shape == self.shape:
             return self
+        if sym.any_symbolic(self.shape) or sym.any_symbolic(shape):
+            return self._reshape_symbolic(shape)
         if 0 in self.shape or 0 in shape:
             return View.make(shape, [0] * len(shape), 0, None) if prod(shape) == 0 else None
         if self.is_empty:
@@ -160,11 +172,40 @@ class View:
         return View.make(shape, out_strides, self.offset,
                          tuple(out_mask) if self.mask is not None else None)
 
+    def _reshape_symbolic(self, shape) -> View | None:
+        """Reshape where a symbolic axis stays one axis (its stride and mask carry over) and the
+        static axes between symbolic ones regroup as in a static reshape; None otherwise."""
+        groups = _symbolic_groups([s for s in self.shape if s != 1], [s for s in shape if s != 1])
+        if groups is None or self.is_empty:
+            return None if groups is None else View.empty(shape)
+        old_axes = [i for i, s in enumerate(self.shape) if s != 1]
+        strides, mask = [], []
+        for old_group, new_sizes in groups:
+            axes = [old_axes[k] for k in old_group]
+            part = View.make([self.shape[a] for a in axes], [self.strides[a] for a in axes], 0,
+                             tuple(self.mask[a] for a in axes) if self.mask else None)
+            regrouped = part.reshape(tuple(new_sizes)) if new_sizes != part.shape else part
+            if regrouped is None:
+                return None
+            strides.extend(regrouped.strides)
+            mask.extend(regrouped.mask or tuple((0, n) for n in new_sizes))
+        out_strides, out_mask, k = [], [], 0
+        for s in shape:
+            if s == 1:
+                out_strides.append(0)
+                out_mask.append((0, 1))
+            else:
+                out_strides.append(strides[k])
+                out_mask.append(mask[k])
+                k += 1
+        return View.make(shape, out_strides, self.offset,
+                         tuple(out_mask) if self.mask is not None else None)
+
     # ---- index math ----------------------------------------------------------------------------
     def to_index(self, idxs) -> tuple[sym.Lin, sym.Cond]:
         if self.is_empty:
             return sym.const(0), sym.FALSE
-        index = sym.const(self.offset)
+        index = sym.as_lin(self.offset)
         valid = sym.TRUE
         for i, idx, st in zip(range(len(idxs)), idxs, self.strides):
             index = index + idx * st
@@ -216,7 +257,10 @@ class ViewStack:
         return self._replace_top(self.top.pad(padding))
 
     def shrink(self, bounds) -> ViewStack:
-        return self._replace_top(self.top.shrink(bounds))
+        try:
+            return self._replace_top(self.top.shrink(bounds))
+        except TypeError:  # a symbolic bound against a mask the range cannot order: stack
+            return ViewStack(self.views + (View.contiguous(self.shape).shrink(bounds),))
 
     def flip(self, axes) -> ViewStack:
         return self._replace_top(self.top.flip(axes))
@@ -232,6 +276,8 @@ class ViewStack:
         if len(self.views) < 2:
             return self
         below, top = self.views[-2], self.views[-1]
+        if sym.any_symbolic(below.shape) or sym.any_symbolic(top.shape):
+            return self  # a symbolic axis does not flatten into one stride
         flat = below.reshape((below.size,))
         if flat is not None and flat.is_empty:  # the bottom reads nothing: neither does the top
             return ViewStack(self.views[:-2] + (View.empty(top.shape),))
@@ -250,15 +296,46 @@ class ViewStack:
         index, valid = self.views[-1].to_index(idxs)
         for view in reversed(self.views[:-1]):
             flat, idxs = index, []
-            for s in reversed(view.shape):
-                idxs.append(flat % s)
-                flat = flat // s
+            for s in reversed(view.shape):  # flat index in the row-major layout (max sizes)
+                idxs.append(flat % sym.max_of(s))
+                flat = flat // sym.max_of(s)
             index, more = view.to_index(list(reversed(idxs)))
             valid = valid & more
         return index, valid
 
     def __str__(self) -> str:
         return " -> ".join(str(v) for v in self.views)
+
+
+def _symbolic_groups(old: list, new: list):
+    """Like _group_axes for shapes with symbolic sizes: each symbolic size pairs with the equal
+    one on the other side, alone; the static runs between them pair as wholes. None if the
+    symbolic sizes differ in number or order, or a static run's products differ."""
+    def runs(sizes):
+        out, current = [], []
+        for k, s in enumerate(sizes):
+            if sym.is_symbolic(s):
+                out.append((current, [k]))
+                current = []
+            else:
+                current.append(k)
+        return out + [(current, None)]
+    old_runs, new_runs = runs(old), runs(new)
+    if len(old_runs) != len(new_runs):
+        return None
+    groups = []
+    for (old_static, old_sym), (new_static, new_sym) in zip(old_runs, new_runs):
+        if prod(old[k] for k in old_static) != prod(new[k] for k in new_static):
+            return None
+        if old_static:
+            groups.append((old_static, [new[k] for k in new_static]))
+        if (old_sym is None) != (new_sym is None):
+            return None
+        if old_sym is not None:
+            if old[old_sym[0]] != new[new_sym[0]]:
+                return None
+            groups.append((old_sym, [new[new_sym[0]]]))
+    return groups
 
 
 def _group_axes(old: list[int], new: list[int]):

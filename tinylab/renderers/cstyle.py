@@ -139,6 +139,11 @@ class CStyleRenderer:
         const = "const " if not is_output else ""
         return f"{self.buffer_qualifier}{const}{self.type_name(dtype)}* {self.restrict} data{index}"
 
+    def variable_param(self, name: str, position: int) -> str:
+        """A symbolic size the kernel takes by value, after the buffers (`position` counts every
+        parameter before it)."""
+        return f"const int {name}"
+
     def range_open(self, name: str, size: int, kind: str, index_type: str, threads: int,
                    in_region: bool = False) -> list:
         """A loop's opening lines. A thread loop is an OpenMP parallel loop, or, inside a
@@ -202,6 +207,8 @@ class _Walk:
                 index, _size, is_out, is_in = instr.arg
                 params.append(self.r.param(index, instr.dtype, is_out, is_in))
                 self.names[i] = [f"data{index}"]
+        for name in self.p.variable_names:
+            params.append(self.r.variable_param(name, len(params)))
         for i, instr in enumerate(self.p.instrs):
             if instr.op != "PARAM":
                 self.step(i, instr)

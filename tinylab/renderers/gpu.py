@@ -84,6 +84,8 @@ class _GPUWalk(_Walk):
     def step(self, i: int, instr) -> None:
         if instr.op == "RANGE" and instr.arg[0] in self.parts:
             self.emit(f"{self.index_type} {instr.arg[0]} = {self.id_expression(instr.arg[0])};")
+            if not isinstance(instr.arg[1], int):  # launched to the maximum: stop at the size
+                self.emit(f"if ({instr.arg[0]} >= {instr.arg[1]}) return;")
             self.opened.append(False)
             return
         if instr.op == "RANGE":

@@ -32,9 +32,13 @@ class PythonRenderer:
 
     def render(self, program) -> str:
         globals_ = [(n, s) for n, s, kind in program.loops if kind in ("global", "thread")]
-        shape = tuple(s for _, s in globals_)
+        sizes = {i.arg[0]: i.arg[1] for i in program.instrs if i.op == "RANGE"}
+        shape = tuple(sizes[n] for n, _ in globals_)
+        if not all(isinstance(s, int) for s in shape):  # a symbolic size: the argument's name
+            shape = "(" + "".join(f"{s}, " for s in shape) + ")"
         names: dict[int, str] = {}
-        lines = [f"def {program.name}({', '.join(f'data{p.index}' for p in program.params)}):"]
+        args = [f"data{p.index}" for p in program.params] + program.variable_names
+        lines = [f"def {program.name}({', '.join(args)}):"]
         indent = 1
         for p in program.params:
             lines.append(f"    data{p.index} = data{p.index}.view(np.{p.dtype.numpy_name})")

@@ -257,11 +257,15 @@ class _WGSLWalk(_GPUWalk):
                 self.params[index] = (instr.dtype.scalar, is_out)
                 bindings.append(self.r.binding(index, instr.dtype.scalar, is_out))
                 self.names[i] = [f"data{index}"]
+        if self.p.variables:  # symbolic sizes: one read-only i32 array after the buffers
+            bindings.append(f"@group(0) @binding({len(bindings)}) var<storage, read> "
+                            f"variables: array<i32>;")
         for i, instr in enumerate(self.p.instrs):
             if instr.op != "PARAM":
                 self.step(i, instr)
         groups, block = self.dims.grid[0], self.dims.block[0]
-        head = []
+        head = [f"  let {name}: i32 = variables[{k}];"
+                for k, name in enumerate(self.p.variable_names)]
         if groups > webgpu_dispatch(groups)[0]:   # dispatched as x * y >= groups: skip the rest
             head.append(f"  if (gindex >= {groups}) {{ return; }}")
         body = "\n".join(head + self.lines)
@@ -287,6 +291,8 @@ class _WGSLWalk(_GPUWalk):
     def step(self, i: int, instr) -> None:
         if instr.op == "RANGE" and instr.arg[0] in self.parts:
             self.emit(f"let {instr.arg[0]}: i32 = {self.id_expression(instr.arg[0])};")
+            if not isinstance(instr.arg[1], int):  # launched to the maximum: stop at the size
+                self.emit(f"if ({instr.arg[0]} >= {instr.arg[1]}) {{ return; }}")
             self.opened.append(False)
             return
         if instr.op == "LOAD":

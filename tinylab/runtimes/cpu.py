@@ -142,10 +142,11 @@ class CPUProgram:
     def __init__(self, name: str, lib, fn):
         self.name, self.lib, self.fn = name, lib, fn
 
-    def __call__(self, *handles, wait: bool = True, **launch) -> float:
+    def __call__(self, *handles, wait: bool = True, variables=(), **launch) -> float:
         pointers = [h.ctypes.data for h in handles]
+        ints = [ctypes.c_int(v) for v in variables]  # symbolic sizes, by value after the buffers
         start = time.perf_counter()
-        self.fn(*[ctypes.c_void_p(p) for p in pointers])
+        self.fn(*[ctypes.c_void_p(p) for p in pointers], *ints)
         return time.perf_counter() - start
 
     def pointers_call(self, pointers) -> None:

@@ -120,9 +120,12 @@ class CUDAProgram:
     def __init__(self, name: str, module, function):
         self.name, self.module, self.function = name, module, function
 
-    def __call__(self, *handles, global_size=(), wait: bool = True, **launch) -> float:
+    def __call__(self, *handles, global_size=(), wait: bool = True, variables=(),
+                 **launch) -> float:
         dims = launch_dims(global_size)
-        seconds = self.function(*handles, grid=dims.grid, block=dims.block, time_kernel=wait)
+        ints = [np.int32(v) for v in variables]  # symbolic sizes, by value after the buffers
+        seconds = self.function(*handles, *ints, grid=dims.grid, block=dims.block,
+                                time_kernel=wait)
         return seconds or 0.0
 
 

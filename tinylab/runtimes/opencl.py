@@ -110,9 +110,11 @@ class CLProgram:
     def __init__(self, name: str, kernel, queue):
         self.name, self.kernel, self.queue = name, kernel, queue
 
-    def __call__(self, *handles, global_size=(), wait: bool = True, **launch) -> float:
+    def __call__(self, *handles, global_size=(), wait: bool = True, variables=(),
+                 **launch) -> float:
         dims = launch_dims(global_size)  # the same folding the renderer indexed with
-        event = self.kernel(self.queue, dims.global_size, dims.block, *handles)
+        ints = [np.int32(v) for v in variables]  # symbolic sizes, by value after the buffers
+        event = self.kernel(self.queue, dims.global_size, dims.block, *handles, *ints)
         if not wait:
             return 0.0
         event.wait()

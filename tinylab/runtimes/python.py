@@ -57,8 +57,9 @@ class PythonProgram:
     def __init__(self, name: str, fn):
         self.name, self.fn = name, fn
 
-    def __call__(self, *handles, wait: bool = True, dtypes=None, **launch) -> float:
+    def __call__(self, *handles, wait: bool = True, dtypes=None, variables=(),
+                 **launch) -> float:
         arrays = [h.view(d) for h, d in zip(handles, dtypes)] if dtypes else list(handles)
         start = time.perf_counter()
-        self.fn(*arrays)
+        self.fn(*arrays, *variables)
         return time.perf_counter() - start

@@ -150,9 +150,13 @@ class WebGPUProgram:
         self.runtime, self.name = runtime, name
         self.pipeline, self.layout, self.binding_ids = pipeline, layout, binding_ids
 
-    def __call__(self, *handles, global_size=(), wait: bool = True, **launch) -> float:
+    def __call__(self, *handles, global_size=(), wait: bool = True, variables=(),
+                 **launch) -> float:
         wgpu, _, device = self.runtime.open()
         dispatch = webgpu_dispatch(flat_launch_dims(global_size).grid[0])
+        if variables:  # symbolic sizes: the i32 array bound after the buffers
+            handles = handles + (device.create_buffer_with_data(
+                data=np.asarray(variables, np.int32).tobytes(), usage=wgpu.BufferUsage.STORAGE),)
         group = device.create_bind_group(layout=self.layout, entries=[
             {"binding": i, "resource": {"buffer": handles[i]}} for i in self.binding_ids])
         timed = wait and "timestamp-query" in device.features

@@ -12,6 +12,7 @@ rewritten outputs and a FusionDecision per fold. Called by schedule.schedule().
 from __future__ import annotations
 
 from ..ir.node import Node, prod
+from ..ir.symbolic import any_symbolic
 from ..ir.ops import MOVEMENT, Op
 from .fusion import FusionDecision, Reason
 
@@ -61,6 +62,8 @@ def _chain(outer: Node, counts: dict, realized):
 def _fold(outer: Node, ops: list, inner: Node) -> Node | None:
     """outer's sum over `ops` (movements, as (op, arg)) of inner's sum, as one sum."""
     source = inner.src[0]
+    if any_symbolic(source.shape + outer.src[0].shape):  # weighed by sizes: keep it static
+        return None
     keep = [i for i in range(source.ndim) if i not in inner.axes]
     summed = prod(source.shape[i] for i in inner.axes)
     work_before = source.numel + outer.src[0].numel

@@ -16,6 +16,7 @@ from ..errors import TinylabError
 from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import ALU, MOVEMENT, REDUCE, Op
+from ..ir.symbolic import max_shape, unbind_args
 from ..ir.view import ViewStack
 from .fusion import FusionDecision, Reason, SchedulerOptions
 from .rewrite import fold_nested_reduces
@@ -39,8 +40,8 @@ class BufferSlot:
     existing: object = None  # the runtime Buffer if it already exists
 
     @property
-    def nbytes(self) -> int:
-        return ir.prod(self.shape) * self.dtype.itemsize
+    def nbytes(self) -> int:  # a symbolic size takes its maximum: one buffer serves every value
+        return ir.prod(max_shape(self.shape)) * self.dtype.itemsize
 
     def __repr__(self):
         state = "existing" if self.existing is not None else "new"
@@ -57,6 +58,7 @@ class ScheduleItem:
     decisions: list[FusionDecision] = field(default_factory=list)
     reads_old: set = field(default_factory=set)  # BUFFER leaves read (for assign ordering)
     reads: set = field(default_factory=set)      # lazy leaves read (cut nodes and buffers)
+    var_vals: dict = field(default_factory=dict)  # symbolic variable name -> bound value
 
     @property
     def full_shape(self) -> tuple:
@@ -159,9 +161,10 @@ def _expensive_recompute(node: Node, region: _Region, mode: str, cut, realized, 
     recomputed for every broadcast copy and costs more than the options allow."""
     if not options.recompute_limit or node.op not in ALU:
         return None
-    space = region.reduce.src[0].numel if mode == "pre" and region.reduce is not None \
-        else _kernel_root(region.root).numel
-    factor = space // max(node.numel, 1)
+    space = region.reduce.src[0] if mode == "pre" and region.reduce is not None \
+        else _kernel_root(region.root)
+    # symbolic sizes count their maximum: one schedule (one set of kernels) for every value
+    factor = ir.prod(max_shape(space.shape)) // max(ir.prod(max_shape(node.shape)), 1)
     if factor < RECOMPUTE_FACTOR:
         return None
     ops = _fused_ops(node, cut, realized, memo)
@@ -577,6 +580,10 @@ class _Lowerer:
         self.memo: dict = {}
         self.reads_old: set = set()
         self.reads: set = set()
+        self.var_vals: dict = {}  # the kernel AST holds unbound variables; their values go here
+
+    def unbound(self, value):
+        return unbind_args(value, self.var_vals)
 
     def buffer_index(self, slot: BufferSlot) -> int:
         for i, s in enumerate(self.slots):
@@ -586,7 +593,7 @@ class _Lowerer:
         return len(self.slots) - 1
 
     def view_of(self, node: Node, movs: tuple) -> ViewStack:
-        return _view_through(node.shape, movs)
+        return _view_through(self.unbound(node.shape), movs)
 
     def lower(self, node: Node, movs: tuple) -> Node:
         key = (node, movs)
@@ -611,12 +618,12 @@ class _Lowerer:
             view = self.view_of(node, movs)
             return Node(Op.LOAD, node.dtype, (), (self.buffer_index(slot), view), view.shape)
         if node.op in MOVEMENT:
-            return self.lower(node.src[0], ((node.op, node.arg),) + movs)
+            return self.lower(node.src[0], ((node.op, self.unbound(node.arg)),) + movs)
         if node.op is Op.DETACH:
             return self.lower(node.src[0], movs)
         if node.op in REDUCE:
             source = self.lower(node.src[0], ())
-            return Node(node.op, node.dtype, (source,), node.axes, node.shape)
+            return Node(node.op, node.dtype, (source,), node.axes, self.unbound(node.shape))
         assert node.op in ALU, node
         srcs = [self.lower(s, movs) for s in node.src]
         if node.op in (Op.CAST, Op.BITCAST):
@@ -631,16 +638,16 @@ class _Lowerer:
         return value
 
 
-def _inverse_store(out_shape: tuple, chain: tuple) -> ViewStack:
+def _inverse_store(out_shape: tuple, chain: tuple, unbound) -> ViewStack:
     """Where each element of the reduce (chain[-1]'s source) lands in the output buffer, for an
     output made from it by the reshapes/permutes in `chain` (outermost first)."""
-    view = ViewStack.contiguous(out_shape)
+    view = ViewStack.contiguous(unbound(out_shape))
     for node in chain:
         if node.op is Op.PERMUTE:
             inverse = tuple(sorted(range(len(node.order)), key=lambda i: node.order[i]))
             view = view.permute(inverse)
         else:
-            view = view.reshape(node.src[0].shape)
+            view = view.reshape(unbound(node.src[0].shape))
     return view
 
 
@@ -675,19 +682,20 @@ def _lower_region(region: _Region, out: Node, out_slot, cut, realized, slot_of) 
     lowerer = _Lowerer(region, cut, realized, slot_of)
     lowerer.buffer_index(out_slot)
     root = _kernel_root(out)
-    space = region.reduce.shape if region.reduce is not None else root.shape
+    bound_space = region.reduce.shape if region.reduce is not None else root.shape
+    space = lowerer.unbound(bound_space)
     if region.store_chain:  # root = reshapes/permutes of the reduce: undo them in the store
         value = lowerer.lower(region.store_chain[-1].src[0], ())
-        store_view = _inverse_store(out.shape, region.store_chain)
+        store_view = _inverse_store(out.shape, region.store_chain, lowerer.unbound)
     else:
-        movs = ((Op.RESHAPE, space),) if root.shape != space else ()
+        movs = ((Op.RESHAPE, space),) if root.shape != bound_space else ()
         value = lowerer.lower(root, movs)
-        store_view = ViewStack.contiguous(out.shape).reshape(space)
+        store_view = ViewStack.contiguous(lowerer.unbound(out.shape)).reshape(space)
     store = Node(Op.STORE, value.dtype, (value,), (0, store_view), space)
     sink = Node(Op.SINK, dtypes.void, (store,), None, ())
     fused = [n for n in region.nodes]
     return ScheduleItem("kernel", out, lowerer.slots, sink, fused, reads_old=lowerer.reads_old,
-                        reads=lowerer.reads)
+                        reads=lowerer.reads, var_vals=lowerer.var_vals)
 
 
 # ---- the entry point ----------------------------------------------------------------------------
