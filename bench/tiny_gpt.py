@@ -10,6 +10,7 @@ from bench.common import Row, median_times, optional_torch
 from tinylab import Tensor
 from tinylab.examples.tiny_gpt import GPTConfig, TinyGPT, load_text, make_generate_step
 from tinylab.examples.tiny_gpt import make_train_step
+from tinylab.examples.tiny_gpt import position as bound
 from tinylab import nn
 
 
@@ -86,8 +87,8 @@ def _generation(torch, model: TinyGPT, twin, tokens: int):
 
     def ours():
         token = 0
-        for position in range(tokens):
-            token = int(step(Tensor([[token]], dtype="int32"), position).numpy().argmax())
+        for at in range(tokens):
+            token = int(step(Tensor([[token]], dtype="int32"), bound(model, at)).numpy().argmax())
 
     @torch.no_grad()
     def theirs():

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from bench.tiny_gpt import torch_twin
-from tinylab import Tensor, dtypes, nn
+from tinylab import Context, GlobalCounters, Tensor, dtypes, nn
 from tinylab.examples.tiny_gpt import (CharText, GPTConfig, TinyGPT, generate, load_text,
-                                       make_generate_step, make_train_step)
+                                       make_generate_step, make_train_step, position)
 
 torch = pytest.importorskip("torch")
 CONFIG = GPTConfig(vocab_size=11, context=12, dim=16, heads=2, layers=2)
@@ -63,16 +63,35 @@ def test_cached_generation_gives_the_full_forward_logits():
     tokens = [3, 1, 4, 1, 5, 9, 2, 6]
     full = model(Tensor([tokens], dtype=dtypes.int32)).softmax(-1).numpy()[0]
     step = make_generate_step(model)
-    for position, token in enumerate(tokens):
-        cached = step(Tensor([[token]], dtype=dtypes.int32), position).numpy()[0]
-        np.testing.assert_allclose(cached, full[position], rtol=1e-4, atol=1e-6,
-                                   err_msg=f"position {position}")
+    for at, token in enumerate(tokens):
+        cached = step(Tensor([[token]], dtype=dtypes.int32), position(model, at)).numpy()[0]
+        np.testing.assert_allclose(cached, full[at], rtol=1e-4, atol=1e-6,
+                                   err_msg=f"position {at}")
     twin = torch_twin(torch, model)
     with torch.no_grad():
-        for position, token in enumerate(tokens):   # the twin's cache path agrees with ours too
-            logits = twin(torch.tensor([[token]]), position)[0, -1]
-            np.testing.assert_allclose(logits.softmax(-1).numpy(), full[position], rtol=1e-4,
+        for at, token in enumerate(tokens):   # the twin's cache path agrees with ours too
+            logits = twin(torch.tensor([[token]]), at)[0, -1]
+            np.testing.assert_allclose(logits.softmax(-1).numpy(), full[at], rtol=1e-4,
                                        atol=1e-6)
+
+
+def test_one_capture_serves_every_position_so_compiles_stay_flat():
+    """Kernels compiled (the disk cache off, so each new kernel counts) after 20 tokens and after
+    100: the same, and the jitted step launches the same kernels at every position."""
+    Tensor.manual_seed(5)
+    model = TinyGPT(GPTConfig(vocab_size=11, context=101, dim=8, heads=2, layers=1))
+    step, compiled = make_generate_step(model), {}
+
+    def count(generated):
+        compiled[generated] = GlobalCounters.compile_count
+    with Context(DISABLE_COMPILER_CACHE=1):
+        GlobalCounters.reset()
+        tokens = generate(model, [1], 100, step=step, on_token=count)
+    assert len(tokens) == 101
+    assert compiled[1] > 0 and compiled[20] == compiled[100] == compiled[2], compiled
+    assert step.kernel_count > 0
+    names = {launch.runner.name for launch in step.step.launches if launch.runner}
+    assert any("start_pos" in name for name in names), names   # kernels named by the variable
 
 
 def test_generate_samples_from_the_step_and_is_reproducible():

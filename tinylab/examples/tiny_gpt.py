@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tinylab import GlobalCounters, Tensor, TinyJit, dtypes, nn
+from tinylab import GlobalCounters, Tensor, TinyJit, Variable, dtypes, nn
 
 TEXT = Path(__file__).with_name("tiny_gpt_text.txt")
 
@@ -67,6 +67,8 @@ class Attention:
             self.cache_v = Tensor(np.zeros(shape, np.float32)).realize()
         self.cache_k[:, :, start_pos:start_pos + 1] = k
         self.cache_v[:, :, start_pos:start_pos + 1] = v
+        # written now, before they are read: left lazy, a TinyJit capture of the step fails
+        # on a tensor comparison in its reader bookkeeping (frontend/tensor.py _captured_readers)
         Tensor.realize(self.cache_k, self.cache_v)
         return self.cache_k[:, :, :start_pos + 1], self.cache_v[:, :, :start_pos + 1]
 
@@ -94,6 +96,10 @@ class TinyGPT:
         self.blocks = [Block(config) for _ in range(config.layers)]
         self.ln_f = nn.LayerNorm(config.dim)
         self.head = nn.Linear(config.dim, config.vocab_size)
+        # every parameter gets a buffer of its own now: a TinyJit step must not close over lazy
+        # tensors, and equal lazy values (LayerNorm's ones) realized apart would share one node
+        for parameter in nn.state.get_parameters(self):
+            parameter.replace(Tensor(parameter.numpy()))
 
     def __call__(self, tokens: Tensor, start_pos=None) -> Tensor:
         length = tokens.shape[1]
@@ -158,12 +164,20 @@ def train(model: TinyGPT, text: CharText, steps: int, batch: int = 16, lr: float
     return losses
 
 
-def make_generate_step(model: TinyGPT, temperature: float = 1.0):
-    """One token at start_pos -> probabilities of the next token (1, vocab), jitted."""
-    def step(token: Tensor, start_pos) -> Tensor:
+def make_generate_step(model: TinyGPT, temperature: float = 1.0) -> TinyJit:
+    """step(token (1, 1) int, start_pos) -> probabilities of the next token (1, vocab).
+    start_pos is a bound Variable: the kernels take it as an int argument, so the one capture
+    replays at every position (an int would be frozen into the capture)."""
+    @TinyJit
+    def step(token: Tensor, start_pos: Variable) -> Tensor:
         logits = model(token, start_pos)[:, -1, :]
         return (logits / temperature).softmax(-1).realize()
     return step
+
+
+def position(model: TinyGPT, value: int) -> Variable:
+    """start_pos bound to `value`: every position of the context, 0 (the first token) included."""
+    return Variable("start_pos", 0, model.config.context - 1).bind(value)
 
 
 def generate(model: TinyGPT, prompt: list[int], count: int, temperature: float = 1.0,
@@ -175,14 +189,14 @@ def generate(model: TinyGPT, prompt: list[int], count: int, temperature: float =
                          f"between 1 and the context {model.config.context}")
     step = make_generate_step(model, temperature) if step is None else step
     rng, tokens = np.random.default_rng(seed), list(prompt)
-    for position in range(len(prompt) + count - 1):
-        probabilities = step(Tensor([[tokens[position]]], dtype=dtypes.int32), position)
-        if position + 1 < len(tokens):
+    for at in range(len(prompt) + count - 1):
+        probabilities = step(Tensor([[tokens[at]]], dtype=dtypes.int32), position(model, at))
+        if at + 1 < len(tokens):
             continue                                        # still reading the prompt
         p = probabilities.numpy()[0].astype(np.float64)
         tokens.append(int(rng.choice(len(p), p=p / p.sum())))
         if on_token is not None:
-            on_token(position + 1 - len(prompt) + 1)
+            on_token(len(tokens) - len(prompt))
     return tokens
 
 

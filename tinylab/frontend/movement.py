@@ -80,7 +80,9 @@ class MovementMixin:
                              f"circular")
         if mode != "constant":
             return self._pad_mode(pairs, mode)
-        crop = tuple((-min(b, 0), s + min(a, 0)) for (b, a), s in zip(pairs, self.shape))
+        # `b < 0`, not min(b, 0): a symbolic pad whose range starts at 0 decides only that way
+        crop = tuple((-b if b < 0 else 0, s + a if a < 0 else s)
+                     for (b, a), s in zip(pairs, self.shape))
         x = self.shrink(crop) if any(b < 0 or a < 0 for b, a in pairs) else self
         grow = tuple((max(b, 0), max(a, 0)) for b, a in pairs)
         out = x._wrap(x.node.pad(grow))
