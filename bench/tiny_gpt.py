@@ -118,7 +118,7 @@ def _training(torch, model: TinyGPT, twin, batch: int):
     return (lambda: train_step(inputs, targets).item()), theirs
 
 
-def run(tokens: int = 60, batch: int = 16, runs: int = 5) -> list[Row]:
+def run(tokens: int = 100, batch: int = 8, runs: int = 5) -> list[Row]:
     Tensor.manual_seed(0)
     config = GPTConfig(vocab_size=len(load_text().chars))
     model = TinyGPT(config)
