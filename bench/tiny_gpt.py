@@ -7,11 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from bench.common import Row, median_times, optional_torch
-from tinylab import Tensor
+from tinylab import Tensor, nn
 from tinylab.examples.tiny_gpt import GPTConfig, TinyGPT, load_text, make_generate_step
-from tinylab.examples.tiny_gpt import make_train_step
+from tinylab.examples.tiny_gpt import make_train_step, parameters
 from tinylab.examples.tiny_gpt import position as bound
-from tinylab import nn
 
 
 def torch_twin(torch, model: TinyGPT):
@@ -102,7 +101,7 @@ def _generation(torch, model: TinyGPT, twin, tokens: int):
 def _training(torch, model: TinyGPT, twin, batch: int):
     text = load_text()
     inputs, targets = text.batch(np.random.default_rng(0), batch, model.config.context)
-    optimizer = nn.optim.Adam(nn.state.get_parameters(model), lr=1e-4)
+    optimizer = nn.optim.Adam(parameters(model), lr=1e-4)
     train_step = make_train_step(model, optimizer)
     torch_optimizer = torch.optim.Adam(twin.parameters(), lr=1e-4)
     torch_inputs = torch.from_numpy(inputs.numpy()).long()

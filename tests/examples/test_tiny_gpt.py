@@ -9,7 +9,8 @@ import pytest
 from bench.tiny_gpt import torch_twin
 from tinylab import GlobalCounters, Tensor, dtypes, nn
 from tinylab.examples.tiny_gpt import (CharText, GPTConfig, TinyGPT, generate, load_text,
-                                       make_generate_step, make_train_step, position)
+                                       make_generate_step, make_train_step, parameters,
+                                       position)
 
 torch = pytest.importorskip("torch")
 CONFIG = GPTConfig(vocab_size=11, context=12, dim=16, heads=2, layers=2)
@@ -98,6 +99,10 @@ def test_generate_samples_from_the_step_and_is_reproducible():
     assert first == generate(model, [1, 2], 5, seed=7)
     assert first[:2] == [1, 2] and len(first) == 7
     assert all(0 <= t < CONFIG.vocab_size for t in first)
+    caches = [b.attention.cache_k for b in model.blocks] + [b.attention.cache_v for b in model.blocks]
+    trained = parameters(model)      # the KV caches are state, not parameters: Adam leaves them
+    assert len(trained) == len(nn.state.get_parameters(model)) - len(caches) == 2 + 12 * 2 + 4
+    assert not {id(c) for c in caches} & {id(t) for t in trained}
 
 
 def test_text_round_trips_and_bad_input_is_named():

@@ -63,8 +63,8 @@ class Attention:
             shape = k.shape[:2] + (self.context, k.shape[3])
             # each cache from its own host zeros: equal lazy values (Tensor.zeros twice) are one
             # node in tinylab and would share one buffer
-            self.cache_k = Tensor(np.zeros(shape, np.float32)).realize()
-            self.cache_v = Tensor(np.zeros(shape, np.float32)).realize()
+            self.cache_k = Tensor(np.zeros(shape, np.float32), requires_grad=False).realize()
+            self.cache_v = Tensor(np.zeros(shape, np.float32), requires_grad=False).realize()
         self.cache_k[:, :, start_pos:start_pos + 1] = k
         self.cache_v[:, :, start_pos:start_pos + 1] = v
         # written now, before they are read: left lazy, a TinyJit capture of the step fails
@@ -140,6 +140,11 @@ def load_text() -> CharText:
 
 
 # ---- training and generation ----
+def parameters(model: TinyGPT) -> list[Tensor]:
+    """The trained tensors: every tensor of the model but the KV caches (requires_grad=False)."""
+    return [t for t in nn.state.get_parameters(model) if t.requires_grad is not False]
+
+
 def make_train_step(model: TinyGPT, optimizer):
     @TinyJit
     @Tensor.train()
@@ -154,7 +159,7 @@ def make_train_step(model: TinyGPT, optimizer):
 def train(model: TinyGPT, text: CharText, steps: int, batch: int = 8, lr: float = 3e-3,
           seed: int = 0, report=None) -> list[float]:
     """Adam on random windows of the text; returns the loss of every step."""
-    optimizer = nn.optim.Adam(nn.state.get_parameters(model), lr=lr)
+    optimizer = nn.optim.Adam(parameters(model), lr=lr)
     train_step, rng, losses = make_train_step(model, optimizer), np.random.default_rng(seed), []
     for i in range(steps):
         inputs, targets = text.batch(rng, batch, model.config.context)
