@@ -137,6 +137,8 @@ def _arg_text(instr) -> str:
 def print_linear(program) -> str:
     lines = [f"program {program.name}  threads={program.threads} "
              f"index={program.index_dtype.name}"]
+    if program.variables:  # symbolic sizes: int arguments after the buffers
+        lines[0] += "  variables=" + ",".join(f"{n}[{lo}-{hi}]" for n, lo, hi in program.variables)
     depth = 0
     for i, instr in enumerate(program.instrs):
         if instr.op == "END":

@@ -352,7 +352,7 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
         if debug >= 2:
             print(_debug_line(GlobalCounters.kernel_count, runner, seconds, len(bufs)))
         if record is not None:
-            record.kernels.append(_kernel_record(runner, i, seconds, bufs, kept))
+            record.kernels.append(_kernel_record(runner, i, seconds, bufs, kept, item.var_vals))
         _notify_capture(runner, bufs, item.var_vals)
     return buffers
 
@@ -393,7 +393,7 @@ def _keep_inputs(record, runner: Runner, bufs) -> tuple:
 
 
 def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
-                   kept: tuple = (None, "")) -> tracing.KernelRecord:
+                   kept: tuple = (None, ""), var_vals: dict | None = None) -> tracing.KernelRecord:
     spec = Device[runner.device]
     language = type(spec.renderer).__name__.replace("Renderer", "")
     first = runner not in _RECORDED
@@ -406,7 +406,7 @@ def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
                                 language, runner.flops, runner.bytes_moved,
                                 runner.compile_s if first else 0.0,
                                 runner.cache_hit or not first, seconds, [b.nbytes for b in bufs],
-                                inputs, outputs, note)
+                                inputs, outputs, note, dict(var_vals or {}))
 
 
 # TinyJit capture hooks: called with every kernel launch

@@ -40,6 +40,7 @@ class KernelRecord:
     inputs: list | None = None
     outputs: dict | None = None
     data_note: str = ""         # why the buffers were not kept
+    var_vals: dict = field(default_factory=dict)  # symbolic sizes' values in this launch
 
     def render(self, backend: str) -> str:
         """This kernel's source for any backend ("CPU", "CL", "CUDA", "PYTHON", "WGSL", "METAL"),

@@ -21,15 +21,20 @@ from ..ir.symbolic import Variable, rebind, unbind_args
 from .tensor import _JIT_CAPTURING, ALL_TENSORS, Tensor
 
 
-def _variables_in(value) -> list[Variable]:
-    """Bound Variables passed as arguments (tinygrad's `step(x, v.bind(n))`)."""
-    if isinstance(value, Variable):
+def _found_in(value, kind) -> list:
+    """Every `kind` object in an argument, inside lists, tuples and dict values."""
+    if isinstance(value, kind):
         return [value]
     if isinstance(value, (list, tuple)):
-        return [x for v in value for x in _variables_in(v)]
+        return [x for v in value for x in _found_in(v, kind)]
     if isinstance(value, dict):
-        return [x for v in value.values() for x in _variables_in(v)]
+        return [x for v in value.values() for x in _found_in(v, kind)]
     return []
+
+
+def _variables_in(value) -> list[Variable]:
+    """Bound Variables passed as arguments (tinygrad's `step(x, v.bind(n))`)."""
+    return _found_in(value, Variable)
 
 
 def _call_values(inputs, args, kwargs) -> tuple[list, dict]:
@@ -48,13 +53,7 @@ def _call_values(inputs, args, kwargs) -> tuple[list, dict]:
 
 
 def _tensors_in(value) -> list[Tensor]:
-    if isinstance(value, Tensor):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _tensors_in(v)]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _tensors_in(v)]
-    return []
+    return _found_in(value, Tensor)
 
 
 class TinyJit:

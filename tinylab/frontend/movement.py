@@ -23,6 +23,16 @@ def _ints(args, op: str) -> tuple:
     return tuple(a if a is None or isinstance(a, Variable) else int(a) for a in args)
 
 
+def _negative(pad):
+    """min(pad, 0): the part of a pad that crops. A symbolic pad must never crop."""
+    if isinstance(pad, Variable):
+        if pad.min < 0:
+            raise ShapeError(f"pad: the symbolic padding {pad!r} may be negative; symbolic pads "
+                             f"must be non-negative for every value in range")
+        return 0
+    return min(pad, 0)
+
+
 class MovementMixin:
     __slots__ = ()
 
@@ -80,11 +90,9 @@ class MovementMixin:
                              f"circular")
         if mode != "constant":
             return self._pad_mode(pairs, mode)
-        # `b < 0`, not min(b, 0): a symbolic pad whose range starts at 0 decides only that way
-        crop = tuple((-b if b < 0 else 0, s + a if a < 0 else s)
-                     for (b, a), s in zip(pairs, self.shape))
+        crop = tuple((-_negative(b), s + _negative(a)) for (b, a), s in zip(pairs, self.shape))
         x = self.shrink(crop) if any(b < 0 or a < 0 for b, a in pairs) else self
-        grow = tuple((max(b, 0), max(a, 0)) for b, a in pairs)
+        grow = tuple((b - _negative(b), a - _negative(a)) for b, a in pairs)
         out = x._wrap(x.node.pad(grow))
         if not self.dtype.is_float:  # the value takes the tensor's dtype, as in PyTorch
             value = bool(value) if self.dtype.is_bool else int(value)

@@ -22,7 +22,7 @@ from ..engine import trace as tracing
 from ..engine.device import Device
 from ..errors import DTypeError, JitError, ShapeError
 from ..ir.node import prod
-from ..ir.symbolic import any_symbolic, bound_shape, max_shape
+from ..ir.symbolic import Variable, any_symbolic, bound_shape, max_shape
 from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import Op
@@ -101,6 +101,17 @@ def _shape(x) -> tuple:
     if isinstance(x, Tensor):
         return tuple(x.shape)
     return ()
+
+
+
+def _symbolic_value(size: Variable, device: str) -> Tensor:
+    """A symbolic size used as a number (x.sum(axis) / count in a mean over a symbolic axis):
+    an int32 0-d tensor a kernel computes by summing ones over the symbolic length, so the value
+    follows the bound variable in every launch (and in TinyJit replays)."""
+    if size.min < 0:
+        raise ValueError(f"cannot use the symbolic value {size!r} as a number: it may be "
+                         f"negative")
+    return Tensor.ones(size, dtype=dtypes.int32, device=device).sum()
 
 
 class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, ActivationMixin,
@@ -447,6 +458,8 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
 
     def _operands(self, other, op: str, reverse: bool = False) -> tuple[Tensor, Tensor]:
         """Both operands of a binary op, broadcast to one shape and promoted to one dtype."""
+        if isinstance(other, Variable):  # a symbolic size as a value: counted by a kernel
+            other = _symbolic_value(other, self.device)
         if isinstance(other, Tensor):
             if other.device != self.device:
                 from ..errors import DeviceError
@@ -601,9 +614,9 @@ def _captured_readers(readers: list) -> list:
     step's memory plan): those the step made, except gradients of tensors that did not ask for
     one (requires_grad None, an input batch: its gradient is a whole extra backward conv). The
     others still read the buffer's newest value."""
-    before = _JIT_CAPTURING[-1].tensors_before
+    before = {id(t) for t in list(_JIT_CAPTURING[-1].tensors_before)}  # by identity: a WeakSet
     unasked = {id(t.grad) for t in list(ALL_TENSORS) if t.requires_grad is None and t.grad is not None}
-    return [t for t in readers if t not in before and id(t) not in unasked]
+    return [t for t in readers if id(t) not in before and id(t) not in unasked]
 
 
 def _buffer_node(array: np.ndarray, device: str) -> Node:

@@ -10,6 +10,11 @@ COLORS = {"kernel": "#dbeafe", "copy": "#fef3c7", "input": "#f1f5f9", "output": 
 CUT_COLOR, MERGE_COLOR, PLAIN_COLOR = "#dc2626", "#94a3b8", "#475569"
 
 
+def shape_text(shape: list) -> str:
+    """[4, 5] as a list prints; a symbolic size without quotes: [4, <i[1-8]>]."""
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
 def ops_summary(ops: list[str], limit: int = 5) -> str:
     """'MUL REDUCE_SUM' or 'EXP2×2 MUL … +3': repeats folded, long lists cut short."""
     runs: list[list] = []
@@ -39,7 +44,7 @@ def collapsed_graph(model: dict) -> dict:
                 if read not in inputs:
                     node = nodes[read]
                     inputs[read] = {"id": read, "kind": "input", "label": "input",
-                                    "detail": f"{node['dtype']}{node['shape']}",
+                                    "detail": f"{node['dtype']}{shape_text(node['shape'])}",
                                     "shape": node["shape"]}
                     boxes.append(inputs[read])
                 links.append({"source": read, "target": kernel["id"], "cut": False,
@@ -121,7 +126,7 @@ def _expanded_lines(model: dict) -> list[str]:
         lines.append(f"    label={_quote(kernel['name'])}; style=\"rounded\"; color=\"#2563eb\";")
         for node_id in kernel["fused"]:
             node = nodes[node_id]
-            text = f"{node['op']} {node['arg']}".strip() + f"\n{node['dtype']}{node['shape']}"
+            text = f"{node['op']} {node['arg']}".strip() + f"\n{node['dtype']}{shape_text(node['shape'])}"
             fill = COLORS["view" if node["role"] == "view" else "op"]
             lines.append(f"    {_quote(kernel['id'] + ':' + node_id)} "
                          + _attributes(label=text, shape="box", fillcolor=fill) + ";")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from html import escape
 
 from .graph import ops_summary
+from .model import shape_text, variables_text
 from .svg import graph_svg
 from .text import plural, size_text, summary_text, what_if_lines
 
@@ -58,7 +59,9 @@ def _kernel_details(model: dict, kernel: dict) -> str:
     nodes = {n["id"]: n for n in model["nodes"]}
     reads = ", ".join(f"{nodes[r]['op']} {nodes[r]['dtype']}{nodes[r]['shape']}"
                       for r in kernel["reads"]) or "-"
-    summary = (f'<b>{escape(kernel["name"])}</b> <span style="{MUTED}">{kernel["shape"]} · '
+    bound = f' · {escape(variables_text(kernel))}' if kernel.get("variables") else ""
+    summary = (f'<b>{escape(kernel["name"])}</b> <span style="{MUTED}">'
+               f'{escape(shape_text(kernel["shape"]))}{bound} · '
                f'{escape(ops_summary(kernel["ops"]))} · {kernel["flops"]} FLOPs · '
                f'{size_text(kernel["bytes"])}</span>')
     body = [f'<div style="{MUTED}">reads {escape(reads)}</div>']

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..ir.ops import MOVEMENT, Op
 from ..ir.printer import format_arg
 from ..schedule.fusion import EXPLANATION
-from .graph import collapsed_graph
+from .graph import collapsed_graph, shape_text  # noqa: F401 (shape_text: text.py, html.py)
 from .sources import program_entry
 from .what_if import what_if
 
@@ -105,7 +105,8 @@ class _Builder:
         entry = {"id": kernel_id, "realize": realize, "position": position, "kind": item.kind,
                  "name": run.name if run is not None else _unrun_name(item),
                  "device": run.device if run is not None else str(item.slots[0].device),
-                 "shape": list(item.full_shape) if item.kind == "kernel" else list(item.output.shape),
+                 "shape": json_shape(item.full_shape if item.kind == "kernel"
+                                     else item.output.shape),
                  "output": self.node_ids.get(item.output), "ops": _op_names(fused),
                  "fused": [self.node_ids[n] for n in fused],
                  "reads": sorted((self.node_ids[n] for n in item.reads if n in self.node_ids),
@@ -113,6 +114,9 @@ class _Builder:
                  "decisions": mine, "edges": self.kernel_edges(fused, item, decision_ids, record),
                  "bytes_slots": sum(slot.nbytes for slot in item.slots)}
         entry.update(_cost(run, self.timings))
+        values = run.var_vals if run is not None else item.var_vals
+        if values:  # a symbolic kernel: the values this launch passed
+            entry["variables"] = dict(values)
         self.producer[item.output] = kernel_id
         for decision in item.decisions:
             if not decision.merged and decision.producer in self.producer:
@@ -166,10 +170,20 @@ def _graph_nodes(outputs, leaves) -> list:
 def _node_entry(node, node_id: str, record, realize: int) -> dict:
     leaf = node.op is Op.BUFFER or node in record.schedule.leaves
     role = "input" if leaf else "view" if node.op in MOVEMENT else "op"
-    return {"id": node_id, "op": node.op.name, "shape": list(node.shape),
+    return {"id": node_id, "op": node.op.name, "shape": json_shape(node.shape),
             "dtype": node.dtype.name, "arg": format_arg(node) if node.op is not Op.BUFFER else "",
             "line": record.source_lines.get(node, ""), "role": role, "realize": realize,
             "kernels": []}
+
+
+def json_shape(shape) -> list:
+    """A shape as JSON: ints, and a symbolic size as its text (`<i[1-64]=5>`)."""
+    return [s if isinstance(s, int) else repr(s) for s in shape]
+
+
+def variables_text(kernel: dict) -> str:
+    """'i=5' for a launch of a symbolic kernel (its bound values), '' otherwise."""
+    return " ".join(f"{name}={value}" for name, value in sorted(kernel.get("variables", {}).items()))
 
 
 def _op_names(fused) -> list[str]:

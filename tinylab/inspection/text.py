@@ -8,6 +8,7 @@ from collections import Counter
 
 from ..schedule.fusion import EXPLANATION, Reason
 from .graph import ops_summary
+from .model import shape_text, variables_text
 
 MAX_SUMMARY_KERNELS = 30
 
@@ -52,7 +53,8 @@ def summary_text(model: dict) -> str:
             shown += 1
             if shown > MAX_SUMMARY_KERNELS:
                 continue
-            line = (f"  {kernel['name']:<{width}}  {kernel['shape']}  "
+            bound = f"  {variables_text(kernel)}" if kernel.get("variables") else ""
+            line = (f"  {kernel['name']:<{width}}  {shape_text(kernel['shape'])}{bound}  "
                     f"{ops_summary(kernel['ops'], limit=8)}  {_cut_sources(model, kernel)}")
             lines.append(line.rstrip())
         counts = _boundary_counts(model, realize)
@@ -90,9 +92,11 @@ def _kernel_block(model: dict, kernel: dict, source: bool) -> list[str]:
     nodes = {n["id"]: n for n in model["nodes"]}
     decisions = {d["id"]: d for d in model["decisions"]}
     reads = ", ".join(f"{nodes[r]['op']}{nodes[r]['shape']}" for r in kernel["reads"]) or "-"
-    lines = [f"  [{kernel['position']}] {kernel['name']}  {kernel['kind']} {kernel['shape']}",
+    lines = [f"  [{kernel['position']}] {kernel['name']}  {kernel['kind']} {shape_text(kernel['shape'])}",
              f"      ops: {' '.join(kernel['ops']) or '-'}", f"      reads: {reads}",
              f"      cost: {kernel['flops']} FLOPs, {size_text(kernel['bytes'])} moved"]
+    if kernel.get("variables"):  # a symbolic kernel: the values this launch passed
+        lines.append(f"      variables: {variables_text(kernel)}")
     if kernel["opts"]:
         lines.append(f"      actions: {', '.join(kernel['opts'])}")
     for text in dict.fromkeys(decisions[d]["text"] for d in kernel["decisions"]):

@@ -63,5 +63,6 @@ def _item_entry(item, node_ids: dict) -> dict:
     """One counterfactual kernel: its loop shape and its ops in graph order."""
     fused = sorted((n for n in item.fused if n in node_ids), key=lambda n: int(node_ids[n][1:]))
     ops = [n.op.name for n in fused if n.op not in MOVEMENT and n.op is not Op.DETACH]
-    return {"shape": list(item.full_shape), "ops": ops or [item.output.op.name],
+    shape = [s if isinstance(s, int) else repr(s) for s in item.full_shape]  # JSON: text
+    return {"shape": shape, "ops": ops or [item.output.op.name],
             "bytes": sum(slot.nbytes for slot in item.slots)}

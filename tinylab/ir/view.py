@@ -160,6 +160,10 @@ class View:
                 return None
             strides.extend(sub)
             mask.extend((0, n) for n in new_sizes)
+        return self._with_unit_axes(shape, strides, mask)
+
+    def _with_unit_axes(self, shape, strides: list, mask: list) -> View:
+        """The reshaped view: strides and masks of shape's non-1 axes, size-1 axes put back."""
         out_strides, out_mask, k = [], [], 0
         for s in shape:
             if s == 1:
@@ -189,17 +193,7 @@ class View:
                 return None
             strides.extend(regrouped.strides)
             mask.extend(regrouped.mask or tuple((0, n) for n in new_sizes))
-        out_strides, out_mask, k = [], [], 0
-        for s in shape:
-            if s == 1:
-                out_strides.append(0)
-                out_mask.append((0, 1))
-            else:
-                out_strides.append(strides[k])
-                out_mask.append(mask[k])
-                k += 1
-        return View.make(shape, out_strides, self.offset,
-                         tuple(out_mask) if self.mask is not None else None)
+        return self._with_unit_axes(shape, strides, mask)
 
     # ---- index math ----------------------------------------------------------------------------
     def to_index(self, idxs) -> tuple[sym.Lin, sym.Cond]:
