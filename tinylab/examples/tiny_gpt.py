@@ -67,8 +67,9 @@ class Attention:
             self.cache_v = Tensor(np.zeros(shape, np.float32), requires_grad=False).realize()
         self.cache_k[:, :, start_pos:start_pos + 1] = k
         self.cache_v[:, :, start_pos:start_pos + 1] = v
-        # written now, before they are read: left lazy, a TinyJit capture of the step fails
-        # on a tensor comparison in its reader bookkeeping (frontend/tensor.py _captured_readers)
+        # written now, before they are read (64 kernels a step instead of 156). Left lazy, the
+        # next write fails in the plain path (KeyError on a COPY of the cache in engine.realize)
+        # and jitted steps drift from the full forward by 1e-3: both reported, issue 16
         Tensor.realize(self.cache_k, self.cache_v)
         return self.cache_k[:, :, :start_pos + 1], self.cache_v[:, :, :start_pos + 1]
 
