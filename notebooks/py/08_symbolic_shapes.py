@@ -146,7 +146,7 @@ print(f"kernels built after 20 tokens: {compiled[20]}, after 100 tokens: {compil
 
 # %% [markdown]
 # After 12 training steps the text is mostly letters and spaces in a plausible rhythm; the
-# example's 300 steps get much closer to words:
+# example's 150 steps get closer to words:
 
 # %%
 print(text.decode(tokens))

@@ -1,6 +1,6 @@
 """A character-level GPT: train it on a short text, then generate with a KV cache.
 
-    python -m tinylab.examples.tiny_gpt                   # train 300 steps, generate 100 tokens
+    python -m tinylab.examples.tiny_gpt                   # train 150 steps, generate 100 tokens
     python -m tinylab.examples.tiny_gpt --steps 50 --tokens 120
 
 Decoder-only transformer (token + position embeddings, pre-LayerNorm blocks of causal
@@ -208,7 +208,7 @@ def generate(model: TinyGPT, prompt: list[int], count: int, temperature: float =
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=300, help="training steps (batch 8 x 128)")
+    parser.add_argument("--steps", type=int, default=150, help="training steps (batch 8 x 128)")
     parser.add_argument("--tokens", type=int, default=100, help="tokens to generate (up to 127)")
     args = parser.parse_args(argv)
     text = load_text()
