@@ -19,6 +19,7 @@
 # | 05_train_mnist | a CNN on Fashion-MNIST with the training monitor; saving weights |
 # | 06_write_a_backend | a renderer written in a cell, checked by the test suite's op checks |
 # | 07_make_it_fast | optimization actions, BEAM, TinyJit, a roofline |
+# | 08_symbolic_shapes | variables in shapes: one kernel for every length, a tiny GPT's KV cache |
 #
 # Every number and every piece of source below is computed by the cell above it — rerun any cell
 # and compare. `%load_ext tinylab` adds the `%%tinygrad` inspector magic.

@@ -418,3 +418,6 @@ if mine is not None:
 # %% [markdown]
 # That is the whole stack. The README's map of the tree says where each stage lives; every one
 # of them prints itself, so the fastest way to learn more is to run it with `DEBUG=5`.
+#
+# **Next:** `08_symbolic_shapes` — one kernel for every length, and a tiny GPT that generates
+# text without compiling at each position.

@@ -20,7 +20,8 @@ NOTEBOOK_TARGET = re.search(r'NOTEBOOK_TARGET = "(\w+)"',
                             (NOTEBOOKS / "build.py").read_text()).group(1)
 SANITIZE = NOTEBOOKS / "nbval_sanitize.cfg"
 TUTORIALS = ["00_tour", "01_tensors_and_autograd", "02_laziness_and_fusion", "03_ir_and_codegen",
-             "04_backends", "05_train_mnist", "06_write_a_backend", "07_make_it_fast"]
+             "04_backends", "05_train_mnist", "06_write_a_backend", "07_make_it_fast",
+             "08_symbolic_shapes"]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 MAX_BYTES = 150_000     # small enough to review as a diff
 NBVAL_TIMEOUT_S = 900

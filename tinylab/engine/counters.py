@@ -10,7 +10,8 @@ class GlobalCounters:
     global_mem: int = 0
     time_sum_s: float = 0.0
     mem_used: int = 0          # bytes held by live buffers the engine allocated
-    compile_count: int = 0
+    compile_count: int = 0     # kernels compiled (a disk-cache hit is not a compile)
+    kernels_built: int = 0     # kernels made ready in this process: compiled or loaded from disk
     compile_time_s: float = 0.0
     bytes_saved: int = 0       # bytes the memory planner did not allocate (buffers shared)
 
@@ -21,5 +22,6 @@ class GlobalCounters:
         GlobalCounters.global_mem = 0
         GlobalCounters.time_sum_s = 0.0
         GlobalCounters.compile_count = 0
+        GlobalCounters.kernels_built = 0
         GlobalCounters.compile_time_s = 0.0
         GlobalCounters.bytes_saved = 0

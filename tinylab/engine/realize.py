@@ -238,6 +238,7 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
         fn = spec.runtime.load(library, plan.name)
     compile_s = time.perf_counter() - start
     GlobalCounters.compile_count += 0 if hit else 1
+    GlobalCounters.kernels_built += 1
     GlobalCounters.compile_time_s += compile_s
     runner = Runner(device, name, ast, plan, program, source, fn, flops, moved, compile_s, hit,
                     target.name if target else "")
