@@ -1,10 +1,12 @@
-"""What if a fusion rule were off? Re-schedules one realize's outputs with a rule switched off
-and reports the difference: kernel count, bytes the kernels read and write, the edges that would
-become cuts. Called by model.build_model (so saved widgets keep the answers without a kernel).
+"""What if a fusion rule, or a target's rewrite, were off? Re-schedules one realize's outputs with
+a rule switched off and reports the difference: kernel count, bytes the kernels read and write,
+the edges that would become cuts. A rewrite's scenario is offered where the rewrite ran (matmul
+packing). Called by model.build_model (so saved widgets keep the answers without a kernel).
 """
 from __future__ import annotations
 
 from ..ir.ops import MOVEMENT, Op
+from ..schedule.fusion import Reason
 from ..schedule.schedule import schedule
 
 # (key, title, what it shows, the SchedulerOptions change)
@@ -19,6 +21,12 @@ SCENARIOS = [
      "a value read by several ops is stored once instead of recomputed",
      {"recompute_shared": False}),
 ]
+# (key, title, what it shows, the SchedulerOptions change, the decision reason the rewrite leaves)
+REWRITE_SCENARIOS = [
+    ("no_pack_matmuls", "no matmul packing",
+     "big matmuls read their operands in place, without the panel copies the device's renderer "
+     "asks for", {"pack_matmuls": False}, Reason.PACKED_MATMUL),
+]
 MAX_LISTED = 40  # counterfactual kernels / new cuts listed per scenario
 
 
@@ -32,12 +40,15 @@ def what_if(record, node_ids: dict) -> list[dict]:
     base_kernels, base_bytes = len(actual.kernels), schedule_bytes(actual)
     merged_pairs = {(d.producer, d.consumer) for d in actual.decisions if d.merged}
     answers = []
-    for key, title, description, changes in SCENARIOS:
+    reasons = {d.reason for d in actual.decisions}
+    rewrites = [scenario[:4] for scenario in REWRITE_SCENARIOS if scenario[4] in reasons]
+    for key, title, description, changes in SCENARIOS + rewrites:
         entry = {"key": key, "title": title, "description": description,
                  "base_kernels": base_kernels, "base_bytes": base_bytes}
         options = actual.options.with_(**changes)
         try:
-            other = schedule(record.outputs, options, realized=actual.leaves)
+            other = schedule(record.outputs, options, realized=actual.leaves,
+                             matmul_panel=actual.matmul_panel)
         except Exception as error:  # a counterfactual the scheduler refuses: say why
             entry["error"] = f"{type(error).__name__}: {error}"
             answers.append(entry)

@@ -4,12 +4,14 @@
 (requested outputs, contiguous/assign/copy, and reduces the rules cannot fuse), fuses everything
 else into the kernel of the buffer that consumes it, and lowers each kernel to a kernel AST:
 a SINK of STOREs whose values are ALU trees over LOADs, where every movement op has become a
-view (ir/view.py) on a LOAD. Each producer -> consumer edge yields a FusionDecision.
+view (ir/view.py) on a LOAD. Each producer -> consumer edge yields a FusionDecision. The cut is
+the same for every device; then target-dependent rewrites run (packing.py: matmul panels).
 Called by the engine (realize) and by the inspector for "what if" schedules.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..dtype import dtypes
 from ..errors import TinylabError
@@ -18,6 +20,7 @@ from ..ir.node import Node
 from ..ir.ops import ALU, MOVEMENT, REDUCE, Op
 from ..ir.view import ViewStack
 from .fusion import FusionDecision, Reason, SchedulerOptions
+from .packing import pack_matmuls
 from .rewrite import fold_nested_reduces
 
 # a producer recomputed at least this many times per value is checked against recompute_limit
@@ -71,6 +74,8 @@ class Schedule:
     outputs: dict                  # requested node -> BufferSlot that holds it
     options: SchedulerOptions
     leaves: dict = field(default_factory=dict)  # realized nodes it read -> their BUFFER node
+    graph_outputs: list = field(default_factory=list)  # the outputs after the graph rewrites
+    matmul_panel: object = None    # device -> panel width (packing.py), to schedule again
 
     @property
     def kernels(self) -> list[ScheduleItem]:
@@ -692,17 +697,31 @@ def _lower_region(region: _Region, out: Node, out_slot, cut, realized, slot_of) 
 
 # ---- the entry point ----------------------------------------------------------------------------
 def schedule(outputs, options: SchedulerOptions | None = None, realized=None,
-             fuse: bool | None = None) -> Schedule:
+             fuse: bool | None = None, matmul_panel: Callable | None = None) -> Schedule:
     """Cut the graph under `outputs` into kernels. `realized` maps nodes that already have a
-    buffer to their BUFFER node; `fuse=False` is a shortcut for options.fuse."""
+    buffer to their BUFFER node; `fuse=False` is a shortcut for options.fuse;
+    `matmul_panel(device)` is the panel width a device's renderer declares (packing.py)."""
     options = options or SchedulerOptions()
     if fuse is not None:
         options = options.with_(fuse=fuse)
     realized = realized or {}
     requested = list(dict.fromkeys(outputs))
-    outputs, folds = requested, []
+
+    def cut_and_lower(graph_outputs: list) -> Schedule:
+        return _schedule(requested, graph_outputs, options, realized, matmul_panel)
+
+    sched = cut_and_lower(requested)
+    if matmul_panel is not None and options.pack_matmuls:
+        sched = pack_matmuls(sched, matmul_panel, cut_and_lower)
+    return sched
+
+
+def _schedule(requested: list, outputs: list, options: SchedulerOptions, realized,
+              matmul_panel) -> Schedule:
+    """The device-free schedule of `outputs` (the requested nodes, or a rewrite of them)."""
+    folds = []
     if options.fold_reduces and options.fuse:
-        outputs, folds = fold_nested_reduces(requested, realized)
+        outputs, folds = fold_nested_reduces(outputs, realized)
     graph = _graph(outputs, realized)
     cut, regions = _choose_cuts(graph, outputs, realized, options)
     decisions, per_region = _decisions(regions, cut, graph, realized, outputs)
@@ -744,7 +763,7 @@ def schedule(outputs, options: SchedulerOptions | None = None, realized=None,
     items = _order(items, realized)
     leaves = {n: realized[n] for n in graph if n in realized}
     slots_out = {r: slot_of(o) for r, o in zip(requested, outputs)}
-    return Schedule(items, folds + decisions, slots_out, options, leaves)
+    return Schedule(items, folds + decisions, slots_out, options, leaves, outputs, matmul_panel)
 
 
 def _order(items: list[ScheduleItem], realized) -> list[ScheduleItem]:
