@@ -394,8 +394,8 @@ def matmul_panel(device: str) -> int | None:
 
 def _graph_nodes(outputs, sched: Schedule) -> list[Node]:
     """The lazy nodes a schedule covered (stopping at realized leaves)."""
-    from ..schedule.schedule import _graph
-    return _graph(outputs, sched.leaves)
+    from ..schedule.graph import graph_order
+    return graph_order(outputs, sched.leaves)
 
 
 def realize(nodes: list[Node]) -> list[Node]:

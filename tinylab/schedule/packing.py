@@ -18,6 +18,7 @@ from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import MOVEMENT, Op
 from .fusion import FusionDecision, Reason
+from .graph import graph_order
 
 PACK_MIN_SIDE = 128      # pack when every side of the matmul is at least this
 PACK_MIN_WORK = 1 << 25  # and M*N*K is at least this (512 x 256 x 256)
@@ -50,6 +51,8 @@ def _broadcast_source(node: Node, shape: tuple) -> Node | None:
 def panel_width(reduce: Node, panel: int | None) -> int | None:
     """`panel` if this matmul is big enough, and its sides divide evenly, to pack."""
     m, n, k = reduce.src[0].shape
+    if any(not isinstance(side, int) for side in (m, n, k)):  # symbolic: panels need sizes
+        return None
     if not panel or m % panel or n % panel or min(m, n, k) < PACK_MIN_SIDE or \
             m * n * k < PACK_MIN_WORK:
         return None
@@ -122,9 +125,8 @@ def _decision(reduce: Node, operand: Node, copy: Node, side: str, panel: int) ->
 def _rewrite(outputs: list[Node], replaced: dict, leaves) -> list[Node]:
     """`outputs` with each replaced node swapped for its replacement (movements rebuilt so that
     reshapes of reshapes fold, as the frontend's do)."""
-    from .schedule import _graph  # the scheduler's walk: sources first, stopping at leaves
     memo: dict[Node, Node] = {}
-    for node in _graph(outputs, leaves):
+    for node in graph_order(outputs, leaves):
         if node in replaced:
             memo[node] = replaced[node]
         elif node in leaves or not node.src:
