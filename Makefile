@@ -57,7 +57,7 @@ bench: $(STAMP)
 
 fuzz: $(STAMP)
 	FUZZ_EXAMPLES=2000 $(PY) -m pytest -q tests/reliability/test_fuzz.py tests/reliability/test_safe_load_fuzz.py \
-		tests/test_view.py
+		tests/ir/test_view.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

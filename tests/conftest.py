@@ -67,15 +67,16 @@ def every_kernel_renders_as_validated_wgsl():
 
 
 @pytest.fixture
-def golden():
+def golden(request):
     def check(name: str, text: str):
         path = GOLDEN / name
+        rewrite = f"UPDATE_GOLDEN=1 python -m pytest '{request.node.nodeid}'"
         if os.environ.get("UPDATE_GOLDEN"):
             path.write_text(text)
         # a missing file is a failure, not a pass: it has not been reviewed
-        assert path.exists(), f"no golden file {path.name}: UPDATE_GOLDEN=1 writes it for review"
+        assert path.exists(), f"no golden file {path}: `{rewrite}` writes it for review"
         expected = path.read_text()
-        assert text == expected, f"{name} differs from its golden file (UPDATE_GOLDEN=1 to accept)"
+        assert text == expected, f"{name} differs from its golden file (`{rewrite}` to accept)"
     return check
 
 

@@ -20,7 +20,8 @@ from tinylab.ir import symbolic as sym
 from tinylab.ir.ops import Op
 from tinylab.runtimes.buffer import HostAllocator
 
-sys.path.insert(0, str(Path.cwd().parent / "tests"))   # the repository's test suite
+TESTS = Path.cwd().parent / "tests"                     # the repository's test suite
+sys.path[:0] = [str(TESTS), str(TESTS / "ir")]
 import test_primitives  # noqa: E402
 
 # %% [markdown]
@@ -161,7 +162,7 @@ print(on_tiny.kernels[0].source)
 # %% [markdown]
 # ## Run the test suite's op checks on it
 #
-# `tests/test_primitives.py` checks every primitive op on every backend against the numpy
+# `tests/ir/test_primitives.py` checks every primitive op on every backend against the numpy
 # oracle (`tinylab/ir/evaluate.py`) and an independent numpy expression. Its test functions only
 # need the device to be the default, so we call them directly, inside `Context(DEV=...)`:
 

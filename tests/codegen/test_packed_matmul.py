@@ -1,27 +1,30 @@
-"""`a @ b` on the CPU packs big 2-D operands into 16-column panels first (frontend/nn_ops.py
-`_packed_matmul`): two copy kernels and the product, checked against numpy and PyTorch; the
-heuristic tiles 16 consecutive panel rows; small, odd, batched and non-float matmuls and devices
-without a panel width keep the one-kernel form."""
+"""`a @ b` on the CPU packs big 2-D operands into 16-column panels first (schedule/packing.py, a
+rewrite after the device-free schedule): two copy kernels and the product, checked against numpy
+and PyTorch; the heuristic tiles 16 consecutive panel rows; small, odd, batched and non-float
+matmuls and devices without a panel width keep the one-kernel form. The frontend builds the same
+graph for every device; packing is a recorded decision, and the what-if switches it off."""
 import dataclasses
 
 import numpy as np
 import pytest
 import torch
 
-from tinylab import Context, Device, Tensor
+from tinylab import Context, Device, Tensor, trace
 from tinylab.codegen.heuristic import choose_opts
 from tinylab.runtimes.cpu_target import PRESETS
 from tinylab.codegen.plan import KernelPlan
-from tinylab.engine.realize import REALIZED
+from tinylab.engine.realize import REALIZED, matmul_panel
+from tinylab.inspection.what_if import schedule_bytes, what_if
 from tinylab.ir.ops import Op
+from tinylab.schedule.fusion import Reason, SchedulerOptions
 from tinylab.schedule.schedule import schedule
 
 RNG = np.random.default_rng(7)
 AVX512 = dataclasses.replace(PRESETS["avx512"], cores=2)  # choices below are this target's
 
 
-def _kernels(out: Tensor):
-    return schedule([out.node], realized=REALIZED).kernels
+def _kernels(out: Tensor, **options):
+    return schedule([out.node], realized=REALIZED, matmul_panel=matmul_panel, **options).kernels
 
 
 def _operands(m, k, n, dtype=np.float32):
@@ -88,3 +91,62 @@ def test_batched_integer_and_python_device_matmuls_are_not_packed():
     with Context(DEV="PYTHON"):
         out = Tensor(a).realize() @ Tensor(b).realize()
         assert len(_kernels(out)) == 1
+
+
+def _graph_ops(node) -> list:
+    """The graph as data without its device: op, shape, dtype and argument of every node
+    (a buffer's argument is its Buffer object, so a BUFFER is known by shape and dtype)."""
+    return [(n.op, n.shape, n.dtype, None if n.op is Op.BUFFER else n.arg) for n in node.toposort()]
+
+
+def test_the_frontend_builds_one_graph_for_every_device():
+    a, b = _operands(256, 384, 512)
+    graphs = {}
+    for device in ["CPU", "PYTHON"] + (["CL"] if Device["CL"].available else []):
+        out = Tensor(a, device=device) @ Tensor(b, device=device)
+        graphs[device] = _graph_ops(out.node)
+    assert all(graph == graphs["CPU"] for graph in graphs.values())
+    assert Op.CONTIGUOUS not in [op for op, *_ in graphs["CPU"]]  # no panel copies in the graph
+
+
+def test_packing_appears_only_where_the_renderer_declares_a_panel():
+    a, b = _operands(256, 384, 512)
+    declared = {name: matmul_panel(name) for name in ("CPU", "PYTHON", "CL", "CUDA")}
+    assert declared["CPU"] and not any(declared[name] for name in ("PYTHON", "CL", "CUDA"))
+    for device in ["CPU", "PYTHON"] + (["CL"] if Device["CL"].available else []):
+        out = Tensor(a, device=device).realize() @ Tensor(b, device=device).realize()
+        kernels = _kernels(out)
+        assert len(kernels) == (3 if declared[device] else 1), device
+        np.testing.assert_allclose(out.numpy(), a @ b, rtol=1e-4, atol=1e-3)
+    out = Tensor(a).realize() @ Tensor(b).realize()
+    assert len(_kernels(out, options=SchedulerOptions(pack_matmuls=False))) == 1
+
+
+def test_packing_is_a_recorded_decision_and_the_what_if_switches_it_off():
+    m, k, n = 256, 384, 512
+    a, b, bias = *_operands(m, k, n), RNG.standard_normal(n).astype(np.float32)
+    ta, tb, tbias = (Tensor(v).realize() for v in (a, b, bias))
+    with trace() as t:
+        got = (ta.linear(tb, tbias).relu()).numpy()
+    np.testing.assert_allclose(got, np.maximum(a @ b + bias, 0), rtol=1e-4, atol=1e-3)
+    record = t.realizes[-1]
+    packs = [d for d in record.schedule.decisions if d.reason is Reason.PACKED_MATMUL]
+    panel = matmul_panel("CPU")
+    assert [d.producer.shape for d in packs] == [(m, k), (k, n)]
+    assert all(f"matmul_panel={panel}" in d.describe() for d in packs)
+    copies = [item for item in record.schedule.kernels if item.output.op is Op.CONTIGUOUS]
+    assert [item.decisions[0].reason for item in copies] == [Reason.PACKED_MATMUL] * 2
+    (off,) = [w for w in what_if(record, {}) if w["key"] == "no_pack"]
+    # packed: two panel copies, the product stored in its reader's order, then bias + relu;
+    # unpacked: bias + relu fuse after the matmul's reduce, one kernel
+    assert (off["base_kernels"], off["kernels"], off["delta_kernels"]) == (4, 1, -3)
+    # the copies read and write each operand, the product reads both panels and writes (m, n),
+    # which the bias kernel reads back: 2 (m k + k n + m n) floats more than the one kernel
+    assert off["delta_bytes"] == -2 * 4 * (m * k + k * n + m * n)
+    unpacked = schedule(record.outputs, record.schedule.options.with_(pack_matmuls=False),
+                        realized=record.schedule.leaves, matmul_panel=matmul_panel)
+    assert off["bytes"] == schedule_bytes(unpacked)
+    small = Tensor(a[:64, :64]).realize() @ Tensor(b[:64, :64]).realize()
+    with trace() as t:
+        small.realize()
+    assert "no_pack" not in [w["key"] for w in what_if(t.realizes[-1], {})]

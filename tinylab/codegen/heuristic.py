@@ -375,7 +375,7 @@ def choose_opts(plan: KernelPlan, actions, target: CPUTarget) -> list[Opt]:
 
 
 def matmul_panel(target: CPUTarget, itemsize: int = 4) -> int:
-    """Width of the panels Tensor.matmul packs big float matmuls into (frontend/nn_ops.py): one
+    """Width of the panels big float matmuls are packed into (schedule/packing.py): one
     cache line of elements and at least one vector, so each step of the reduce reads whole
     lines of both panels (16 float32 on 64-byte lines: one AVX-512 vector, two AVX2 ones)."""
     return max(target.cache_line_bytes // itemsize, target.lanes_of(itemsize))

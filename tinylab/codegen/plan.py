@@ -18,6 +18,7 @@ from ..ir import node as ir
 from ..ir import symbolic as sym
 from ..ir.node import Node
 from ..ir.ops import REDUCE, Op
+from ..ir.simplify_valid import simplify_valid
 from ..ir.view import ViewStack
 
 
@@ -413,5 +414,5 @@ def view_index(view: ViewStack, idxs: list[sym.Lin],
     vector axis) that also help simplify."""
     fixed = [sym.ZERO if s == 1 else i for s, i in zip(view.shape, idxs)]
     index, valid = view.to_index(fixed)
-    return sym.simplify_valid(index, sym.and_(valid, extra))
+    return simplify_valid(index, sym.and_(valid, extra))
 

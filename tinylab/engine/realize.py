@@ -425,10 +425,16 @@ def scheduler_options() -> SchedulerOptions:
     return SchedulerOptions(fuse=bool(config.FUSE.value))
 
 
+def matmul_panel(device: str) -> int | None:
+    """The panel width `device`'s renderer declares for packing big matmuls (None: it does not);
+    the scheduler's packing rewrite (schedule/packing.py) reads it."""
+    return getattr(Device[device].renderer, "matmul_panel", None)
+
+
 def _graph_nodes(outputs, sched: Schedule) -> list[Node]:
     """The lazy nodes a schedule covered (stopping at realized leaves)."""
-    from ..schedule.schedule import _graph
-    return _graph(outputs, sched.leaves)
+    from ..schedule.graph import graph_order
+    return graph_order(outputs, sched.leaves)
 
 
 def realize(nodes: list[Node]) -> list[Node]:
@@ -439,7 +445,7 @@ def realize(nodes: list[Node]) -> list[Node]:
     todo = [n for n in dict.fromkeys(nodes) if n.op is not Op.BUFFER and n not in realized]
     results = {}
     if todo:
-        sched = schedule(todo, scheduler_options(), realized=realized)
+        sched = schedule(todo, scheduler_options(), realized=realized, matmul_panel=matmul_panel)
         debug = int(config.DEBUG.value)
         if debug >= 1:
             print(f"scheduled {len(sched.kernels)} kernel(s) for {len(todo)} output(s)")

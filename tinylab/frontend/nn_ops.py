@@ -53,38 +53,6 @@ def _reduce_loss(per_item, reduction: str, op: str):
     return {"mean": per_item.mean, "sum": per_item.sum, "none": lambda: per_item}[reduction]()
 
 
-PACK_MIN_SIDE = 128    # pack matmul operands when every side is at least this
-PACK_MIN_WORK = 1 << 25  # and M*N*K is at least this (512 x 256 x 256)
-
-
-def _panel(x, w) -> int | None:
-    """Panel width if this 2-D float matmul is big enough to pack on its device."""
-    if x.ndim != 2 or w.ndim != 2 or not x.dtype.is_float:
-        return None
-    if any(not isinstance(s, int) for s in x.shape + w.shape):  # symbolic: panels need sizes
-        return None
-    from ..device import Device
-    panel = getattr(Device[x.device].renderer, "matmul_panel", None)
-    (m, k), n = x.shape, w.shape[1]
-    if not panel or m % panel or n % panel or min(m, n, k) < PACK_MIN_SIDE or \
-            m * n * k < PACK_MIN_WORK:
-        return None
-    return panel
-
-
-def _packed_matmul(x, w, panel: int):
-    """x @ w with both operands first copied into panels, as BLAS libraries do: x as
-    (M/p, K, p) (p rows side by side per k) and w as (N/p, K, p) (p columns per k). The
-    kernel's register tile then reads p consecutive floats of each per step of the reduce,
-    where row-major operands put its rows a whole row apart (a power-of-two stride that maps
-    them onto the same cache sets). Two small copy kernels; the product is still MUL + SUM."""
-    (m, k), n = x.shape, w.shape[1]
-    xp = x.reshape(m // panel, panel, k).permute(0, 2, 1).contiguous()
-    wp = w.reshape(k, n // panel, panel).permute(1, 0, 2).contiguous()
-    product = xp.reshape(m // panel, 1, k, panel, 1) * wp.reshape(1, n // panel, k, 1, panel)
-    return product.sum(2).permute(0, 2, 1, 3).reshape(m, n)
-
-
 def _share_heads(query, key, value):
     """Grouped-query attention: repeat each key/value head for the query heads that share it."""
     if query.ndim < 3 or key.ndim < 3 or value.ndim < 3:
@@ -122,9 +90,6 @@ class NNMixin:
                              f"be broadcast together") from None
         dtype = promote(x.dtype, w.dtype)
         x, w = x.cast(dtype), w.cast(dtype)
-        panel = _panel(x, w)
-        if panel:
-            return _packed_matmul(x, w, panel)
         product = x.unsqueeze(-2) * w.transpose(-1, -2).unsqueeze(-3)
         out = product.sum(-1)
         if a.ndim == 1:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..ir.ops import MOVEMENT, Op
 from ..ir.printer import format_arg
 from ..schedule.fusion import EXPLANATION
+from ..schedule.graph import graph_order
 from .graph import collapsed_graph, shape_text  # noqa: F401 (shape_text: text.py, html.py)
 from .memory import realize_memory
 from .roofline import add_roofline
@@ -66,7 +67,7 @@ class _Builder:
 
     def add_realize(self, index: int, record) -> None:
         schedule = record.schedule
-        for node in _graph_nodes(record.outputs, schedule.leaves):
+        for node in graph_order(list(record.outputs), schedule.leaves):
             if node.op not in HIDDEN_OPS:
                 self.node_id(node, record, index)
         runs = {k.schedule_index: k for k in record.kernels}
@@ -155,24 +156,6 @@ def _index(identifier: str) -> int:
 def _in_order(nodes, node_ids: dict) -> list:
     """Nodes in graph order (sets of nodes iterate in memory order)."""
     return sorted((n for n in nodes if n in node_ids), key=lambda n: _index(node_ids[n]))
-
-
-def _graph_nodes(outputs, leaves) -> list:
-    """Nodes under `outputs`, sources first, not descending below realized leaves."""
-    order, seen = [], set()
-    stack = [(node, False) for node in reversed(list(outputs))]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            order.append(node)
-            continue
-        if node in seen:
-            continue
-        seen.add(node)
-        stack.append((node, True))
-        if node not in leaves:
-            stack.extend((s, False) for s in reversed(node.src) if s not in seen)
-    return order
 
 
 def _node_entry(node, node_id: str, record, realize: int) -> dict:

@@ -1,6 +1,7 @@
 """What if a fusion rule were off, kernels had no optimization actions, BEAM=2 chose them, or big
 matmuls were not packed? Re-schedules one realize's outputs (counterfactual.py) and reports the
 difference: kernel count, bytes the kernels read and write, the edges that would become cuts.
+A rewrite's scenario is offered where the rewrite ran (matmul packing, schedule/packing.py).
 Called by model.build_model (so saved widgets keep the answers without a kernel); what_if_run.py
 measures a scenario's time on demand.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from ..ir.ops import MOVEMENT, Op
 from .counterfactual import COMPILE_CHANGES, counterfactual
+from ..schedule.fusion import Reason
 
 # (key, title, what it shows, the SchedulerOptions change)
 SCENARIOS = [
@@ -24,9 +26,12 @@ SCENARIOS = [
      "the same kernels as plain loops: no upcast, unroll or threads (NOOPT=1)", {"noopt": True}),
     ("beam2", "BEAM=2", "the same kernels with actions found by timing candidates (BEAM=2)",
      {"beam": 2}),
+]
+# (key, title, what it shows, the SchedulerOptions change, the decision reason the rewrite leaves)
+REWRITE_SCENARIOS = [
     ("no_pack", "matmul not packed",
-     "big matmuls read their operands in place instead of copying them into panels first",
-     {"unpack": True}),
+     "big matmuls read their operands in place, without the panel copies the device's renderer "
+     "asks for", {"pack_matmuls": False}, Reason.PACKED_MATMUL),
 ]
 MAX_LISTED = 40  # counterfactual kernels / new cuts listed per scenario
 
@@ -41,7 +46,9 @@ def what_if(record, node_ids: dict) -> list[dict]:
     base_kernels, base_bytes = len(actual.kernels), schedule_bytes(actual)
     merged_pairs = {(d.producer, d.consumer) for d in actual.decisions if d.merged}
     answers = []
-    for key, title, description, changes in SCENARIOS:
+    reasons = {d.reason for d in actual.decisions}
+    rewrites = [scenario[:4] for scenario in REWRITE_SCENARIOS if scenario[4] in reasons]
+    for key, title, description, changes in SCENARIOS + rewrites:
         entry = {"key": key, "title": title, "description": description,
                  "base_kernels": base_kernels, "base_bytes": base_bytes,
                  "compile_only": set(changes) <= set(COMPILE_CHANGES)}

@@ -48,7 +48,8 @@ class CStyleRenderer:
     preamble = ""
     lacks_dtypes: frozenset = frozenset()  # dtype names the language cannot express
     finite_math = False   # True: the language lets compilers assume no NaN / inf (WGSL)
-    # Tensor.matmul packs big operands into panels this many columns wide (None: it does not)
+    # the scheduler packs big matmuls' operands into panels this many columns wide
+    # (schedule/packing.py; None: it does not)
     matmul_panel: int | None = None
     # unary math by float type name -> function
     float_math = {"EXP2": "exp2", "LOG2": "log2", "SIN": "sin", "SQRT": "sqrt", "TRUNC": "trunc"}

@@ -27,6 +27,7 @@ class Reason(str, Enum):
     ASSIGN_HAZARD = "assign_hazard"        # the assigned value reads its target at other indices
     FUSION_OFF = "fusion_off"              # schedule(fuse=False): one kernel per op
     RULE_OFF = "rule_off"                  # a fusion rule was switched off in SchedulerOptions
+    PACKED_MATMUL = "packed_matmul"        # a matmul operand copied into panels (packing.py)
     # ---- merges: the producer is computed inside the consumer's kernel ----
     ELEMENTWISE = "elementwise"            # elementwise into elementwise: same loop, no buffer
     INTO_REDUCE = "into_reduce"            # computed inside the reduce loop that consumes it
@@ -53,6 +54,8 @@ EXPLANATION = {
     Reason.ASSIGN_HAZARD: "the assigned value reads its own target at other indices",
     Reason.FUSION_OFF: "fusion is switched off (fuse=False)",
     Reason.RULE_OFF: "the fusion rule that would merge these is switched off",
+    Reason.PACKED_MATMUL: "the device's renderer declares a matmul panel width: the operand is "
+                          "first copied into panels, so the matmul reads whole cache lines",
     Reason.ELEMENTWISE: "elementwise into elementwise: one loop, no buffer in between",
     Reason.INTO_REDUCE: "computed inside the reduce loop that consumes it",
     Reason.AFTER_REDUCE: "applied to the reduce result in the same kernel",
@@ -76,6 +79,8 @@ class SchedulerOptions:
     fold_reduces: bool = True        # a sum of a view of a sum becomes one sum (rewrite.py);
                                      # off: for conv gradients the folded index math costs more
                                      # than the intermediate buffer it saves (measured)
+    pack_matmuls: bool = True        # big matmuls' operands copied into panels first, where the
+                                     # device's renderer declares a panel width (packing.py)
 
     def with_(self, **changes) -> SchedulerOptions:
         return replace(self, **changes)

@@ -1,9 +1,10 @@
 """TinyJit: replays equal the plain run, rules are enforced with clear errors, randomness stays
-random under replay, and the memory planner shares intermediate buffers."""
+random under replay, the memory planner shares intermediate buffers, and replays on CL launch
+with their work-groups."""
 import numpy as np
 import pytest
 
-from tinylab import Context, Tensor, TinyJit, nn
+from tinylab import Context, Device, Tensor, TinyJit, nn
 from tinylab.errors import JitError
 from tinylab.schedule.memory import share_by_lifetime
 
@@ -97,3 +98,12 @@ def test_loss_after_step_is_the_loss_before_the_update():
     opt.step()
     expected = float(((np.array([[1.0, 2.0]]) @ np.array([[1.0, -2.0], [0.5, 3.0]])) ** 2).sum())
     assert abs(loss.item() - expected) < 1e-4
+
+
+# ---- TinyJit replays on a GPU-style runtime --------------------------------------------------
+@pytest.mark.skipif(not Device["CL"].available, reason="no OpenCL device")
+def test_tinyjit_replays_launch_cl_kernels_with_their_work_groups():
+    with Context(DEV="CL"):
+        plain, jitted = _train(False, 3), _train(True, 3)
+    np.testing.assert_allclose(jitted[0], plain[0], rtol=1e-5)
+    np.testing.assert_allclose(jitted[1], plain[1], rtol=1e-5, atol=1e-6)

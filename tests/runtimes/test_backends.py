@@ -271,13 +271,3 @@ def test_ops_a_renderer_lacks_are_decomposed_by_rule(monkeypatch, op, arrays):
     np.testing.assert_array_equal(got, evaluate(node))
     linear = t.kernels[-1].passes["linear"]
     assert f" {op.name} " not in linear
-
-
-# ---- TinyJit replays on a GPU-style runtime --------------------------------------------------
-@needs_cl
-def test_tinyjit_replays_launch_cl_kernels_with_their_work_groups():
-    from test_jit import _train
-    with Context(DEV="CL"):
-        plain, jitted = _train(False, 3), _train(True, 3)
-    np.testing.assert_allclose(jitted[0], plain[0], rtol=1e-5)
-    np.testing.assert_allclose(jitted[1], plain[1], rtol=1e-5, atol=1e-6)

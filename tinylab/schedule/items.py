@@ -1,0 +1,76 @@
+"""What a schedule is made of: `BufferSlot` (a buffer read or written), `ScheduleItem` (one kernel
+or device copy with its AST and decisions) and `Schedule` (the items in run order, every decision,
+the requested outputs' slots). Built by schedule.py; read by the engine, memory planner, inspector.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import TinylabError
+from ..ir import node as ir
+from ..ir.node import Node
+from ..ir.ops import REDUCE
+from ..ir.symbolic import max_shape
+from .fusion import FusionDecision, SchedulerOptions
+
+
+@dataclass(eq=False)
+class BufferSlot:
+    """A buffer the schedule reads or writes: an existing one, or one a kernel will fill."""
+    shape: tuple
+    dtype: object
+    device: str
+    node: Node            # the lazy node whose value it holds
+    existing: object = None  # the runtime Buffer if it already exists
+
+    @property
+    def nbytes(self) -> int:  # a symbolic size takes its maximum: one buffer serves every value
+        return ir.prod(max_shape(self.shape)) * self.dtype.itemsize
+
+    def __repr__(self):
+        state = "existing" if self.existing is not None else "new"
+        return f"<slot {self.dtype.name}{list(self.shape)} {state}>"
+
+
+@dataclass(eq=False)
+class ScheduleItem:
+    kind: str                      # "kernel" or "copy"
+    output: Node                   # the lazy node this item materializes
+    slots: list[BufferSlot]        # buffer index -> slot; outputs first
+    ast: Node | None = None        # kernel AST (SINK) for kind == "kernel"
+    fused: list[Node] = field(default_factory=list)  # lazy nodes computed in this kernel
+    decisions: list[FusionDecision] = field(default_factory=list)
+    reads_old: set = field(default_factory=set)  # BUFFER leaves read (for assign ordering)
+    reads: set = field(default_factory=set)      # lazy leaves read (cut nodes and buffers)
+    var_vals: dict = field(default_factory=dict)  # symbolic variable name -> bound value
+
+    @property
+    def full_shape(self) -> tuple:
+        reduces = [n for n in self.ast.toposort() if n.op in REDUCE]
+        return reduces[0].src[0].shape if reduces else self.ast.src[0].shape
+
+
+@dataclass
+class Schedule:
+    items: list[ScheduleItem]
+    decisions: list[FusionDecision]
+    outputs: dict                  # requested node -> BufferSlot that holds it
+    options: SchedulerOptions
+    leaves: dict = field(default_factory=dict)  # realized nodes it read -> their BUFFER node
+    graph_outputs: list = field(default_factory=list)  # the outputs after the graph rewrites
+    matmul_panel: object = None    # device -> panel width (packing.py), to schedule again
+
+    @property
+    def kernels(self) -> list[ScheduleItem]:
+        return [i for i in self.items if i.kind == "kernel"]
+
+    def __len__(self):
+        return len(self.items)
+
+    def __str__(self) -> str:
+        from .printer import print_schedule
+        return print_schedule(self)
+
+
+class ScheduleError(TinylabError, RuntimeError):
+    pass

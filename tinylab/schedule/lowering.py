@@ -1,0 +1,120 @@
+"""Lowering a region to a kernel AST: a SINK of one STORE whose value is an ALU tree over LOADs,
+each LOAD reading a buffer through the view its movement ops make (masked where padded), the
+reduce in place. `lower_region(region, out, out_slot, cut, realized, slot_of) -> ScheduleItem`.
+"""
+from __future__ import annotations
+
+from ..dtype import dtypes
+from ..ir import node as ir
+from ..ir.node import Node
+from ..ir.ops import ALU, MOVEMENT, REDUCE, Op
+from ..ir.symbolic import unbind_args
+from ..ir.view import ViewStack
+from .graph import kernel_root, view_through
+from .items import BufferSlot, ScheduleItem
+from .regions import Region
+
+# ops whose value at 0 is not 0: under a pad they need an explicit validity mask
+NOT_ZERO_AT_ZERO = {Op.EXP2, Op.LOG2, Op.RECIPROCAL}
+
+
+class _Lowerer:
+    def __init__(self, region: Region, cut, realized, slot_of):
+        self.region, self.cut, self.realized, self.slot_of = region, cut, realized, slot_of
+        self.slots: list[BufferSlot] = []
+        self.memo: dict = {}
+        self.reads_old: set = set()
+        self.reads: set = set()
+        self.var_vals: dict = {}  # the kernel AST holds unbound variables; their values go here
+
+    def unbound(self, value):
+        return unbind_args(value, self.var_vals)
+
+    def buffer_index(self, slot: BufferSlot) -> int:
+        for i, s in enumerate(self.slots):
+            if s is slot:
+                return i
+        self.slots.append(slot)
+        return len(self.slots) - 1
+
+    def view_of(self, node: Node, movs: tuple) -> ViewStack:
+        return view_through(self.unbound(node.shape), movs)
+
+    def lower(self, node: Node, movs: tuple) -> Node:
+        key = (node, movs)
+        if key not in self.memo:
+            self.memo[key] = self._lower(node, movs)
+        return self.memo[key]
+
+    def _lower(self, node: Node, movs: tuple) -> Node:
+        region = self.region
+        if node.op is Op.CONST:
+            view = self.view_of(node, movs)
+            value = ir.const(node.value, node.dtype, view.shape)
+            if any(v.mask is not None for v in view.views):
+                return ir.alu(Op.WHERE, _valid(view), value, ir.const(0, node.dtype, view.shape))
+            return value
+        if node not in region.nodes:  # a buffer: load it through the accumulated view
+            slot = self.slot_of(node)
+            self.reads.add(node)
+            leaf = self.realized.get(node, node)
+            if leaf.op is Op.BUFFER:
+                self.reads_old.add(leaf)
+            view = self.view_of(node, movs)
+            return Node(Op.LOAD, node.dtype, (), (self.buffer_index(slot), view), view.shape)
+        if node.op in MOVEMENT:
+            return self.lower(node.src[0], ((node.op, self.unbound(node.arg)),) + movs)
+        if node.op is Op.DETACH:
+            return self.lower(node.src[0], movs)
+        if node.op in REDUCE:
+            source = self.lower(node.src[0], ())
+            return Node(node.op, node.dtype, (source,), node.axes, self.unbound(node.shape))
+        assert node.op in ALU, node
+        srcs = [self.lower(s, movs) for s in node.src]
+        if node.op in (Op.CAST, Op.BITCAST):
+            value = ir.cast(srcs[0], node.dtype, bitcast=node.op is Op.BITCAST)
+        else:
+            value = ir.alu(node.op, *srcs)
+        not_zero = node.op in NOT_ZERO_AT_ZERO or (node.op is Op.NEG and node.dtype.is_bool)
+        if not_zero and movs:  # bool NEG is logical not: True where the padding reads False
+            view = self.view_of(node, movs)
+            if any(v.mask is not None for v in view.views):
+                return ir.alu(Op.WHERE, _valid(view), value, value.const_like(0))
+        return value
+
+
+def _inverse_store(out_shape: tuple, chain: tuple, unbound) -> ViewStack:
+    """Where each element of the reduce (chain[-1]'s source) lands in the output buffer, for an
+    output made from it by the reshapes/permutes in `chain` (outermost first)."""
+    view = ViewStack.contiguous(unbound(out_shape))
+    for node in chain:
+        if node.op is Op.PERMUTE:
+            inverse = tuple(sorted(range(len(node.order)), key=lambda i: node.order[i]))
+            view = view.permute(inverse)
+        else:
+            view = view.reshape(unbound(node.src[0].shape))
+    return view
+
+
+def _valid(view: ViewStack) -> Node:
+    return Node(Op.VALID, dtypes.bool, (), view, view.shape)
+
+
+def lower_region(region: Region, out: Node, out_slot, cut, realized, slot_of) -> ScheduleItem:
+    lowerer = _Lowerer(region, cut, realized, slot_of)
+    lowerer.buffer_index(out_slot)
+    root = kernel_root(out)
+    bound_space = region.reduce.shape if region.reduce is not None else root.shape
+    space = lowerer.unbound(bound_space)
+    if region.store_chain:  # root = reshapes/permutes of the reduce: undo them in the store
+        value = lowerer.lower(region.store_chain[-1].src[0], ())
+        store_view = _inverse_store(out.shape, region.store_chain, lowerer.unbound)
+    else:
+        movs = ((Op.RESHAPE, space),) if root.shape != bound_space else ()
+        value = lowerer.lower(root, movs)
+        store_view = ViewStack.contiguous(lowerer.unbound(out.shape)).reshape(space)
+    store = Node(Op.STORE, value.dtype, (value,), (0, store_view), space)
+    sink = Node(Op.SINK, dtypes.void, (store,), None, ())
+    fused = [n for n in region.nodes]
+    return ScheduleItem("kernel", out, lowerer.slots, sink, fused, reads_old=lowerer.reads_old,
+                        reads=lowerer.reads, var_vals=lowerer.var_vals)
