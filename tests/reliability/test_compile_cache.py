@@ -158,3 +158,67 @@ def test_uncached_builds_leave_no_files(tmp_path):
     for _ in range(3):
         assert run_answer(runtime) == (42.0, False)
     assert entries(tmp_path) == []
+
+
+# an x86 kernel as the C renderer writes one: the preamble, then <immintrin.h> for a masked load
+VECTOR_SOURCE = textwrap.dedent("""\
+    #include <math.h>
+    #include <stdbool.h>
+    #include <immintrin.h>
+    void answer(float* out, const float* in) {
+      __m128 lanes = _mm_maskload_ps(in, _mm_set_epi32(0, -1, -1, -1));
+      _mm_storeu_ps(out, _mm_add_ps(lanes, _mm_set1_ps(SHIFT)));
+    }
+""")
+
+
+def run_vector(runtime: CPURuntime, shift: float) -> tuple[np.ndarray, bool]:
+    library, hit = runtime.compile(VECTOR_SOURCE.replace("SHIFT", f"{shift}f"))
+    out, data = np.zeros(4, np.float32), np.arange(1, 5, dtype=np.float32)
+    runtime.load(library, "answer")(out, data)
+    return out, hit
+
+
+def precompiled(directory) -> list[str]:
+    return [name for name in entries(directory) if name.endswith(".h.gch")]
+
+
+def test_x86_kernels_share_one_precompiled_immintrin(tmp_path):
+    """gcc reads <immintrin.h> (~2 MB) from one precompiled copy per flag set kept in the cache:
+    kernels compiled with it are right, a second kernel and a second process reuse it, and a
+    damaged copy is rebuilt. Other compilers and other CPUs build none."""
+    runtime = CPURuntime(cache_dir=tmp_path)
+    if runtime.target.arch != "x86_64":  # no <immintrin.h>: plain kernels never build one
+        assert run_answer(runtime) == (42.0, False) and precompiled(tmp_path) == []
+        return
+    expected = np.array([1.5, 2.5, 3.5, 0.5], np.float32)  # the masked-off lane reads 0
+    out, _ = run_vector(runtime, 0.5)
+    np.testing.assert_array_equal(out, expected)
+    made = precompiled(tmp_path)
+    assert len(made) == (1 if runtime.is_gcc() else 0)
+    np.testing.assert_array_equal(run_vector(CPURuntime(cache_dir=tmp_path), 1.5)[0],
+                                  expected + 1)
+    assert precompiled(tmp_path) == made
+    if made:
+        (tmp_path / made[0]).write_bytes(b"not a header")  # the checksum catches it: rebuilt
+        np.testing.assert_array_equal(run_vector(CPURuntime(cache_dir=tmp_path), 2.5)[0],
+                                      expected + 2)
+        assert (tmp_path / made[0]).stat().st_size > 1000
+
+
+def test_precompiled_header_and_plain_build_make_the_same_code(tmp_path):
+    """The header changes how fast gcc reads the declarations, never the kernel it makes."""
+    runtime = CPURuntime(cache_dir=tmp_path / "cache")
+    source = VECTOR_SOURCE.replace("SHIFT", "0.25f")
+    if runtime.target.arch != "x86_64" or not runtime.is_gcc():
+        assert runtime._header_flags(source, runtime.flags(source)) == ()
+        return
+    flags = runtime.flags(source)
+    with_header = runtime._header_flags(source, flags)
+    assert with_header[0] == "-include" and os.path.exists(with_header[1] + ".gch")
+    runtime._build(source, flags + with_header, tmp_path / "with.so")
+    runtime._build(source, flags, tmp_path / "without.so")
+    code = [subprocess.run(["objdump", "-d", "--section=.text", str(tmp_path / name)],
+                           capture_output=True, text=True).stdout.split("\n", 3)[-1]
+            for name in ("with.so", "without.so")]
+    assert code[0] == code[1] and "answer" in code[0]
