@@ -80,15 +80,16 @@ class _Timer:
         self.loaded: dict[tuple, object] = {}  # compiled once per plan, for time() and output()
 
     def program(self, plan: KernelPlan):
-        """The plan's kernel, called as realize's Runner calls it: with its launch size (a GPU
-        kernel called without one runs a single work-item)."""
+        """The plan's kernel, launched as realize's Runner launches it: through the runtime's
+        `launch` with its launch size (a GPU kernel without one runs a single work-item)."""
         key = tuple(plan.opts)
         if key not in self.loaded:
             name = plan.name
             linear = linearize(plan, name)
-            library, _ = self.device.runtime.compile(self.device.renderer.render(linear))
-            fn = self.device.runtime.load(library, name)
-            self.loaded[key] = functools.partial(fn, global_size=linear.loops)
+            runtime = self.device.runtime
+            library, _ = runtime.compile(self.device.renderer.render(linear))
+            self.loaded[key] = functools.partial(runtime.launch, runtime.load(library, name),
+                                                 linear.loops)
         return self.loaded[key]
 
     def time(self, plan: KernelPlan, give_up: float = float("inf")) -> float:

@@ -3,7 +3,8 @@
 `decompose(ast, renderer)` replaces every ALU op missing from `renderer.ops` by its row in
 FALLBACKS (built from other primitive ops), and when `renderer.half_arithmetic` is False computes
 float16 ops in float32, rounding back to float16 after each (float16 stays a storage type). The
-engine calls it before planning; renderers without these attributes (C, PYTHON) get the AST back.
+engine calls it before planning; a renderer with every op and float16 math (C, PYTHON) gets the
+AST back. Both attributes are declared by renderers/base.py Renderer.
 """
 from __future__ import annotations
 
@@ -72,9 +73,8 @@ def _touches_half(node: Node) -> bool:
 
 
 def decompose(ast: Node, renderer) -> Node:
-    ops = getattr(renderer, "ops", None)
-    half = getattr(renderer, "half_arithmetic", True)
-    missing = set(FALLBACKS) - set(ops) if ops is not None else set()
+    half = renderer.half_arithmetic
+    missing = set(FALLBACKS) - set(renderer.ops)
     if not missing and half:
         return ast
     memo: dict[Node, Node] = {}

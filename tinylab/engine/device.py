@@ -178,12 +178,12 @@ class DeviceSpec:
         """What it is: the backend, the hardware its runtime opened, render-only or default-able."""
         target = self.target
         if self.render_only:
-            language = type(self.renderer).__name__.replace("Renderer", "")
-            text = f"renders {language} source only (DEBUG=4 shows it); runs nothing"
+            text = f"renders {self.renderer.language} source only (DEBUG=4 shows it); runs nothing"
             return text + (f"; target {target.name} ({target.isa})" if target else "")
         text = self.backend.description
-        if hasattr(self.runtime, "describe"):
-            text += f" on {self.runtime.describe()}"
+        hardware = self.runtime.describe()
+        if hardware:
+            text += f" on {hardware}"
         if self.backend.default_if is not None and not self.backend.default_if(self):
             text += "; usable, not chosen by default"
         return text

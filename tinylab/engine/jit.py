@@ -42,7 +42,7 @@ class CapturedStep:
                 self._calls.append(("copy", None, launch.buffers, patches))
                 continue
             fn = launch.runner.fn
-            direct = getattr(fn, "pointers_call", None)
+            direct = fn.pointers_call
             if direct is not None:  # CPU: ctypes pointers made once
                 pointers = [ctypes.c_void_p(b.handle.ctypes.data) for b in launch.buffers]
                 self._calls.append(("pointers", direct, pointers, patches))

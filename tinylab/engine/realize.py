@@ -104,15 +104,16 @@ class Runner:
     plan: KernelPlan
     program: LinearProgram
     source: str
-    fn: object              # runtime program, None when render-only
+    fn: object              # runtime Program, None when render-only
     flops: int
     bytes_moved: int
     compile_s: float
     cache_hit: bool
     target: str = ""        # the CPU target it was planned and compiled for ("" off the CPU)
+    runtime: object = None  # the Runtime that loaded fn: it launches it
 
     def __call__(self, buffers: list[Buffer]) -> float:
-        return self.fn(*[b.handle for b in buffers], global_size=self.program.loops)
+        return self.runtime.launch(self.fn, self.program.loops, *[b.handle for b in buffers])
 
     def passes(self) -> dict[str, str]:
         return {"ast": print_graph(self.ast), "plan": self.plan.describe(),
@@ -148,7 +149,7 @@ def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
             return beam_search(plan, spec, beam, cache, target,
                                progress=searching.update,
                                ignore_cache=bool(config.IGNORE_BEAM_CACHE.value))
-    if getattr(spec.renderer, "is_gpu", False):  # OpenCL / CUDA: work-groups
+    if spec.renderer.is_gpu:  # OpenCL / CUDA / WGSL / Metal: work-groups
         return plan.apply_all(choose_gpu_opts(plan, actions))
     if config.TUNE.value and not spec.render_only and TUNE_WORK[0] <= work(plan) <= TUNE_WORK[1]:
         from ..codegen.beam import tune  # big kernels: time the heuristic's candidates
@@ -190,15 +191,16 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
     source = spec.renderer.render(program)
     flops, moved = program_cost(program)
     start = time.perf_counter()
-    fn, hit = None, False
+    fn, hit, runtime = None, False, None
     if not spec.render_only:
-        library, hit = spec.runtime.compile(source)
-        fn = spec.runtime.load(library, plan.name)
+        runtime = spec.runtime
+        library, hit = runtime.compile(source)
+        fn = runtime.load(library, plan.name)
     compile_s = time.perf_counter() - start
     GlobalCounters.compile_count += 0 if hit else 1
     GlobalCounters.compile_time_s += compile_s
     runner = Runner(device, name, ast, plan, program, source, fn, flops, moved, compile_s, hit,
-                    target.name if target else "")
+                    target.name if target else "", runtime)
     _RUNNERS[key] = runner
     return runner
 
@@ -359,7 +361,7 @@ def _keep_inputs(record, runner: Runner, bufs) -> tuple:
 def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
                    kept: tuple = (None, "")) -> tracing.KernelRecord:
     spec = Device[runner.device]
-    language = type(spec.renderer).__name__.replace("Renderer", "")
+    language = spec.renderer.language
     first = runner not in _RECORDED
     _RECORDED.add(runner)
     inputs, note = kept

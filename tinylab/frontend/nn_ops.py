@@ -62,7 +62,7 @@ def _panel(x, w) -> int | None:
     if x.ndim != 2 or w.ndim != 2 or not x.dtype.is_float:
         return None
     from ..device import Device
-    panel = getattr(Device[x.device].renderer, "matmul_panel", None)
+    panel = Device[x.device].renderer.matmul_panel
     (m, k), n = x.shape, w.shape[1]
     if not panel or m % panel or n % panel or min(m, n, k) < PACK_MIN_SIDE or \
             m * n * k < PACK_MIN_WORK:

@@ -11,6 +11,7 @@ import math
 
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
+from .base import Renderer
 
 
 def _floor_div(text: str, c: int, negative: bool) -> str:
@@ -38,7 +39,7 @@ def guarded(load: str, valid: sym.Cond, zero: str) -> str:
     return zero if valid.is_false else f"({cond_text(valid)}?{load}:{zero})"
 
 
-class CStyleRenderer:
+class CStyleRenderer(Renderer):
     device = "C"
     kernel_prefix = "void"
     buffer_qualifier = ""
@@ -46,10 +47,6 @@ class CStyleRenderer:
     half_type = "_Float16"
     infinity, nan = "INFINITY", "NAN"
     preamble = ""
-    lacks_dtypes: frozenset = frozenset()  # dtype names the language cannot express
-    finite_math = False   # True: the language lets compilers assume no NaN / inf (WGSL)
-    # Tensor.matmul packs big operands into panels this many columns wide (None: it does not)
-    matmul_panel: int | None = None
     # unary math by float type name -> function
     float_math = {"EXP2": "exp2", "LOG2": "log2", "SIN": "sin", "SQRT": "sqrt", "TRUNC": "trunc"}
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
-from ..ir.ops import ALU
 from ..runtimes.launch import launch_dims
 from .cstyle import CStyleRenderer, _Walk, cond_text, index_text
 
@@ -18,8 +17,7 @@ class GPURenderer(CStyleRenderer):
     # GPUs here: threads are work-items, tiles are registers, no vector lanes
     supported_actions = ("UPCAST", "UNROLL", "LOCAL", "GROUP", "SWAP")
     is_gpu = True               # plans come from codegen/heuristic_gpu.py
-    ops = frozenset(ALU)        # every primitive ALU op renders natively ...
-    half_arithmetic = False     # ... but float16 math runs in float (codegen/decompose.py)
+    half_arithmetic = False     # float16 math runs in float (codegen/decompose.py)
     max_work_group = 1024       # work-items per work-group (runtimes/launch.py BLOCK_LIMITS)
 
     def id_text(self, space: str, dim: int) -> str:

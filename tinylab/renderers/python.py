@@ -10,6 +10,7 @@ import math
 
 from ..dtype import DType
 from ..ir import symbolic as sym
+from .base import Renderer
 
 
 def _literal(value, dtype: DType) -> str:
@@ -24,11 +25,9 @@ def _cond(cond: sym.Cond) -> str:
     return sym.render_cond(cond).replace(" && ", " & ")
 
 
-class PythonRenderer:
+class PythonRenderer(Renderer):
     device = "PYTHON"
-    supported_actions = ("UPCAST", "UNROLL", "SWAP")
-    lacks_dtypes: frozenset = frozenset()   # numpy has every dtype
-    finite_math = False                     # ... and IEEE NaN / inf
+    supported_actions = ("UPCAST", "UNROLL", "SWAP")   # numpy has every dtype, IEEE NaN / inf
 
     def render(self, program) -> str:
         globals_ = [(n, s) for n, s, kind in program.loops if kind in ("global", "thread")]

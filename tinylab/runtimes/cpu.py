@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from ..errors import CompileError, CompilerNotFoundError
+from .base import Program, Runtime
 from .buffer import HostAllocator
 from .compile_cache import cached_build, discard, key_of
 from .cpu_target import CPUTarget, detect
@@ -44,7 +45,7 @@ def find_compiler(preferred: str = "") -> str:
     raise CompilerNotFoundError(f"no C compiler found (tried {tried}); {INSTALL_HINT}")
 
 
-class CPURuntime:
+class CPURuntime(Runtime):
     name = "CPU"
 
     def __init__(self, compiler: str = "", cache_dir: Path | None = None, use_cache: bool = True,
@@ -136,7 +137,7 @@ class CPURuntime:
         return CPUProgram(name, lib, fn)
 
 
-class CPUProgram:
+class CPUProgram(Program):
     """A loaded kernel. Call with buffers (handles are numpy arrays); returns seconds taken."""
 
     def __init__(self, name: str, lib, fn):

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CompileError, CompilerNotFoundError, DeviceError
+from .base import Program
 from .buffer import Allocator
 from .compile_cache import cached_build, key_of
 from .launch import launch_dims
@@ -82,9 +83,7 @@ class CUDARuntime(OpenOnce):
         import atexit
         atexit.register(handles[2].pop)
 
-    @property
-    def is_gpu(self) -> bool:
-        return True
+    is_gpu = True
 
     @property
     def arch(self) -> str:
@@ -114,7 +113,7 @@ class CUDARuntime(OpenOnce):
                 cuda.Context.pop()
 
 
-class CUDAProgram:
+class CUDAProgram(Program):
     """A loaded kernel. Call with device allocations and the kernel's loops; returns seconds."""
 
     def __init__(self, name: str, module, function):

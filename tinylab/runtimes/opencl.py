@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CompileError, DeviceError
+from .base import Program
 from .buffer import Allocator
 from .compile_cache import cached_build, key_of
 from .launch import launch_dims
@@ -104,7 +105,7 @@ class OpenCLRuntime(OpenOnce):
         return CLProgram(name, kernel, queue)
 
 
-class CLProgram:
+class CLProgram(Program):
     """A built kernel. Call with buffer handles and the kernel's loops; returns seconds taken."""
 
     def __init__(self, name: str, kernel, queue):

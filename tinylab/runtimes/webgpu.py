@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CompileError, DeviceError
+from .base import Program
 from .buffer import Allocator
 from .compile_cache import cached_build, key_of
 from .launch import flat_launch_dims, webgpu_dispatch
@@ -143,7 +144,7 @@ class WebGPURuntime(OpenOnce):
         return WebGPUProgram(self, name, pipeline, layout, [i for i, _ in bindings(source)])
 
 
-class WebGPUProgram:
+class WebGPUProgram(Program):
     """A compute pipeline. Call with buffer handles and the kernel's loops; returns seconds."""
 
     def __init__(self, runtime: WebGPURuntime, name: str, pipeline, layout, binding_ids):
