@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..ir import symbolic as sym
 from ..ir.ops import REDUCE_ALU
+from .linear_ops import LinearOp
 from .plan import AxisKind
 
 
@@ -47,7 +48,7 @@ def group_reduce(builder, acc: int, node) -> int:
     slot = local_index * group_size + group_index
     base = local_index * group_size
     arg = (REDUCE_ALU[node.op].name, slot, base, group_size, local_size * group_size)
-    return builder.emit("GROUP_REDUCE", builder.instrs[acc].dtype, (acc,), arg, post=True,
+    return builder.emit(LinearOp.GROUP_REDUCE, builder.instrs[acc].dtype, (acc,), arg, post=True,
                         unique=True)
 
 

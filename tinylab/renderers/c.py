@@ -12,6 +12,7 @@ walk), so every program still renders.
 from __future__ import annotations
 
 from ..codegen.heuristic import matmul_panel
+from ..codegen.plan import Action
 from ..dtype import DType, dtypes
 from ..runtimes.cpu_target import CPUTarget, detect
 from .cstyle import CStyleRenderer, _Walk, cond_text, guarded, index_text
@@ -26,7 +27,8 @@ VECTOR_MATH = {"EXP2", "LOG2", "SQRT"}  # float32 lanes: helpers below (libm has
 class CRenderer(CStyleRenderer):
     device = "CPU"
     preamble = "#include <math.h>\n#include <stdbool.h>\n"
-    supported_actions = ("UPCAST", "UNROLL", "THREAD", "SWAP", "VECTORIZE", "BLOCK")
+    supported_actions = (Action.UPCAST, Action.UNROLL, Action.THREAD, Action.SWAP,
+                         Action.VECTORIZE, Action.BLOCK)
 
     def __init__(self, target: CPUTarget | None = None):
         self.target = target if target is not None else detect()

@@ -5,6 +5,7 @@ Subclasses name the ids, qualifiers, barrier and half conversions. Pure string b
 """
 from __future__ import annotations
 
+from ..codegen.plan import Action
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
 from ..runtimes.launch import launch_dims
@@ -15,7 +16,7 @@ class GPURenderer(CStyleRenderer):
     local_qualifier = ""     # "__local " / "__shared__ "
     barrier = ""             # the work-group barrier statement
     # GPUs here: threads are work-items, tiles are registers, no vector lanes
-    supported_actions = ("UPCAST", "UNROLL", "LOCAL", "GROUP", "SWAP")
+    supported_actions = (Action.UPCAST, Action.UNROLL, Action.LOCAL, Action.GROUP, Action.SWAP)
     is_gpu = True               # plans come from codegen/heuristic_gpu.py
     half_arithmetic = False     # float16 math runs in float (codegen/decompose.py)
     max_work_group = 1024       # work-items per work-group (runtimes/launch.py BLOCK_LIMITS)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from ..codegen.plan import Action
 from ..dtype import DType
 from ..ir import symbolic as sym
 from .base import Renderer
@@ -27,7 +28,7 @@ def _cond(cond: sym.Cond) -> str:
 
 class PythonRenderer(Renderer):
     device = "PYTHON"
-    supported_actions = ("UPCAST", "UNROLL", "SWAP")   # numpy has every dtype, IEEE NaN / inf
+    supported_actions = (Action.UPCAST, Action.UNROLL, Action.SWAP)  # every dtype, IEEE
 
     def render(self, program) -> str:
         globals_ = [(n, s) for n, s, kind in program.loops if kind in ("global", "thread")]
@@ -83,6 +84,6 @@ class PythonRenderer(Renderer):
                 names[i] = f"alu{i}"
             else:
                 arrays = ", ".join(f"np.asarray({a})" for a in args)
-                emit(f"alu{i} = alu({op!r}, {arrays})")
+                emit(f"alu{i} = alu({str(op)!r}, {arrays})")
                 names[i] = f"alu{i}"
         return "import numpy as np\n\n" + "\n".join(lines) + "\n"
