@@ -77,19 +77,25 @@ def decompose(ast: Node, renderer) -> Node:
     missing = set(FALLBACKS) - set(renderer.ops)
     if not missing and half:
         return ast
-    memo: dict[Node, Node] = {}
+    memo: dict[Node, Node] = {}   # node -> its rewrite (a rewrite maps to itself)
 
-    def rewrite(node: Node) -> Node:
-        if node in memo:
-            return memo[node]
-        srcs = [rewrite(s) for s in node.src]
+    def rewrite_one(node: Node) -> Node:
+        srcs = [memo[s] for s in node.src]
         out = _rebuild(node, srcs)
         if not half and _touches_half(node):
             out = _half_in_float(node, srcs)
         if out.op in missing:
             out = rewrite(FALLBACKS[out.op](*out.src))
-        memo[node] = out
         return out
+
+    def rewrite(root: Node) -> Node:
+        # sources first, iteratively (a chain of thousands of ops must not recurse that deep),
+        # stopping at nodes already rewritten
+        for node in ir.toposort([root], lambda n: () if n in memo else n.src):
+            if node not in memo:
+                memo[node] = rewrite_one(node)
+                memo.setdefault(memo[node], memo[node])
+        return memo[root]
 
     return rewrite(ast)
 

@@ -13,6 +13,7 @@ from typing import Callable
 
 from .. import config
 from ..errors import DeviceError
+from .state import EngineState
 
 
 @dataclass
@@ -195,6 +196,7 @@ class DeviceSpec:
 class _DeviceRegistry:
     def __init__(self):
         self._opened: dict[str, DeviceSpec] = {}
+        self.state = EngineState()  # what realize keeps between calls (engine/state.py)
 
     def canonicalize(self, name: str | None) -> str:
         if name is None:

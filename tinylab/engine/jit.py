@@ -72,11 +72,8 @@ def capture():
     def hook(runner, buffers):
         launches.append(Launch(runner, list(buffers)))
 
-    engine._CAPTURE.append(hook)
-    try:
+    with engine.capturing(hook):
         yield launches
-    finally:
-        engine._CAPTURE.remove(hook)
 
 
 def plan_buffers(launches: list[Launch], keep: set) -> int:
