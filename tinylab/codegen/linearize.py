@@ -14,7 +14,7 @@ from typing import Any
 
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
-from ..ir.node import Node
+from ..ir.node import Node, reduce_identity
 from ..ir.ops import ALU, REDUCE, REDUCE_ALU, Op
 from . import gpu
 from .linear_ops import LinearOp
@@ -54,12 +54,6 @@ class LinearProgram:
     def print(self) -> str:
         from .printer import print_linear
         return print_linear(self)
-
-
-def _identity(op: Op, dtype: DType):
-    if op is Op.REDUCE_SUM:
-        return False if dtype.is_bool else 0
-    return dtype.min_value()
 
 
 class _Builder:
@@ -198,7 +192,7 @@ class _Builder:
     def build_reduce(self, node: Node, post_insts) -> None:
         width = self.lanes
         acc_dtype = node.dtype.vec(width)
-        identity = _identity(node.op, node.dtype)
+        identity = reduce_identity(node.op, node.dtype)
         for inst in post_insts:
             key = tuple(sorted(inst.items()))
             acc = self.emit(LinearOp.ACC, acc_dtype, (), identity, depth=self.n_outer, post=False,
@@ -231,7 +225,7 @@ class _Builder:
                      and self.plan.axes[a].reduce)
         first = sym.lt(self.vars[block], 1)
         cond = self.emit(LinearOp.COND, dtypes.bool, (), (first,), depth=self.cond_depth([first]))
-        identity = self.emit(LinearOp.CONST, dtype, (), _identity(node.op, node.dtype))
+        identity = self.emit(LinearOp.CONST, dtype, (), reduce_identity(node.op, node.dtype))
         start = self.emit(LinearOp.WHERE, dtype, (cond, identity, earlier))
         return self.emit(LinearOp[REDUCE_ALU[node.op].name], dtype, (result, start))
 

@@ -107,9 +107,10 @@ BACKENDS: dict[str, Backend] = {
 # render-only devices: the whole pipeline up to source text, for any machine
 RENDER_ONLY_ALIASES: dict[str, str] = {"NULL:C": "CPU", "NULL:CL": "CL", "NULL:CUDA": "CUDA",
                                        "NULL:WGSL": "WEBGPU", "NULL:METAL": "METAL"}
-# other spellings of a device (the language's name)
+# other spellings of a device (the language's name): the one table of device names
 DEVICE_ALIASES = {"GPU": "CL", "OPENCL": "CL", "CLANG": "CPU", "C": "CPU", "WGSL": "WEBGPU",
                   "MSL": "METAL"}
+RENDER_ONLY_NAMES = {backend: alias[5:] for alias, backend in RENDER_ONLY_ALIASES.items()}
 
 
 @dataclass(eq=False)
@@ -209,8 +210,14 @@ class _DeviceRegistry:
         text = DEVICE_ALIASES.get(text, text)
         if text.startswith("NULL:"):  # NULL:OPENCL -> NULL:CL, NULL:CLANG -> NULL:C
             inner = self.canonicalize(text[5:])
-            text = "NULL:" + {"CPU": "C", "WEBGPU": "WGSL"}.get(inner, inner)
+            text = "NULL:" + RENDER_ONLY_NAMES.get(inner, inner)
         return text
+
+    def backend_of(self, name) -> str:
+        """The backend a device name runs or renders with: 'NULL:OPENCL' -> 'CL', 'C' -> 'CPU'
+        (an unknown name comes back canonicalized)."""
+        key = self.canonicalize(name)
+        return RENDER_ONLY_ALIASES.get(key, key)
 
     def known(self) -> list[str]:
         return list(BACKENDS) + list(RENDER_ONLY_ALIASES)

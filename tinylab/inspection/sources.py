@@ -12,12 +12,10 @@ TAB_ORDER = ("C", "OpenCL", "CUDA", "WGSL", "Metal", "Python")
 
 
 def language_of(backend: str) -> str:
-    """'CUDA' -> 'CUDA', 'CL'/'OpenCL' -> 'OpenCL', 'CPU'/'C' -> 'C'."""
-    text = backend.strip().upper()
-    aliases = {"CPU": "C", "C": "C", "CLANG": "C", "CL": "OpenCL", "OPENCL": "OpenCL",
-               "GPU": "OpenCL", "CUDA": "CUDA", "PYTHON": "Python", "WEBGPU": "WGSL",
-               "WGSL": "WGSL", "METAL": "Metal", "MSL": "Metal"}
-    return aliases.get(text.removeprefix("NULL:"), backend)
+    """'CUDA' -> 'CUDA', 'CL'/'OpenCL' -> 'OpenCL', 'CPU'/'C' -> 'C' (device names and their
+    aliases as the engine's Device table spells them; anything else comes back as given)."""
+    from ..engine.device import Device
+    return DEVICE_LANGUAGES.get(Device.backend_of(backend), backend)
 
 
 def renderer_available() -> bool:
