@@ -9,8 +9,8 @@ from tinylab import Device, Tensor, trace
 from tinylab.codegen import beam
 from tinylab.codegen.decompose import decompose
 from tinylab.codegen.plan import KernelPlan
-from tinylab.engine import device as device_module
-from tinylab.engine.device import Backend
+from tinylab.engine import devices as device_module
+from tinylab.engine.devices import Backend
 from tinylab.engine.realize import REALIZED
 from tinylab.errors import DeviceError
 from tinylab.ir.ops import ALU

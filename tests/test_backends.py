@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from tinylab import Context, Device, Tensor, trace
-from tinylab.engine import device as device_module
-from tinylab.engine.device import Backend, _DeviceRegistry
+from tinylab.engine import devices as device_module
+from tinylab.engine.devices import Backend, _DeviceRegistry
 from tinylab.engine.realize import render_for
 from tinylab.errors import CompileError, CompilerNotFoundError, DeviceError
 from tinylab.ir import node as ir

@@ -4,7 +4,7 @@
 # A backend is a **renderer** (a linear program → source text) and a **runtime** (compile that
 # text, allocate memory, launch), subclasses of `Renderer` (`tinylab/renderers/base.py`) and
 # `Runtime` (`tinylab/runtimes/base.py`), registered by one row in
-# `tinylab.engine.device.BACKENDS`.
+# `tinylab.engine.devices.BACKENDS`.
 # Here we write one whose "source" is plain Python with one scalar operation per line, register
 # it, and run the test suite's own op checks against it — which find a real bug in our first try.
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from exercises import check
 from tinylab import Context, Device, Tensor, trace
-from tinylab.engine.device import BACKENDS, Backend
+from tinylab.engine.devices import BACKENDS, Backend
 from tinylab.ir import symbolic as sym
 from tinylab.ir.ops import Op
 from tinylab.renderers.base import Renderer

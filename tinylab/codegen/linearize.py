@@ -16,7 +16,7 @@ from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
 from ..ir.node import Node, reduce_identity
 from ..ir.ops import ALU, REDUCE, REDUCE_ALU, Op
-from . import gpu
+from . import gpu_plan
 from .linear_ops import LinearOp
 from .plan import AxisKind, KernelPlan, view_index
 
@@ -65,7 +65,7 @@ class _Builder:
         self.cse: dict[Instr, int] = {}
         self.vars = plan.loop_vars()
         self.loop_axes = [i for i, a in enumerate(plan.axes) if a.kind.is_loop]
-        self.loop_axes = gpu.order_loops(plan, self.loop_axes)  # GPU hook: work-group axes
+        self.loop_axes = gpu_plan.order_loops(plan, self.loop_axes)  # GPU hook: work-group axes
         # BLOCK loops run outside the output loops, a global block outside a reduce block
         blocks = [a for a in self.loop_axes if plan.axes[a].kind is AxisKind.BLOCK]
         self.loop_axes = sorted(blocks, key=lambda a: plan.axes[a].reduce) + \
@@ -184,7 +184,7 @@ class _Builder:
             for inst in post_insts:
                 value = self.value(store.src[0], inst, post_width)
                 indices, valids = self.view_lanes(store.view, inst, post_width)
-                valids = gpu.guard_store(self, valids)  # GPU hook: grouped reduce stores once
+                valids = gpu_plan.guard_store(self, valids)  # GPU hook: grouped reduce stores once
                 self.emit(LinearOp.STORE, store.dtype.vec(post_width), (value,),
                           (store.buffer_index, indices, valids),
                           depth=self.expr_depth(indices), unique=True)
@@ -203,7 +203,7 @@ class _Builder:
                                              node.dtype, identity)
                 self.emit(LinearOp.ACC_UPDATE, acc_dtype, (acc, value), REDUCE_ALU[node.op].name,
                           depth=len(self.loop_axes), post=False, unique=True)
-            acc = gpu.group_reduce(self, acc, node)  # GPU hook: combine across a work-group
+            acc = gpu_plan.group_reduce(self, acc, node)  # GPU hook: combine across a work-group
             if self.vector_is_reduce:
                 result = self.emit(LinearOp.VREDUCE, node.dtype, (acc,), REDUCE_ALU[node.op].name,
                                    post=True, unique=True)

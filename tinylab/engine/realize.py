@@ -32,7 +32,7 @@ from ..schedule.schedule import Schedule, schedule
 from . import progress
 from . import trace as tracing
 from .counters import GlobalCounters
-from .device import Device
+from .devices import Device
 from .state import FreshRealized
 
 

@@ -61,7 +61,7 @@ def _panel(x, w) -> int | None:
     """Panel width if this 2-D float matmul is big enough to pack on its device."""
     if x.ndim != 2 or w.ndim != 2 or not x.dtype.is_float:
         return None
-    from ..device import Device
+    from ..engine.devices import Device
     panel = Device[x.device].renderer.matmul_panel
     (m, k), n = x.shape, w.shape[1]
     if not panel or m % panel or n % panel or min(m, n, k) < PACK_MIN_SIDE or \

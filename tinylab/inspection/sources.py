@@ -14,7 +14,7 @@ TAB_ORDER = ("C", "OpenCL", "CUDA", "WGSL", "Metal", "Python")
 def language_of(backend: str) -> str:
     """'CUDA' -> 'CUDA', 'CL'/'OpenCL' -> 'OpenCL', 'CPU'/'C' -> 'C' (device names and their
     aliases as the engine's Device table spells them; anything else comes back as given)."""
-    from ..engine.device import Device
+    from ..engine.devices import Device
     return DEVICE_LANGUAGES.get(Device.backend_of(backend), backend)
 
 

@@ -18,7 +18,7 @@ from ..ir import symbolic as sym
 from ..runtimes.launch import WEBGPU_BLOCK_LIMIT, flat_launch_dims, webgpu_dispatch
 from .cstyle import INFIX, cond_text, index_text
 from . import wgsl_int64
-from .gpu import GPURenderer, _GPUWalk
+from .gpu_c import GPURenderer, _GPUWalk
 
 REGISTER = {dtypes.bool: "bool", dtypes.int8: "i32", dtypes.int16: "i32", dtypes.int32: "i32",
             dtypes.uint8: "u32", dtypes.uint16: "u32", dtypes.uint32: "u32",

@@ -1,4 +1,5 @@
-"""GPU lowering of work-group axes, called by the linearizer through three small hooks.
+"""GPU lowering of work-group axes in the plan (its rendering is renderers/gpu_c.py), called by
+the linearizer through three small hooks.
 
 LOCAL axes are work-item ids inside a work-group; GROUP axes split a reduce across a work-group:
 each work-item reduces its share into registers, then `GROUP_REDUCE` combines the work-group's

@@ -1,10 +1,12 @@
-"""Devices: a renderer (source text) plus a runtime (compile, allocate, launch), by name.
+"""The device registry: a device is a renderer (source text) plus a runtime (compile, allocate,
+launch), by name. (The command `python -m tinylab.device`, tinylab/device.py, prints it.)
 
 `Device["CPU"]` gives a DeviceSpec; `Device.DEFAULT` is the device `DEV` names, else the first
-available one in preference order; `python -m tinylab.device` lists each backend and, if it
-cannot run here, why. Backends register in BACKENDS below: a new one is a renderer plus a
-runtime plus one row. The C backend is made for a CPU target (`spec.target`): NULL:C renders for
-the one CPU_TARGET names, CPU for one this CPU can execute.
+available one in preference order; `Device.status()` says of each backend whether it can run
+here and if not why; `Device.state` holds the engine's caches (engine/state.py). Backends
+register in BACKENDS below: a new one is a renderer plus a runtime plus one row. The C backend
+is made for a CPU target (`spec.target`): NULL:C renders for the one CPU_TARGET names, CPU for
+one this CPU can execute.
 """
 from __future__ import annotations
 

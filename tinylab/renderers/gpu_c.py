@@ -1,6 +1,7 @@
-"""What OpenCL C and CUDA C share on top of the C family renderer: output loops become work-group
-and work-item ids (no loop), GROUP_REDUCE goes through local memory behind a barrier, and
-float16 lives in memory only (registers hold float; loads, stores and casts convert).
+"""The GPU C family: what OpenCL C, CUDA C, Metal and WGSL share on top of the C family renderer
+(the plan side is codegen/gpu_plan.py). Output loops become work-group and work-item ids (no
+loop), GROUP_REDUCE goes through local memory behind a barrier, and float16 lives in memory only
+(registers hold float; loads, stores and casts convert).
 Subclasses name the ids, qualifiers, barrier and half conversions. Pure string building.
 """
 from __future__ import annotations
