@@ -361,6 +361,10 @@ def realize(nodes: list[Node]) -> list[Node]:
 def _realize(nodes: list[Node]) -> list[Node]:
     realized = {} if STATE.captures else FreshRealized(REALIZED)
     todo = [n for n in dict.fromkeys(nodes) if n.op is not Op.BUFFER and n not in realized]
+    # keep the BUFFER nodes of values already realized alive until the end: an entry held
+    # weakly (RealizedTable.hold_weakly) must not vanish in a garbage collection mid-realize
+    kept_alive = [realized[n] for n in dict.fromkeys(nodes)  # noqa: F841 - held, not read
+                  if n.op is not Op.BUFFER and n not in todo]
     results = {}
     if todo:
         sched = schedule(todo, scheduler_options(), realized=realized)
