@@ -20,7 +20,7 @@ def nvcc_present() -> bool:
 
 def session_asts() -> list:
     """Every distinct kernel AST compiled (or rendered) in this process so far."""
-    return list(dict.fromkeys(key[1] for key in realize._RUNNERS))
+    return list(dict.fromkeys(key[1] for key in realize.STATE.runners))
 
 
 def batch_source(asts) -> str:

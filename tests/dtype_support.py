@@ -8,9 +8,10 @@ from tinylab import Device
 
 
 def lacks(device: str, dtype_name: str) -> bool:
-    """The device's language cannot express this dtype (a learner's renderer, as in notebook 06,
-    may not declare `lacks_dtypes`: it lacks nothing it does not say)."""
-    return dtype_name in getattr(Device[device].renderer, "lacks_dtypes", ())
+    """The device's language cannot express this dtype (Renderer.lacks_dtypes; a learner's
+    renderer, as in notebook 06, keeps the base's empty default: it lacks nothing it does not
+    say)."""
+    return dtype_name in Device[device].renderer.lacks_dtypes
 
 
 def refuses(device: str, *dtype_names: str):

@@ -10,7 +10,7 @@ The public API is listed here explicitly; everything else is reachable by module
 from .config import Context
 from .dtype import DType, dtypes
 from .engine.counters import GlobalCounters
-from .engine.device import Device
+from .engine.devices import Device
 from .engine.trace import trace
 from .frontend.jit import TinyJit
 from .frontend.tensor import Tensor

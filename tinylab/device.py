@@ -3,7 +3,7 @@ CPU target the C backend plans and compiles for. `from tinylab.device import Dev
 registry as `tinylab.Device`."""
 from __future__ import annotations
 
-from .engine.device import Device
+from .engine.devices import Device
 
 __all__ = ["Device"]
 

@@ -188,7 +188,7 @@ class AutoInspect:
         try:
             context.__exit__(None, None, None)
         except ValueError:  # the cell ran in another context: drop the trace by hand
-            tracing._ACTIVE.set(tuple(t for t in tracing.active() if t is not recorded))
+            tracing.suspend(recorded)
         if recorded.realizes:
             self.magics.last_trace = recorded
             show_trace(recorded)

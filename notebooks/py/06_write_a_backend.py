@@ -2,7 +2,9 @@
 # # 06 · Write a backend in a notebook cell
 #
 # A backend is a **renderer** (a linear program → source text) and a **runtime** (compile that
-# text, allocate memory, launch), registered by one row in `tinylab.engine.device.BACKENDS`.
+# text, allocate memory, launch), subclasses of `Renderer` (`tinylab/renderers/base.py`) and
+# `Runtime` (`tinylab/runtimes/base.py`), registered by one row in
+# `tinylab.engine.devices.BACKENDS`.
 # Here we write one whose "source" is plain Python with one scalar operation per line, register
 # it, and run the test suite's own op checks against it — which find a real bug in our first try.
 
@@ -15,9 +17,11 @@ from pathlib import Path
 import numpy as np
 from exercises import check
 from tinylab import Context, Device, Tensor, trace
-from tinylab.engine.device import BACKENDS, Backend
+from tinylab.engine.devices import BACKENDS, Backend
 from tinylab.ir import symbolic as sym
 from tinylab.ir.ops import Op
+from tinylab.renderers.base import Renderer
+from tinylab.runtimes.base import Program, Runtime
 from tinylab.runtimes.buffer import HostAllocator
 
 TESTS = Path.cwd().parent / "tests"                     # the repository's test suite
@@ -41,9 +45,11 @@ print(recorded.kernels[0].passes["linear"])
 # ## The renderer
 #
 # One line of Python per instruction. Each ALU op is a row of a table. Ops we leave out of the
-# table (`MAX`, `NEG`, `MOD`, `TRUNC`) are not a problem: the renderer says which ops it has
+# table (`MAX`, `NEG`, `MOD`, `TRUNC`) are not a problem: the renderer declares which ops it has
 # (`ops`), and codegen rewrites the others from ones it does have before planning
-# (`tinylab/codegen/decompose.py`). `supported_actions = ()` asks for plain loops.
+# (`tinylab/codegen/decompose.py`). Everything else the base class `Renderer` declares keeps its
+# default: no optimization actions (`supported_actions = ()`: plain loops), every dtype, IEEE
+# floats.
 
 # %%
 OPS = {   # op name -> Python expression over the operands {0}, {1}, {2}
@@ -56,9 +62,8 @@ OPS = {   # op name -> Python expression over the operands {0}, {1}, {2}
 ACCUMULATE = {"ADD": "{0} + {1}", "MAX": "max({0}, {1})"}   # how a reduce folds a value in
 
 
-class TinyRenderer:
+class TinyRenderer(Renderer):
     device = "TINY"
-    supported_actions = ()          # no optimization actions: one scalar loop per axis
 
     def __init__(self, table=None):
         self.table = dict(OPS if table is None else table)
@@ -118,17 +123,25 @@ class TinyRenderer:
 # ## The runtime
 #
 # "Compiling" is `exec`; buffers live in host memory (numpy byte arrays, like the CPU backend);
-# a launch calls the function and returns how long it took.
+# a loaded kernel is a `Program`: calling it runs the function and returns how long it took.
+# The base class `Runtime` gives the rest: `check()` (it works everywhere), `launch`, no GPU.
 
 # %%
-class TinyRuntime:
-    is_gpu = False
+class TinyProgram(Program):
+    def __init__(self, name: str, kernel):
+        self.name, self.kernel = name, kernel
+
+    def __call__(self, *handles, **launch_dimensions) -> float:
+        start = time.perf_counter()
+        self.kernel(*handles)
+        return time.perf_counter() - start
+
+
+class TinyRuntime(Runtime):
+    name = "TINY"
 
     def __init__(self):
         self.allocator = HostAllocator()
-
-    def check(self) -> None:       # raise DeviceError here if the backend cannot run
-        return None
 
     def compile(self, source: str):
         namespace = {"np": np}
@@ -136,13 +149,7 @@ class TinyRuntime:
         return namespace, False    # (the "binary", was it a cache hit)
 
     def load(self, namespace, name: str):
-        kernel = namespace[name]
-
-        def launch(*handles, **launch_dimensions) -> float:
-            start = time.perf_counter()
-            kernel(*handles)
-            return time.perf_counter() - start
-        return launch
+        return TinyProgram(name, namespace[name])
 
 
 def register(name: str, table=None) -> str:

@@ -52,7 +52,7 @@ CASES = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_forced_gpu_plans_on_cl(name, monkeypatch):
     arrays, build, reference, opts = CASES[name]
-    monkeypatch.setattr(realize, "_RUNNERS", {})
+    monkeypatch.setattr(realize.STATE, "runners", {})
     monkeypatch.setattr(realize, "choose_gpu_opts", lambda plan, actions: list(opts))
     with Context(DEV="CL"), trace() as t:
         out = build(*[Tensor(a) for a in arrays]).numpy()

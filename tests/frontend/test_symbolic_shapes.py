@@ -177,10 +177,10 @@ def test_a_second_value_compiles_nothing_and_reuses_the_kernel(device, data):
     names = []
     for n in VALUES:
         v = Variable("i", 1, 8).bind(n)
-        runners, compiles = len(engine._RUNNERS), GlobalCounters.compile_count
+        runners, compiles = len(engine.STATE.runners), GlobalCounters.compile_count
         (x[:, :v] * 2).sum(1).numpy()
         if n != VALUES[0]:
-            assert len(engine._RUNNERS) == runners and GlobalCounters.compile_count == compiles
+            assert len(engine.STATE.runners) == runners and GlobalCounters.compile_count == compiles
         names.append(schedule([(x[:, :v] * 2).sum(1).node]).kernels[0].ast)
     assert names[0] is names[1] is names[2]  # the kernel AST holds the unbound variable
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from tinylab import Context, Tensor, dtypes
-from tinylab.engine.device import Device
+from tinylab.engine.devices import Device
 
 NUMPY_DTYPES = ["bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32",
                 "float64"]

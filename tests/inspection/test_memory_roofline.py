@@ -265,7 +265,7 @@ def test_cuda_peak_from_device_attributes():
 
 def test_cl_peak_from_the_device_info():
     cl = pytest.importorskip("pyopencl")
-    from tinylab.engine.device import Device
+    from tinylab.engine.devices import Device
     try:
         spec = Device["CL"]
         _, device, _, _ = spec.runtime.open()

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from tinylab import Context, Device, Tensor, trace
-from tinylab.engine import device as device_module
-from tinylab.engine.device import Backend, _DeviceRegistry
+from tinylab.engine import devices as device_module
+from tinylab.engine.devices import Backend, _DeviceRegistry
 from tinylab.engine.realize import render_for
 from tinylab.errors import CompileError, CompilerNotFoundError, DeviceError
 from tinylab.ir import node as ir
@@ -19,6 +19,7 @@ from tinylab.ir.ops import ALU, Op
 from tinylab.renderers.c import CRenderer
 from tinylab.runtimes import cuda as cuda_runtime
 from tinylab.runtimes.cuda import CUDARuntime, find_nvcc, nvcc_compile
+from tinylab.runtimes.base import Runtime
 from tinylab.runtimes.opencl import OpenCLRuntime
 
 HAS_CL = Device["CL"].available
@@ -31,13 +32,21 @@ except CompilerNotFoundError:
 
 
 # ---- selection -------------------------------------------------------------------------------
-class FakeRuntime:
+class FakeRuntime(Runtime):
+    """A runtime that opens (or fails to) and compiles nothing: for device selection only."""
+
     def __init__(self, problem=None, gpu=True):
         self.problem, self.is_gpu = problem, gpu
 
     def check(self):
         if self.problem:
             raise DeviceError(self.problem)
+
+    def compile(self, source: str):
+        raise NotImplementedError("FakeRuntime compiles nothing")
+
+    def load(self, artifact, name: str):
+        raise NotImplementedError("FakeRuntime loads nothing")
 
 
 def _fake(monkeypatch, name, problem=None, gpu=True):

@@ -23,7 +23,7 @@ from ..ir.printer import print_graph
 from ..runtimes.buffer import Buffer
 from ..runtimes.compile_cache import secure_dir
 from .linearize import linearize
-from .plan import ACTIONS, KernelPlan, Opt, OptError
+from .plan import ACTIONS, Action, KernelPlan, Opt, OptError
 
 AMOUNTS = (2, 3, 4, 8, 16)
 BLOCK_AMOUNTS = (32, 64, 128, 256)  # cache blocks are bigger than register tiles
@@ -37,13 +37,13 @@ def _candidates(plan: KernelPlan, actions, target) -> list[KernelPlan]:
     out = []
     for axis_index in range(len(plan.axes)):
         for action in actions:
-            if action == "THREAD":
+            if action == Action.THREAD:
                 amounts = (threads,) if threads > 1 else ()
-            elif action == "VECTORIZE":  # no wider than the target's vectors
+            elif action == Action.VECTORIZE:  # no wider than the target's vectors
                 amounts = tuple(a for a in AMOUNTS if a <= lanes)
-            elif action == "BLOCK":
+            elif action == Action.BLOCK:
                 amounts = BLOCK_AMOUNTS
-            elif action == "SWAP":
+            elif action == Action.SWAP:
                 amounts = tuple(range(len(plan.axes)))
             else:
                 amounts = AMOUNTS
@@ -80,15 +80,16 @@ class _Timer:
         self.loaded: dict[tuple, object] = {}  # compiled once per plan, for time() and output()
 
     def program(self, plan: KernelPlan):
-        """The plan's kernel, called as realize's Runner calls it: with its launch size (a GPU
-        kernel called without one runs a single work-item)."""
+        """The plan's kernel, launched as realize's Runner launches it: through the runtime's
+        `launch` with its launch size (a GPU kernel without one runs a single work-item)."""
         key = tuple(plan.opts)
         if key not in self.loaded:
             name = plan.name
             linear = linearize(plan, name)
-            library, _ = self.device.runtime.compile(self.device.renderer.render(linear))
-            fn = self.device.runtime.load(library, name)
-            self.loaded[key] = functools.partial(fn, global_size=linear.loops)
+            runtime = self.device.runtime
+            library, _ = runtime.compile(self.device.renderer.render(linear))
+            self.loaded[key] = functools.partial(runtime.launch, runtime.load(library, name),
+                                                 linear.loops)
         return self.loaded[key]
 
     def time(self, plan: KernelPlan, give_up: float = float("inf")) -> float:
@@ -231,7 +232,7 @@ def tune(plan: KernelPlan, device, target, cache_dir: Path | None = None,
     if best is not options[0] and not np.allclose(timer.output(best), timer.output(plan),
                                                   rtol=1e-4, atol=1e-4, equal_nan=True):
         best = options[0]
-    if "THREAD" in actions:
-        best = thread(best, target, "SWAP" in actions)
+    if Action.THREAD in actions:
+        best = thread(best, target, Action.SWAP in actions)
     _store(cache, key, best.opts)
     return best

@@ -3,7 +3,8 @@
 `decompose(ast, renderer)` replaces every ALU op missing from `renderer.ops` by its row in
 FALLBACKS (built from other primitive ops), and when `renderer.half_arithmetic` is False computes
 float16 ops in float32, rounding back to float16 after each (float16 stays a storage type). The
-engine calls it before planning; renderers without these attributes (C, PYTHON) get the AST back.
+engine calls it before planning; a renderer with every op and float16 math (C, PYTHON) gets the
+AST back. Both attributes are declared by renderers/base.py Renderer.
 """
 from __future__ import annotations
 
@@ -72,25 +73,31 @@ def _touches_half(node: Node) -> bool:
 
 
 def decompose(ast: Node, renderer, memo: dict | None = None) -> Node:
-    """`memo`, when given, is filled with each node -> the node that replaces it."""
-    ops = getattr(renderer, "ops", None)
-    half = getattr(renderer, "half_arithmetic", True)
-    missing = set(FALLBACKS) - set(ops) if ops is not None else set()
+    """`memo`, when given, is filled with each node -> the node that replaces it (a rewrite maps
+    to itself)."""
+    half = renderer.half_arithmetic
+    missing = set(FALLBACKS) - set(renderer.ops)
     if not missing and half:
         return ast
     memo = {} if memo is None else memo
 
-    def rewrite(node: Node) -> Node:
-        if node in memo:
-            return memo[node]
-        srcs = [rewrite(s) for s in node.src]
+    def rewrite_one(node: Node) -> Node:
+        srcs = [memo[s] for s in node.src]
         out = _rebuild(node, srcs)
         if not half and _touches_half(node):
             out = _half_in_float(node, srcs)
         if out.op in missing:
             out = rewrite(FALLBACKS[out.op](*out.src))
-        memo[node] = out
         return out
+
+    def rewrite(root: Node) -> Node:
+        # sources first, iteratively (a chain of thousands of ops must not recurse that deep),
+        # stopping at nodes already rewritten
+        for node in ir.toposort([root], lambda n: () if n in memo else n.src):
+            if node not in memo:
+                memo[node] = rewrite_one(node)
+                memo.setdefault(memo[node], memo[node])
+        return memo[root]
 
     return rewrite(ast)
 

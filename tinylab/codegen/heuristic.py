@@ -22,7 +22,7 @@ from ..ir import symbolic as sym
 from ..ir.ops import Op
 from ..runtimes.cpu_target import CPUTarget
 from .linearize import buffer_extent
-from .plan import AxisKind, KernelPlan, Opt, OptError, view_index
+from .plan import Action, AxisKind, KernelPlan, Opt, OptError, view_index
 
 MIN_VECTOR_BITS = 128       # narrowest vector tried (4 float32 lanes), the widest is the target's
 TILE_SIZES = (8, 6, 5, 4, 3, 2)  # register-tile amounts, biggest first
@@ -168,7 +168,7 @@ def vectorize(plan: KernelPlan, target: CPUTarget) -> KernelPlan:
             cost *= 1.05  # a horizontal sum at the end: prefer output lanes on a tie
         if cost < best[0]:
             best = (cost, i, width)
-    return plan if best[1] is None else _try(plan, Opt("VECTORIZE", best[1], best[2]))
+    return plan if best[1] is None else _try(plan, Opt(Action.VECTORIZE, best[1], best[2]))
 
 
 def _tile_candidates(plan: KernelPlan, table):
@@ -234,7 +234,7 @@ def register_tile(plan: KernelPlan, target: CPUTarget) -> KernelPlan:
     budget = accumulator_budget(target)
     outer = _vector_outer(plan)
     if outer is not None and _two_vectors_first(plan, plan.axes[outer].size, budget):
-        plan = _try(plan, Opt("UPCAST", outer, 2))
+        plan = _try(plan, Opt(Action.UPCAST, outer, 2))
         budget //= 2
     tiled: set = set()
     dense_tiled: set = set()
@@ -257,12 +257,12 @@ def register_tile(plan: KernelPlan, target: CPUTarget) -> KernelPlan:
         tiled.add(plan.axes[axis].origin)
         if dense:
             dense_tiled.add(plan.axes[axis].origin)
-        plan = _try(plan, Opt("UPCAST", axis, amount))
+        plan = _try(plan, Opt(Action.UPCAST, axis, amount))
         budget //= amount
     outer = _vector_outer(plan)
     if outer is not None and budget >= 2:  # a second vector per row
         if plan.axes[outer].size % 2 == 0 and plan.axes[outer].size >= 4:
-            plan = _try(plan, Opt("UPCAST", outer, 2))
+            plan = _try(plan, Opt(Action.UPCAST, outer, 2))
     return plan
 
 
@@ -280,7 +280,7 @@ def unroll(plan: KernelPlan) -> KernelPlan:
     size = plan.axes[last].size
     for amount in (4, 2):
         if size % amount == 0 and size >= 4 * amount:
-            return _try(plan, Opt("UNROLL", last, amount))
+            return _try(plan, Opt(Action.UNROLL, last, amount))
     return plan
 
 
@@ -312,10 +312,10 @@ def block(plan: KernelPlan, target: CPUTarget) -> KernelPlan:
             width = max((w for w in range(2, size) if size % w == 0 and w <= share * size),
                         default=0)
             if width:
-                plan = _try(plan, Opt("BLOCK", g, width))
+                plan = _try(plan, Opt(Action.BLOCK, g, width))
                 break
     reduce_axes = plan.axes_of(AxisKind.REDUCE)
-    return _try(plan, Opt("BLOCK", reduce_axes[0], amount))
+    return _try(plan, Opt(Action.BLOCK, reduce_axes[0], amount))
 
 
 def thread(plan: KernelPlan, target: CPUTarget, can_swap: bool) -> KernelPlan:
@@ -332,17 +332,17 @@ def thread(plan: KernelPlan, target: CPUTarget, can_swap: bool) -> KernelPlan:
         bigger = [g for g in globals_ if plan.axes[g].size >= threads]
         if not bigger or not can_swap:
             return plan
-        plan = _try(plan, Opt("SWAP", first, bigger[0]))
-    return _try(plan, Opt("THREAD", plan.axes_of(AxisKind.GLOBAL)[0], threads))
+        plan = _try(plan, Opt(Action.SWAP, first, bigger[0]))
+    return _try(plan, Opt(Action.THREAD, plan.axes_of(AxisKind.GLOBAL)[0], threads))
 
 
 def _complete(plan: KernelPlan, actions, target: CPUTarget) -> KernelPlan:
     """A vectorized (or not) plan with its register tile and unrolling."""
-    if "UPCAST" in actions:
+    if Action.UPCAST in actions:
         plan = register_tile(plan, target)
-    if "UNROLL" in actions:
+    if Action.UNROLL in actions:
         plan = unroll(plan)
-    if "BLOCK" in actions:
+    if Action.BLOCK in actions:
         plan = block(plan, target)
     return plan
 
@@ -350,12 +350,12 @@ def _complete(plan: KernelPlan, actions, target: CPUTarget) -> KernelPlan:
 def candidates(plan: KernelPlan, actions, target: CPUTarget) -> list[KernelPlan]:
     """Complete single-threaded plans, one per choice of vector axis and width (and none), the
     model's favourite first: what a measured choice (codegen/beam.py's tune) times."""
-    vectorized = vectorize(plan, target) if "VECTORIZE" in actions else plan
+    vectorized = vectorize(plan, target) if Action.VECTORIZE in actions else plan
     first = _complete(vectorized, actions, target)
     out, seen = [first], {tuple(first.opts)}
     options = [plan]
-    if "VECTORIZE" in actions:
-        options += [_try(plan, Opt("VECTORIZE", i, width))
+    if Action.VECTORIZE in actions:
+        options += [_try(plan, Opt(Action.VECTORIZE, i, width))
                     for i, _, width, _ in _vector_choices(plan, target)]
     for option in options:
         complete = _complete(option, actions, target)
@@ -367,10 +367,10 @@ def candidates(plan: KernelPlan, actions, target: CPUTarget) -> list[KernelPlan]
 
 def choose_opts(plan: KernelPlan, actions, target: CPUTarget) -> list[Opt]:
     start = len(plan.opts)
-    vectorized = vectorize(plan, target) if "VECTORIZE" in actions else plan
+    vectorized = vectorize(plan, target) if Action.VECTORIZE in actions else plan
     plan = _complete(vectorized, actions, target)
-    if "THREAD" in actions:
-        plan = thread(plan, target, "SWAP" in actions)
+    if Action.THREAD in actions:
+        plan = thread(plan, target, Action.SWAP in actions)
     return plan.opts[start:]
 
 

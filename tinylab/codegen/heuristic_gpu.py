@@ -7,7 +7,7 @@ become work-group dimensions (LOCAL), innermost first, up to MAX_LOCAL work-item
 """
 from __future__ import annotations
 
-from .plan import AxisKind, KernelPlan, Opt, OptError, view_index
+from .plan import Action, AxisKind, KernelPlan, Opt, OptError, view_index
 
 MAX_LOCAL = 256          # work-items per work-group
 GROUP_MAX_OUTPUTS = 256  # a reduce with fewer outputs cannot fill a GPU: split it (GROUP)
@@ -35,7 +35,7 @@ def _group(plan: KernelPlan) -> KernelPlan:
     size = plan.axes[reduces[-1]].size
     for amount in (256, 128, 64, 32, 16):
         if size % amount == 0 and size >= GROUP_MIN_REDUCE:
-            return _try(plan, Opt("GROUP", reduces[-1], amount))
+            return _try(plan, Opt(Action.GROUP, reduces[-1], amount))
     return plan
 
 
@@ -61,14 +61,14 @@ def _upcast(plan: KernelPlan) -> KernelPlan:
                       and plan.axes[i].origin not in tiled and _reused_along(plan, i)]
         if not candidates:
             break
-        plan = _try(plan, Opt("UPCAST", candidates[0], 4))
+        plan = _try(plan, Opt(Action.UPCAST, candidates[0], 4))
     return plan
 
 
 def _unroll(plan: KernelPlan) -> KernelPlan:
     reduces = plan.axes_of(AxisKind.REDUCE)
     if reduces and plan.axes[reduces[-1]].size % 4 == 0 and plan.axes[reduces[-1]].size >= 16:
-        return _try(plan, Opt("UNROLL", reduces[-1], 4))
+        return _try(plan, Opt(Action.UNROLL, reduces[-1], 4))
     return plan
 
 
@@ -88,14 +88,15 @@ def _local(plan: KernelPlan) -> KernelPlan:
     for axis in globals_:
         if amounts[axis] > 1:
             whole = plan.axes[axis - removed].size == amounts[axis]
-            plan = _try(plan, Opt("LOCAL", axis - removed, amounts[axis]))
+            plan = _try(plan, Opt(Action.LOCAL, axis - removed, amounts[axis]))
             removed += whole
     return plan
 
 
 def choose_gpu_opts(plan: KernelPlan, actions) -> list[Opt]:
     start = plan
-    rules = (("GROUP", _group), ("UPCAST", _upcast), ("UNROLL", _unroll), ("LOCAL", _local))
+    rules = ((Action.GROUP, _group), (Action.UPCAST, _upcast), (Action.UNROLL, _unroll),
+             (Action.LOCAL, _local))
     for action, rule in rules:
         if action in actions:
             plan = rule(plan)

@@ -14,18 +14,22 @@ from typing import Any
 
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
-from ..ir.node import Node
+from ..ir.node import Node, reduce_identity
 from ..ir.ops import ALU, REDUCE, REDUCE_ALU, Op
-from . import gpu
+from . import gpu_plan
+from .linear_ops import LinearOp
 from .plan import AxisKind, KernelPlan, view_index
 
 
 @dataclass(frozen=True)
 class Instr:
-    op: str           # PARAM RANGE END CONST LOAD STORE COND ACC ACC_UPDATE VREDUCE or an ALU op
+    op: LinearOp      # a structure instruction or an ALU op (linear_ops.py); a name converts
     dtype: DType      # .count = vector lanes
     src: tuple = ()   # instruction numbers
     arg: Any = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "op", LinearOp(self.op))
 
 
 @dataclass
@@ -62,12 +66,6 @@ class LinearProgram:
         return print_linear(self)
 
 
-def _identity(op: Op, dtype: DType):
-    if op is Op.REDUCE_SUM:
-        return False if dtype.is_bool else 0
-    return dtype.min_value()
-
-
 class _Builder:
     def __init__(self, plan: KernelPlan, origins: bool = False):
         self.plan = plan
@@ -79,7 +77,7 @@ class _Builder:
         self.cse: dict[Instr, int] = {}
         self.vars = plan.loop_vars()
         self.loop_axes = [i for i, a in enumerate(plan.axes) if a.kind.is_loop]
-        self.loop_axes = gpu.order_loops(plan, self.loop_axes)  # GPU hook: work-group axes
+        self.loop_axes = gpu_plan.order_loops(plan, self.loop_axes)  # GPU hook: work-group axes
         # BLOCK loops run outside the output loops, a global block outside a reduce block
         blocks = [a for a in self.loop_axes if plan.axes[a].kind is AxisKind.BLOCK]
         self.loop_axes = sorted(blocks, key=lambda a: plan.axes[a].reduce) + \
@@ -98,7 +96,7 @@ class _Builder:
         self.index_cache: dict = {}
 
     # ---- emitting ----
-    def emit(self, op: str, dtype: DType, src=(), arg=None, depth=None, post=None,
+    def emit(self, op: LinearOp | str, dtype: DType, src=(), arg=None, depth=None, post=None,
              unique=False) -> int:
         instr = Instr(op, dtype, tuple(src), arg)
         if not unique and instr in self.cse:
@@ -179,25 +177,25 @@ class _Builder:
     def _value(self, node: Node, inst: dict, width: int) -> int:
         dtype = node.dtype.vec(width)
         if node.op is Op.CONST:
-            return self.emit("CONST", dtype, (), node.value)
+            return self.emit(LinearOp.CONST, dtype, (), node.value)
         if node.op is Op.LOAD:
             indices, valids = self.view_lanes(node.view, inst, width)
             if all(v.is_false for v in valids):
-                return self.emit("CONST", dtype, (), 0 if not node.dtype.is_bool else False)
+                return self.emit(LinearOp.CONST, dtype, (), 0 if not node.dtype.is_bool else False)
             d = max(self.expr_depth(indices), self.cond_depth(valids))
-            return self.emit("LOAD", dtype, (), (node.buffer_index, indices, valids), depth=d)
+            return self.emit(LinearOp.LOAD, dtype, (), (node.buffer_index, indices, valids), depth=d)
         if node.op is Op.VALID:
             _, valids = self.view_lanes(node.view, inst, width)
             if all(v.is_true for v in valids):
-                return self.emit("CONST", dtype, (), True)
+                return self.emit(LinearOp.CONST, dtype, (), True)
             if all(v.is_false for v in valids):
-                return self.emit("CONST", dtype, (), False)
-            return self.emit("COND", dtype, (), valids, depth=self.cond_depth(valids))
+                return self.emit(LinearOp.CONST, dtype, (), False)
+            return self.emit(LinearOp.COND, dtype, (), valids, depth=self.cond_depth(valids))
         if node.op in REDUCE:
             return self.reduce_result(node, inst)
         assert node.op in ALU, node
         srcs = [self.value(s, inst, width) for s in node.src]
-        return self.emit(node.op.name, dtype, srcs)
+        return self.emit(LinearOp[node.op.name], dtype, srcs)
 
     def reduce_result(self, node: Node, inst: dict) -> int:
         return self.acc_results[tuple(sorted(inst.items()))]
@@ -218,9 +216,9 @@ class _Builder:
                 self.computing(None)
                 value = self.value(store.src[0], inst, post_width)
                 indices, valids = self.view_lanes(store.view, inst, post_width)
-                valids = gpu.guard_store(self, valids)  # GPU hook: grouped reduce stores once
+                valids = gpu_plan.guard_store(self, valids)  # GPU hook: grouped reduce stores once
                 self.computing(store)
-                self.emit("STORE", store.dtype.vec(post_width), (value,),
+                self.emit(LinearOp.STORE, store.dtype.vec(post_width), (value,),
                           (store.buffer_index, indices, valids),
                           depth=self.expr_depth(indices), unique=True)
         self.computing(None)
@@ -228,23 +226,23 @@ class _Builder:
     def build_reduce(self, node: Node, post_insts) -> None:
         width = self.lanes
         acc_dtype = node.dtype.vec(width)
-        identity = _identity(node.op, node.dtype)
+        identity = reduce_identity(node.op, node.dtype)
         for inst in post_insts:
             key = tuple(sorted(inst.items()))
-            acc = self.emit("ACC", acc_dtype, (), identity, depth=self.n_outer, post=False,
+            acc = self.emit(LinearOp.ACC, acc_dtype, (), identity, depth=self.n_outer, post=False,
                             unique=True)
             for unroll in self.instances(self.unroll):
                 full = {**inst, **unroll}
                 value = self.masked_past_end(self.value(node.src[0], full, width), full, width,
                                              node.dtype, identity)
-                self.emit("ACC_UPDATE", acc_dtype, (acc, value), REDUCE_ALU[node.op].name,
+                self.emit(LinearOp.ACC_UPDATE, acc_dtype, (acc, value), REDUCE_ALU[node.op].name,
                           depth=len(self.loop_axes), post=False, unique=True)
-            acc = gpu.group_reduce(self, acc, node)  # GPU hook: combine across a work-group
+            acc = gpu_plan.group_reduce(self, acc, node)  # GPU hook: combine across a work-group
             if self.vector_is_reduce:
-                result = self.emit("VREDUCE", node.dtype, (acc,), REDUCE_ALU[node.op].name,
+                result = self.emit(LinearOp.VREDUCE, node.dtype, (acc,), REDUCE_ALU[node.op].name,
                                    post=True, unique=True)
             else:
-                result = self.emit("READ_ACC", acc_dtype, (acc,), None, post=True, unique=True)
+                result = self.emit(LinearOp.READ_ACC, acc_dtype, (acc,), None, post=True, unique=True)
             if self.plan.block_axis is not None:
                 result = self.add_earlier_blocks(result, node, inst)
             self.acc_results[key] = result
@@ -255,15 +253,15 @@ class _Builder:
         store = self.plan.stores[0]
         dtype = self.instrs[result].dtype
         indices, valids = self.view_lanes(store.view, inst, dtype.count)
-        earlier = self.emit("LOAD", dtype, (), (store.buffer_index, indices, valids),
+        earlier = self.emit(LinearOp.LOAD, dtype, (), (store.buffer_index, indices, valids),
                             depth=self.expr_depth(indices), post=True)
         block = next(a for a in self.loop_axes if self.plan.axes[a].kind is AxisKind.BLOCK
                      and self.plan.axes[a].reduce)
         first = sym.lt(self.vars[block], 1)
-        cond = self.emit("COND", dtypes.bool, (), (first,), depth=self.cond_depth([first]))
-        identity = self.emit("CONST", dtype, (), _identity(node.op, node.dtype))
-        start = self.emit("WHERE", dtype, (cond, identity, earlier))
-        return self.emit(REDUCE_ALU[node.op].name, dtype, (result, start))
+        cond = self.emit(LinearOp.COND, dtypes.bool, (), (first,), depth=self.cond_depth([first]))
+        identity = self.emit(LinearOp.CONST, dtype, (), reduce_identity(node.op, node.dtype))
+        start = self.emit(LinearOp.WHERE, dtype, (cond, identity, earlier))
+        return self.emit(LinearOp[REDUCE_ALU[node.op].name], dtype, (result, start))
 
     def masked_past_end(self, value: int, inst: dict, width: int, dtype, identity) -> int:
         """A reduce value for lanes past the end of a padded reduce dim is the identity."""
@@ -276,10 +274,10 @@ class _Builder:
             conds.append(sym.and_(*[sym.lt(idxs[d], self.plan.shape[d]) for d in reduced]))
         if all(c.is_true for c in conds):
             return value
-        cond = self.emit("COND", dtypes.bool.vec(width), (), tuple(conds),
+        cond = self.emit(LinearOp.COND, dtypes.bool.vec(width), (), tuple(conds),
                          depth=self.cond_depth(conds))
-        fill = self.emit("CONST", dtype.vec(width), (), identity)
-        return self.emit("WHERE", dtype.vec(width), (cond, value, fill))
+        fill = self.emit(LinearOp.CONST, dtype.vec(width), (), identity)
+        return self.emit(LinearOp.WHERE, dtype.vec(width), (cond, value, fill))
 
     def instances(self, axes: list[int]) -> list[dict]:
         sizes = [range(self.plan.axes[a].size) for a in axes]
@@ -305,7 +303,7 @@ class _Builder:
         blocks: dict[int, list[int]] = {d: [] for d in range(n_loops + 1)}
         post: list[int] = []
         for i, instr in enumerate(self.instrs):
-            if instr.op == "READ_ACC":
+            if instr.op == LinearOp.READ_ACC:
                 continue
             if self.post[i]:
                 post.append(i)
@@ -321,27 +319,27 @@ class _Builder:
             remap[i] = len(out) - 1
 
         for p in self.params:
-            out.append(Instr("PARAM", p.dtype, (), (p.index, p.size, p.is_output, p.is_input)))
+            out.append(Instr(LinearOp.PARAM, p.dtype, (), (p.index, p.size, p.is_output, p.is_input)))
         for i in blocks[0]:
             put(i)
         for d, axis in enumerate(self.loop_axes):
             a = self.plan.axes[axis]
             v = self.vars[axis].as_atom()
-            out.append(Instr("RANGE", self.index_dtype, (), (v.name, _range_size(a.size),
-                                                              a.kind.value)))
+            out.append(Instr(LinearOp.RANGE, self.index_dtype, (),
+                             (v.name, _range_size(a.size), a.kind.value)))
             for i in blocks[d + 1]:
                 put(i)
         for _ in range(n_loops - self.n_outer):
-            out.append(Instr("END", dtypes.void))
+            out.append(Instr(LinearOp.END, dtypes.void))
         for i in post:
             put(i)
         for _ in range(self.n_outer):
-            out.append(Instr("END", dtypes.void))
+            out.append(Instr(LinearOp.END, dtypes.void))
         self.remap = remap
         return out
 
     def read_acc_source(self, i: int) -> int:
-        return self.instrs[i].src[0] if self.instrs[i].op == "READ_ACC" else i
+        return self.instrs[i].src[0] if self.instrs[i].op == LinearOp.READ_ACC else i
 
     @property
     def index_dtype(self) -> DType:
@@ -351,9 +349,9 @@ class _Builder:
         if any(sym.max_of(self.plan.axes[a].size) > limit for a in self.loop_axes):
             return dtypes.int64
         for instr in self.instrs:
-            if instr.op in ("LOAD", "STORE"):
+            if instr.op in (LinearOp.LOAD, LinearOp.STORE):
                 exprs = list(instr.arg[1]) + _cond_exprs(instr.arg[2])
-            elif instr.op == "COND":
+            elif instr.op == LinearOp.COND:
                 exprs = _cond_exprs(instr.arg)
             else:
                 continue
@@ -377,11 +375,11 @@ def _variables(instrs: list[Instr], loop_names: set) -> list[tuple[str, int, int
     arguments besides the buffers."""
     exprs = []
     for instr in instrs:
-        if instr.op == "RANGE" and isinstance(instr.arg[1], sym.Lin):
+        if instr.op == LinearOp.RANGE and isinstance(instr.arg[1], sym.Lin):
             exprs.append(instr.arg[1])
-        elif instr.op in ("LOAD", "STORE"):
+        elif instr.op in (LinearOp.LOAD, LinearOp.STORE):
             exprs += list(instr.arg[1]) + _cond_exprs(instr.arg[2])
-        elif instr.op == "COND":
+        elif instr.op == LinearOp.COND:
             exprs += _cond_exprs(instr.arg)
     found = {v for e in exprs for v in e.vars() if v.name not in loop_names}
     return [(v.name, v.lo, v.hi) for v in sorted(found, key=lambda v: v.name)]
@@ -445,7 +443,7 @@ def _ordered_origins(builder: _Builder, instrs: list[Instr]) -> list[tuple]:
     for old, new in builder.remap.items():
         nodes[new] |= builder.origins.get(old, set())
     for old, instr in enumerate(builder.instrs):
-        if instr.op == "READ_ACC" and instr.src[0] in builder.remap:
+        if instr.op == LinearOp.READ_ACC and instr.src[0] in builder.remap:
             nodes[builder.remap[instr.src[0]]] |= builder.origins.get(old, set())
     return [tuple(found) for found in nodes]
 
@@ -455,14 +453,15 @@ def program_cost(program: LinearProgram, var_vals: dict | None = None) -> tuple[
     parameter buffer read or written once. A symbolic loop runs to its value in var_vals (to
     its maximum without them); buffers count at their maximum."""
     flops, trips, stack = 0, 1, []
-    skip = {"PARAM", "CONST", "LOAD", "STORE", "COND", "ACC", "RANGE", "END", "CAST", "BITCAST"}
+    skip = {LinearOp.PARAM, LinearOp.CONST, LinearOp.LOAD, LinearOp.STORE, LinearOp.COND,
+            LinearOp.ACC, LinearOp.RANGE, LinearOp.END, LinearOp.CAST, LinearOp.BITCAST}
     for instr in program.instrs:
-        if instr.op == "RANGE":
+        if instr.op == LinearOp.RANGE:
             size = instr.arg[1]
             stack.append(sym.evaluate(size, var_vals) if isinstance(size, sym.Lin) and var_vals
                          else range_max(size))
             trips *= stack[-1]
-        elif instr.op == "END":
+        elif instr.op == LinearOp.END:
             trips //= stack.pop()
         elif instr.op not in skip:
             flops += trips * instr.dtype.count

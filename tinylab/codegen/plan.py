@@ -11,7 +11,7 @@ nest (the "loop IR").
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import Enum, StrEnum
 
 from ..errors import TinylabError
 from ..ir import node as ir
@@ -53,22 +53,45 @@ class Axis:
     reduce: bool      # part of a reduced dimension
 
 
-@dataclass(frozen=True)
-class Opt:
-    """An optimization action: `action` on the plan's axis number `axis` with `amount`."""
-    action: str  # UPCAST UNROLL VECTORIZE THREAD LOCAL GROUP BLOCK SWAP
-    axis: int
-    amount: int = 0
+class Action(StrEnum):
+    """What an optimization action does to its axis (a str: equal to its name, so it prints,
+    compares and stores in BEAM's JSON cache as that name)."""
+    UPCAST = "UPCAST"        # split a global loop into a register tile
+    UNROLL = "UNROLL"        # split a reduce loop into an unrolled tile
+    VECTORIZE = "VECTORIZE"  # split a loop into vector lanes
+    THREAD = "THREAD"        # run the outermost global loop on CPU threads
+    LOCAL = "LOCAL"          # split a global loop into a GPU work-group dimension
+    GROUP = "GROUP"          # split a reduce across a GPU work-group (local memory)
+    BLOCK = "BLOCK"          # split a loop into cache blocks looping outside the output loops
+    SWAP = "SWAP"            # exchange two loops of the same group
 
-    def __str__(self):
-        return f"{self.action}({self.axis}, {self.amount})"
 
-
-ACTIONS = ("UPCAST", "UNROLL", "VECTORIZE", "THREAD", "LOCAL", "GROUP", "BLOCK", "SWAP")
+ACTIONS = tuple(Action)
+# the axis kind a splitting action gives its inner part
+SPLIT_KIND = {Action.UPCAST: AxisKind.UPCAST, Action.UNROLL: AxisKind.UNROLL,
+              Action.VECTORIZE: AxisKind.VECTOR, Action.LOCAL: AxisKind.LOCAL,
+              Action.GROUP: AxisKind.GROUP}
 
 
 class OptError(TinylabError, ValueError):
     """An action that does not apply to this plan (wrong axis kind, size not divisible...)."""
+
+
+@dataclass(frozen=True)
+class Opt:
+    """An optimization action: `action` on the plan's axis number `axis` with `amount`. The
+    action may be given by name ("UPCAST"); it is kept as an Action."""
+    action: Action
+    axis: int
+    amount: int = 0
+
+    def __post_init__(self):
+        if self.action not in ACTIONS:
+            raise OptError(f"unknown action {self.action}; known: {', '.join(ACTIONS)}")
+        object.__setattr__(self, "action", Action(self.action))
+
+    def __str__(self):
+        return f"{self.action}({self.axis}, {self.amount})"
 
 
 # ---- normalizing the AST ----------------------------------------------------------------------
@@ -287,22 +310,20 @@ class KernelPlan:
         return plan
 
     def _apply(self, opt: Opt) -> None:
-        if opt.action not in ACTIONS:
-            raise OptError(f"unknown action {opt.action}; known: {ACTIONS}")
         if not 0 <= opt.axis < len(self.axes):
             raise OptError(f"{opt}: axis {opt.axis} out of range ({len(self.axes)} axes)")
         axis = self.axes[opt.axis]
-        if sym.is_symbolic(axis.size) and opt.action not in ("SWAP", "THREAD"):
+        if sym.is_symbolic(axis.size) and opt.action not in (Action.SWAP, Action.THREAD):
             raise OptError(f"{opt}: axis {opt.axis} has the symbolic size {axis.size!r}; it is "
                            f"not split (no size the variable does not promise)")
-        if opt.action == "SWAP":
+        if opt.action == Action.SWAP:
             other = self.axes[opt.amount] if 0 <= opt.amount < len(self.axes) else None
             if other is None or not axis.kind.is_loop or other.kind.is_loop is False \
                     or axis.reduce != other.reduce or AxisKind.BLOCK in (axis.kind, other.kind):
                 raise OptError(f"{opt}: can only swap two loops of the same group")
             self.axes[opt.axis], self.axes[opt.amount] = other, axis
             return
-        if opt.action == "THREAD":
+        if opt.action == Action.THREAD:
             if axis.kind is not AxisKind.GLOBAL or opt.axis != self.axes_of(
                     AxisKind.GLOBAL, AxisKind.THREAD)[0]:
                 raise OptError(f"{opt}: only the outermost global loop can be threaded")
@@ -311,13 +332,13 @@ class KernelPlan:
             self.axes[opt.axis] = Axis(axis.size, AxisKind.THREAD, axis.origin, axis.mult, False)
             self.threads = opt.amount
             return
-        if opt.action == "BLOCK":
+        if opt.action == Action.BLOCK:
             self._block(opt, axis)
             return
-        if opt.action in ("LOCAL", "GROUP") and self.axes_of(AxisKind.BLOCK):
+        if opt.action in (Action.LOCAL, Action.GROUP) and self.axes_of(AxisKind.BLOCK):
             raise OptError(f"{opt}: work-group axes do not combine with a BLOCK reduce")
-        wants_reduce = opt.action in ("UNROLL", "GROUP")
-        if opt.action == "VECTORIZE":
+        wants_reduce = opt.action in (Action.UNROLL, Action.GROUP)
+        if opt.action == Action.VECTORIZE:
             if self.vector_axis is not None:
                 raise OptError(f"{opt}: the plan already has a vector axis")
             if axis.kind not in (AxisKind.GLOBAL, AxisKind.REDUCE):
@@ -334,11 +355,10 @@ class KernelPlan:
             # only a whole, unsplit dimension may be vectorized past its end: the extra lanes
             # are masked off (loads read nothing, stores write nothing, reduces add the identity)
             whole = axis.mult == 1 and axis.size == self.shape[axis.origin]
-            if opt.action != "VECTORIZE" or not whole:
+            if opt.action != Action.VECTORIZE or not whole:
                 raise OptError(f"{opt}: {amount} does not divide axis size {axis.size}")
             self.padded = self.padded | {axis.origin}
-        kind = {"UPCAST": AxisKind.UPCAST, "UNROLL": AxisKind.UNROLL, "VECTORIZE": AxisKind.VECTOR,
-                "LOCAL": AxisKind.LOCAL, "GROUP": AxisKind.GROUP}[opt.action]
+        kind = SPLIT_KIND[opt.action]
         inner = Axis(amount, kind, axis.origin, axis.mult, axis.reduce)
         outer = Axis(-(-axis.size // amount), axis.kind, axis.origin, axis.mult * amount,
                      axis.reduce)

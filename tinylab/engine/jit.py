@@ -45,7 +45,7 @@ class CapturedStep:
                 self._calls.append(("copy", None, launch.buffers, patches, launch, []))
                 continue
             fn = launch.runner.fn
-            direct = getattr(fn, "pointers_call", None)
+            direct = fn.pointers_call
             names = launch.runner.program.variable_names
             if direct is not None:  # CPU: ctypes pointers made once
                 pointers = [ctypes.c_void_p(b.handle.ctypes.data) for b in launch.buffers]
@@ -80,11 +80,8 @@ def capture():
     def hook(runner, buffers, var_vals):
         launches.append(Launch(runner, list(buffers), dict(var_vals)))
 
-    engine._CAPTURE.append(hook)
-    try:
+    with engine.capturing(hook):
         yield launches
-    finally:
-        engine._CAPTURE.remove(hook)
 
 
 def plan_buffers(launches: list[Launch], keep: set) -> int:

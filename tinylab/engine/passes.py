@@ -10,7 +10,7 @@ import weakref
 from ..codegen.decompose import decompose
 from ..codegen.plan import KernelPlan
 from ..ir.printer import print_graph
-from .device import Device
+from .devices import Device
 
 MAX_PRINTED_TREE = 20000  # the loop IR prints expressions as trees: a large DAG is exponential
 _STEPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # runner -> its steps

@@ -21,7 +21,7 @@ from .. import config
 from ..dtype import dtypes
 from ..ir import node as ir
 from ..runtimes.buffer import Buffer
-from .device import Device
+from .devices import Device
 
 FALLBACK_CLOCK_HZ = 3.0e9     # no clock from the OS: a typical desktop / server boost clock
 COPY_BYTES = 1 << 26          # the copy kernel moves 64 MiB each way: larger than any L3 here

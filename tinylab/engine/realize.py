@@ -2,15 +2,16 @@
 count, print (DEBUG) and record (Trace).
 
 `realize(nodes)` -> the BUFFER node holding each one's value. `compile_kernel(device, ast)`
--> Runner (a compiled kernel, cached in memory by AST; the binary is cached on disk by the
-runtime). This is the only layer that reads settings (config) and passes them down as arguments.
+-> Runner (a compiled kernel, cached in memory by AST in `Device.state`, engine/state.py; the
+binary is cached on disk by the runtime). This is the only layer that reads settings (config)
+and passes them down as arguments.
 """
 from __future__ import annotations
 
 import sys
 import time
-import weakref
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .. import config
@@ -32,69 +33,13 @@ from ..schedule.schedule import Schedule, schedule
 from . import progress
 from . import trace as tracing
 from .counters import GlobalCounters
-from .device import Device
+from .devices import Device
 from .passes import MAX_PRINTED_TREE, kernel_steps, tree_size
-
-sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
-
-class _Lookup:
-    """`in` and `[]` for a table whose `get(node)` gives None for what it does not hold."""
-
-    def get(self, node, default=None):  # pragma: no cover - subclasses define it
-        raise NotImplementedError
-
-    def __contains__(self, node) -> bool:
-        return self.get(node) is not None
-
-    def __getitem__(self, node):
-        found = self.get(node)
-        if found is None:
-            raise KeyError(node)
-        return found
+from .state import FreshRealized
 
 
-class RealizedTable(_Lookup):
-    """Expression node -> the BUFFER node holding its value; an entry dies with the expression.
-    `hold_weakly(node)` makes an entry last only while its BUFFER node lives too: for values
-    whose BUFFER node keeps the expression alive (autograd steps from a realized tensor into
-    the graph it came from), where a strong entry would keep both alive forever."""
-
-    def __init__(self):
-        self.strong: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self.weak: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-    def get(self, node, default=None):
-        found = self.strong.get(node)
-        if found is None:
-            ref = self.weak.get(node)
-            found = ref() if ref is not None else None
-        return default if found is None else found
-
-    def __setitem__(self, node, buffer_node) -> None:
-        self.weak.pop(node, None)
-        self.strong[node] = buffer_node
-
-    def hold_weakly(self, node) -> None:
-        found = self.strong.pop(node, None)
-        if found is not None:
-            self.weak[node] = weakref.ref(found)
-
-
-REALIZED = RealizedTable()
-
-
-class FreshRealized(_Lookup):
-    """REALIZED without stale entries: a value whose buffer was written in place since (assign,
-    TinyJit replay) no longer counts as computed, so it is recomputed instead of reused."""
-
-    def __init__(self, table):
-        self.table = table
-
-    def get(self, node, default=None):
-        found = self.table.get(node)
-        if found is None or found.version != found.buffer.version:
-            return default
-        return found
+STATE = Device.state       # the engine's caches, one object with one lock (engine/state.py)
+REALIZED = STATE.realized  # lazy node -> the BUFFER node holding its value
 
 
 @dataclass(eq=False)
@@ -106,17 +51,18 @@ class Runner:
     plan: KernelPlan
     program: LinearProgram
     source: str
-    fn: object              # runtime program, None when render-only
+    fn: object              # runtime Program, None when render-only
     flops: int
     bytes_moved: int
     compile_s: float
     cache_hit: bool
     target: str = ""        # the CPU target it was planned and compiled for ("" off the CPU)
+    runtime: object = None  # the Runtime that loaded fn: it launches it
 
     def __call__(self, buffers: list[Buffer], var_vals: dict | None = None) -> float:
         """Launch on `buffers`; a symbolic kernel takes its variables' values from var_vals."""
-        return self.fn(*[b.handle for b in buffers], global_size=self.program.loops,
-                       variables=self.variable_values(var_vals))
+        return self.runtime.launch(self.fn, self.program.loops, *[b.handle for b in buffers],
+                                   scalars=self.variable_values(var_vals))
 
     def launch_flops(self, var_vals: dict | None) -> int:
         """FLOPs of one launch: a symbolic kernel's loops run to this launch's values."""
@@ -139,18 +85,6 @@ class Runner:
 
 TUNE_WORK = (1 << 24, 1 << 31)  # loop iterations where timing a few candidate plans pays off
                                 # (above: too slow to time; the heuristic's choice stands)
-_RUNNERS: dict = {}
-_ANNOUNCED: set = set()  # devices DEBUG>=1 has reported opening
-_NAMES: dict[str, list] = {}
-
-
-def _unique_name(name: str, key) -> str:
-    """Kernels of the same loop shape but different bodies get n1, n2... (stable per process)."""
-    seen = _NAMES.setdefault(name, [])
-    if key not in seen:
-        seen.append(key)
-    index = seen.index(key)
-    return name if index == 0 else f"{name}n{index}"
 
 
 def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
@@ -168,7 +102,7 @@ def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
             return beam_search(plan, spec, beam, cache, target,
                                progress=searching.update,
                                ignore_cache=bool(config.IGNORE_BEAM_CACHE.value))
-    if getattr(spec.renderer, "is_gpu", False):  # OpenCL / CUDA: work-groups
+    if spec.renderer.is_gpu:  # OpenCL / CUDA / WGSL / Metal: work-groups
         return plan.apply_all(choose_gpu_opts(plan, actions))
     if config.TUNE.value and not spec.render_only and TUNE_WORK[0] <= work(plan) <= TUNE_WORK[1]:
         from ..codegen.beam import tune  # big kernels: time the heuristic's candidates
@@ -187,7 +121,7 @@ def _symbolic_plan(plan: KernelPlan, spec) -> KernelPlan:
     actions, target = spec.renderer.supported_actions, spec.target or GENERIC
     proxy = plan.static_proxy()
     try:
-        if getattr(spec.renderer, "is_gpu", False):
+        if spec.renderer.is_gpu:
             opts = choose_gpu_opts(proxy, actions)
         else:
             opts = choose_opts(proxy, actions, target)
@@ -205,8 +139,9 @@ def render_for(ast: Node, device: str) -> str:
     """The source `device`'s renderer makes for a kernel AST, planned with that device's heuristic
     (the same kernel on every backend: "CPU"/"C", "CL", "CUDA", "PYTHON"). Compiles nothing."""
     spec = Device[device]
-    plan = choose_plan(spec.name, ast, bool(config.NOOPT.value), 0)
-    return spec.renderer.render(linearize(plan, plan.name))
+    with _recursion_room():
+        plan = choose_plan(spec.name, ast, bool(config.NOOPT.value), 0)
+        return spec.renderer.render(linearize(plan, plan.name))
 
 
 def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
@@ -216,10 +151,13 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
     spec = Device[device]
     target = spec.target
     key = _runner_key(device, ast, noopt, beam)
-    if key in _RUNNERS:
-        return _RUNNERS[key]
-    if (device, key[-1]) not in _ANNOUNCED:
-        _ANNOUNCED.add((device, key[-1]))
+    with STATE.lock:
+        known = STATE.runners.get(key)
+        announce = known is None and (device, key[-1]) not in STATE.announced
+        STATE.announced.add((device, key[-1]))
+    if known is not None:
+        return known
+    if announce:
         if int(config.DEBUG.value) >= 1:
             print(f"opened device {device}: {spec.backend.description}"
                   + (" (render only)" if spec.render_only else "")
@@ -227,23 +165,24 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
     plan = choose_plan(device, ast, noopt, beam)
     # the source uses the plan's own name, so the same kernel compiles to the same text (and hits
     # the disk cache) in every process; lines and traces show a name made unique in this process
-    name = _unique_name(plan.name, (ast, tuple(plan.opts)))
+    name = STATE.unique_name(plan.name, (ast, tuple(plan.opts)))
     program = linearize(plan, plan.name)
     source = spec.renderer.render(program)
     flops, moved = program_cost(program)
     start = time.perf_counter()
-    fn, hit = None, False
+    fn, hit, runtime = None, False, None
     if not spec.render_only:
-        library, hit = spec.runtime.compile(source)
-        fn = spec.runtime.load(library, plan.name)
+        runtime = spec.runtime
+        library, hit = runtime.compile(source)
+        fn = runtime.load(library, plan.name)
     compile_s = time.perf_counter() - start
     GlobalCounters.compile_count += 0 if hit else 1
     GlobalCounters.kernels_built += 1
     GlobalCounters.compile_time_s += compile_s
     runner = Runner(device, name, ast, plan, program, source, fn, flops, moved, compile_s, hit,
-                    target.name if target else "")
-    _RUNNERS[key] = runner
-    return runner
+                    target.name if target else "", runtime)
+    with STATE.lock:  # another thread may have compiled the same kernel meanwhile: keep one
+        return STATE.runners.setdefault(key, runner)
 
 
 def _runner_key(device: str, ast: Node, noopt: bool, beam: int) -> tuple:
@@ -266,7 +205,7 @@ def compile_schedule(sched: Schedule) -> list[Runner | None]:
     noopt, beam = bool(config.NOOPT.value), int(config.BEAM.value)
     work = []
     for i, item in kernels:
-        known = _RUNNERS.get(_runner_key(_item_device(item), item.ast, noopt, beam))
+        known = STATE.runners.get(_runner_key(_item_device(item), item.ast, noopt, beam))
         if known is not None:
             runners[i] = known
         else:
@@ -371,18 +310,17 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
 
 # Trace records: each compiled kernel's printed passes are made once; its compile cost is
 # reported by the first record only (later launches reuse it from memory: a cache hit).
-_PRINTED_PASSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_RECORDED: weakref.WeakSet = weakref.WeakSet()
 def _printed_passes(runner: Runner) -> dict[str, str]:
-    if runner not in _PRINTED_PASSES:
+    printed = STATE.printed_passes
+    if runner not in printed:
         if tree_size(runner.ast) > MAX_PRINTED_TREE:
-            _PRINTED_PASSES[runner] = {
+            printed[runner] = {
                 "ast": print_graph(runner.ast), "linear": runner.program.print(),
                 "plan": f"(loop IR not printed: its expression tree has over {MAX_PRINTED_TREE} "
                         "nodes; see the linear program)"}
         else:
-            _PRINTED_PASSES[runner] = runner.passes()
-    return dict(_PRINTED_PASSES[runner])
+            printed[runner] = runner.passes()
+    return dict(printed[runner])
 
 
 def _keep_inputs(record, runner: Runner, bufs) -> tuple:
@@ -397,27 +335,29 @@ def _keep_inputs(record, runner: Runner, bufs) -> tuple:
 def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
                    kept: tuple = (None, ""), var_vals: dict | None = None) -> tracing.KernelRecord:
     spec = Device[runner.device]
-    language = type(spec.renderer).__name__.replace("Renderer", "")
-    first = runner not in _RECORDED
-    _RECORDED.add(runner)
+    language = spec.renderer.language
+    first = runner not in STATE.recorded
+    STATE.recorded.add(runner)
     inputs, note = kept
     outputs = None if inputs is None else {
         p.index: bufs[p.index].numpy() for p in runner.program.params if p.is_output}
     return tracing.KernelRecord(runner.name, runner.device, runner.ast, index,
                                 list(runner.plan.opts), _printed_passes(runner), runner.source,
-                                language, runner.launch_flops(var_vals), runner.bytes_moved,
+                                language, runner.flops, runner.bytes_moved,
                                 runner.compile_s if first else 0.0,
                                 runner.cache_hit or not first, seconds, [b.nbytes for b in bufs],
                                 inputs, outputs, note, dict(var_vals or {}), plan=runner.plan,
                                 steps=kernel_steps(runner))
 
 
-# TinyJit capture hooks: called with every kernel launch
-_CAPTURE: list = []
+def capturing(hook):
+    """`with capturing(hook):` calls hook(runner, buffers) with every kernel launch and copy
+    (runner None) the engine makes inside the block (TinyJit's capture, engine/jit.py)."""
+    return STATE.capturing(hook)
 
 
 def _notify_capture(runner: Runner, bufs: list[Buffer], var_vals: dict | None = None) -> None:
-    for capture in _CAPTURE:
+    for capture in STATE.captures:
         capture(runner, bufs, var_vals or {})
 
 
@@ -428,7 +368,7 @@ def scheduler_options() -> SchedulerOptions:
 def matmul_panel(device: str) -> int | None:
     """The panel width `device`'s renderer declares for packing big matmuls (None: it does not);
     the scheduler's packing rewrite (schedule/packing.py) reads it."""
-    return getattr(Device[device].renderer, "matmul_panel", None)
+    return Device[device].renderer.matmul_panel
 
 
 def _graph_nodes(outputs, sched: Schedule) -> list[Node]:
@@ -437,12 +377,39 @@ def _graph_nodes(outputs, sched: Schedule) -> list[Node]:
     return graph_order(outputs, sched.leaves)
 
 
+# The scheduler lowers a kernel's expression recursively (schedule/schedule.py): a chain of
+# thousands of elementwise ops needs more room than Python's default, while a realize runs
+RECURSION_ROOM = 1 << 18
+
+
+@contextmanager
+def _recursion_room():
+    before = sys.getrecursionlimit()
+    if before >= RECURSION_ROOM:
+        yield
+        return
+    sys.setrecursionlimit(RECURSION_ROOM)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
+
+
 def realize(nodes: list[Node]) -> list[Node]:
     """Compute every node; returns the BUFFER node that now holds each value.
     While TinyJit captures, earlier results are not reused (every kernel must be recorded) and
     new ones are not remembered (replays overwrite their buffers)."""
-    realized = {} if _CAPTURE else FreshRealized(REALIZED)
+    with _recursion_room():
+        return _realize(nodes)
+
+
+def _realize(nodes: list[Node]) -> list[Node]:
+    realized = {} if STATE.captures else FreshRealized(REALIZED)
     todo = [n for n in dict.fromkeys(nodes) if n.op is not Op.BUFFER and n not in realized]
+    # keep the BUFFER nodes of values already realized alive until the end: an entry held
+    # weakly (RealizedTable.hold_weakly) must not vanish in a garbage collection mid-realize
+    kept_alive = [realized[n] for n in dict.fromkeys(nodes)  # noqa: F841 - held, not read
+                  if n.op is not Op.BUFFER and n not in todo]
     results = {}
     if todo:
         sched = schedule(todo, scheduler_options(), realized=realized, matmul_panel=matmul_panel)
@@ -469,6 +436,6 @@ def realize(nodes: list[Node]) -> list[Node]:
             if node.op is Op.ASSIGN:
                 buf.version += 1
             results[node] = ir.buffer(buf, node.shape, node.dtype, node.device, buf.version)
-            if not _CAPTURE:
+            if not STATE.captures:
                 REALIZED[node] = results[node]
     return [n if n.op is Op.BUFFER else results.get(n) or realized[n] for n in nodes]

@@ -116,6 +116,18 @@ def active() -> tuple:
     return _ACTIVE.get()
 
 
+def suspend(record: Trace) -> None:
+    """Stop recording into `record` in the current context (where a `trace()` block cannot end
+    by itself: a traced notebook cell whose end runs in another context than its start)."""
+    _ACTIVE.set(tuple(t for t in _ACTIVE.get() if t is not record))
+
+
+def resume(record: Trace) -> None:
+    """Record into `record` again in the current context (after `suspend`)."""
+    if not any(t is record for t in _ACTIVE.get()):
+        _ACTIVE.set(_ACTIVE.get() + (record,))
+
+
 def note_source(node) -> None:
     """Remember which user line built `node` (first one wins; called by the frontend)."""
     if node not in SOURCE_LINES:

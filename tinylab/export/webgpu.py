@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..codegen.linearize import linearize
-from ..engine.device import Device
+from ..engine.devices import Device
 from ..engine.realize import choose_plan
 from ..engine import jit as engine_jit
 from ..frontend.tensor import ALL_TENSORS, Tensor

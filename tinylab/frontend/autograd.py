@@ -56,8 +56,7 @@ def _expand_grad(grad: Node, node: Node):
 
 
 def _permute_grad(grad: Node, node: Node):
-    inverse = tuple(sorted(range(len(node.order)), key=lambda i: node.order[i]))
-    return (grad.permute(inverse),)
+    return (grad.permute(ir.inverse_permutation(node.order)),)
 
 
 def _pad_grad(grad: Node, node: Node):

@@ -81,7 +81,7 @@ class CreationMixin:
     @classmethod
     def full(cls, shape, fill_value, dtype: DType | None = None, device: str | None = None,
              **kwargs):
-        from ..engine.device import Device
+        from ..engine.devices import Device
         shape = shape_args((shape,), "full")
         dtype = dtypes.from_any(dtype) if dtype is not None else dtypes.of_python(fill_value)
         node = ir.const(fill_value, dtype, shape, Device.canonicalize(device))
@@ -196,7 +196,7 @@ class CreationMixin:
     @classmethod
     def _random_bits(cls, n: int, device: str):
         """n uint32 random words from one Threefry call keyed by (seed, call number)."""
-        from ..engine.device import Device
+        from ..engine.devices import Device
         device = Device.canonicalize(device)
         counter = _RandomState.counters.get(device)
         if counter is None:
@@ -216,7 +216,7 @@ class CreationMixin:
     @classmethod
     def rand(cls, *shape, dtype=None, device=None, **kwargs):
         """Uniform in [0, 1)."""
-        from ..engine.device import Device
+        from ..engine.devices import Device
         shape = shape_args(shape, "rand")
         dtype = dtypes.from_any(dtype) if dtype is not None else dtypes.default_float
         n = math.prod(shape)

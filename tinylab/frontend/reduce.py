@@ -8,6 +8,7 @@ import math
 
 from ..dtype import dtypes
 from ..errors import ShapeError
+from ..ir.node import reduce_identity
 from ..ir.ops import Op
 from .elementwise import _with_backward
 
@@ -227,7 +228,7 @@ class ReduceMixin:
         n = self.shape[-1]
         if n == 0:
             return self
-        fill = 0 if op == "sum" else (self.dtype.min_value() if not self.dtype.is_bool else False)
+        fill = reduce_identity(Op.REDUCE_SUM if op == "sum" else Op.REDUCE_MAX, self.dtype)
         padded = self.pad(((0, 0),) * (self.ndim - 1) + ((n - 1, 0),), value=fill)
         windows = padded._pool((n,))
         if op == "sum":
@@ -245,7 +246,7 @@ class ReduceMixin:
     def _cumulative_blocked(self, op: str):
         n, block = self.shape[-1], CUMULATIVE_BLOCK
         blocks = math.ceil(n / block)
-        fill = 0 if op == "sum" else (self.dtype.min_value() if not self.dtype.is_bool else False)
+        fill = reduce_identity(Op.REDUCE_SUM if op == "sum" else Op.REDUCE_MAX, self.dtype)
         x = self.pad(((0, 0),) * (self.ndim - 1) + ((0, blocks * block - n),), value=fill)
         x = x.reshape(self.shape[:-1] + (blocks, block))
         inside = x._cumulative_small(op)

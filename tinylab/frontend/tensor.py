@@ -19,7 +19,7 @@ from .. import config
 from ..dtype import DType, dtypes, promote, result_dtype
 from ..engine import realize as engine
 from ..engine import trace as tracing
-from ..engine.device import Device
+from ..engine.devices import Device
 from ..errors import DTypeError, JitError, ShapeError
 from ..ir.node import prod
 from ..ir.symbolic import Variable, any_symbolic, bound_shape, max_shape

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..codegen.decompose import decompose
 from ..codegen.linearize import linearize
-from ..engine.device import Device
+from ..engine.devices import Device
 from ..ir.node import Node
 from ..ir.ops import MOVEMENT, Op
 

@@ -4,7 +4,7 @@ Called by model.build_model once per distinct kernel name.
 """
 from __future__ import annotations
 
-from ..engine.device import Device
+from ..engine.devices import Device
 from . import provenance
 from .passes import pass_steps
 
@@ -16,12 +16,10 @@ TAB_ORDER = ("C", "OpenCL", "CUDA", "WGSL", "Metal", "Python")
 
 
 def language_of(backend: str) -> str:
-    """'CUDA' -> 'CUDA', 'CL'/'OpenCL' -> 'OpenCL', 'CPU'/'C' -> 'C'."""
-    text = backend.strip().upper()
-    aliases = {"CPU": "C", "C": "C", "CLANG": "C", "CL": "OpenCL", "OPENCL": "OpenCL",
-               "GPU": "OpenCL", "CUDA": "CUDA", "PYTHON": "Python", "WEBGPU": "WGSL",
-               "WGSL": "WGSL", "METAL": "Metal", "MSL": "Metal"}
-    return aliases.get(text.removeprefix("NULL:"), backend)
+    """'CUDA' -> 'CUDA', 'CL'/'OpenCL' -> 'OpenCL', 'CPU'/'C' -> 'C' (device names and their
+    aliases as the engine's Device table spells them; anything else comes back as given)."""
+    from ..engine.devices import Device
+    return DEVICE_LANGUAGES.get(Device.backend_of(backend), backend)
 
 
 def renderer_available() -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from ..engine.device import Device
+from ..engine.devices import Device
 from ..engine.realize import compile_kernel
 from ..ir.node import prod
 from ..runtimes.buffer import Buffer

@@ -299,8 +299,11 @@ def reduce(op: Op, node: Node, axes: tuple[int, ...]) -> Node:
 
 
 def reduce_identity(op: Op, dtype: DType):
-    """The value a reduce over zero elements gives: 0 for SUM, the dtype's minimum for MAX."""
-    return 0 if op is Op.REDUCE_SUM else dtype.min_value()
+    """The value a reduce starts from (and gives over zero elements): 0 for SUM (False for bool),
+    the dtype's minimum for MAX. The one definition: frontend, linearize and here use it."""
+    if op is Op.REDUCE_SUM:
+        return False if dtype.is_bool else 0
+    return dtype.min_value()
 
 
 # ---- movement --------------------------------------------------------------------------------
@@ -328,6 +331,11 @@ def _check_symbolic_reshape(old: tuple, new: tuple) -> None:
     if _symbolic_groups([s for s in old if s != 1], [s for s in new if s != 1]) is None:
         raise ShapeError(f"RESHAPE: cannot reshape symbolic shape {old} to {new}: a symbolic "
                          f"size must stay one axis (reshape the static axes around it)")
+
+
+def inverse_permutation(order) -> tuple[int, ...]:
+    """The order that undoes `order`: permute(permute(x, order), inverse) is x."""
+    return tuple(sorted(range(len(order)), key=lambda i: order[i]))
 
 
 def permute(node: Node, order: tuple[int, ...]) -> Node:

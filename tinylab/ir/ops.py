@@ -46,7 +46,5 @@ COMMUTATIVE = {Op.ADD, Op.MUL, Op.MAX, Op.CMPNE, Op.AND, Op.OR, Op.XOR}
 INTEGER_ONLY = {Op.IDIV, Op.MOD, Op.AND, Op.OR, Op.XOR, Op.SHL, Op.SHR}  # AND/OR/XOR also bool
 TRANSCENDENTAL = {Op.EXP2, Op.LOG2, Op.SIN, Op.SQRT, Op.RECIPROCAL}
 
-# the identity element a reduce starts from, by op
-REDUCE_IDENTITY = {Op.REDUCE_SUM: 0, Op.REDUCE_MAX: float("-inf")}
 # the binary op a reduce folds with
 REDUCE_ALU = {Op.REDUCE_SUM: Op.ADD, Op.REDUCE_MAX: Op.MAX}

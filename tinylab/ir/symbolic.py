@@ -12,19 +12,42 @@ simplified where its mask holds is ir/simplify_valid.py.
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 from typing import Union
 
-_INTERN: dict = {}
-_AS_GIVEN: dict = {}  # (terms, const) as a caller gave them -> the canonical Lin they make
-_SUMS: dict = {}      # (Lin, Lin or int) -> their sum
-_PRODUCTS: dict = {}  # (Lin, int) -> the product
+
+class _Memo(dict):
+    """A memo table that forgets everything once it holds `limit` entries: bounded memory, and
+    a forgotten entry is only computed again (its values are interned expressions)."""
+
+    def __init__(self, limit: int = 1 << 17):
+        super().__init__()
+        self.limit = limit
+
+    def __setitem__(self, key, value) -> None:
+        if len(self) >= self.limit:
+            self.clear()
+        super().__setitem__(key, value)
+
+
+# the intern table holds each expression only while something else does: equal expressions
+# are the same object while alive, and dead ones leave the table
+_INTERN: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_INTERN_LOCK = threading.Lock()  # codegen runs in compile threads: one object per expression
+_AS_GIVEN = _Memo()  # (terms, const) as a caller gave them -> the canonical Lin they make
+_SUMS = _Memo()      # (Lin, Lin or int) -> their sum
+_PRODUCTS = _Memo()  # (Lin, int) -> the product
 
 
 def _intern(cls, key, build):
     found = _INTERN.get((cls, key))
     if found is None:
-        found = build()
-        _INTERN[(cls, key)] = found
+        with _INTERN_LOCK:
+            found = _INTERN.get((cls, key))
+            if found is None:
+                found = build()
+                _INTERN[(cls, key)] = found
     return found
 
 
@@ -356,7 +379,7 @@ TRUE = Cond("true")
 FALSE = Cond("false")
 
 
-_LESS_THAN: dict = {}
+_LESS_THAN = _Memo()
 
 
 def lt(x, c) -> Cond:

@@ -12,9 +12,10 @@ walk), so every program still renders.
 from __future__ import annotations
 
 from ..codegen.heuristic import matmul_panel
+from ..codegen.plan import Action
 from ..dtype import DType, dtypes
 from ..runtimes.cpu_target import CPUTarget, detect
-from .cstyle import CStyleRenderer, _Walk, cond_text, guarded, index_text
+from .cstyle import INFIX, CStyleRenderer, _Walk, cond_text, guarded, index_text
 
 NATIVE_LANES = {dtypes.float32: "float", dtypes.int32: "int", dtypes.uint32: "unsigned int"}
 VECTOR_NAMES = {"float": "float", "int": "int", "unsigned int": "uint"}  # `uint8` is 8 lanes
@@ -26,7 +27,8 @@ VECTOR_MATH = {"EXP2", "LOG2", "SQRT"}  # float32 lanes: helpers below (libm has
 class CRenderer(CStyleRenderer):
     device = "CPU"
     preamble = "#include <math.h>\n#include <stdbool.h>\n"
-    supported_actions = ("UPCAST", "UNROLL", "THREAD", "SWAP", "VECTORIZE", "BLOCK")
+    supported_actions = (Action.UPCAST, Action.UNROLL, Action.THREAD, Action.SWAP,
+                         Action.VECTORIZE, Action.BLOCK)
 
     def __init__(self, target: CPUTarget | None = None):
         self.target = target if target is not None else detect()
@@ -315,10 +317,8 @@ class _VectorWalk(_Walk):
     def vector_alu(self, op: str, args: list[str], t: str, mask_type: str) -> str:
         a = args[0]
         b = args[1] if len(args) > 1 else ""
-        simple = {"ADD": "+", "MUL": "*", "CMPLT": "<", "CMPNE": "!=", "AND": "&", "OR": "|",
-                  "XOR": "^", "SHL": "<<", "SHR": ">>"}
-        if op in simple:
-            return f"({a}{simple[op]}{b})"
+        if op in INFIX:
+            return f"({a}{INFIX[op]}{b})"
         if op == "NEG":
             return f"(-{a})"
         if op == "RECIPROCAL":

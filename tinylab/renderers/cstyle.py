@@ -11,6 +11,13 @@ import math
 
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
+from .base import Renderer
+
+
+# C's infix operators: `(a OP b)`, in scalar code here and in vector code (c.py)
+INFIX = {"ADD": "+", "MUL": "*", "CMPLT": "<", "CMPNE": "!=", "AND": "&", "OR": "|", "XOR": "^",
+         "SHL": "<<", "SHR": ">>"}
+BOOL_INFIX = {"ADD": "||", "MUL": "&&"}  # on bool scalars: or / and (the others are the same)
 
 
 def _floor_div(text: str, c: int, negative: bool) -> str:
@@ -38,7 +45,7 @@ def guarded(load: str, valid: sym.Cond, zero: str) -> str:
     return zero if valid.is_false else f"({cond_text(valid)}?{load}:{zero})"
 
 
-class CStyleRenderer:
+class CStyleRenderer(Renderer):
     device = "C"
     kernel_prefix = "void"
     buffer_qualifier = ""
@@ -46,11 +53,6 @@ class CStyleRenderer:
     half_type = "_Float16"
     infinity, nan = "INFINITY", "NAN"
     preamble = ""
-    lacks_dtypes: frozenset = frozenset()  # dtype names the language cannot express
-    finite_math = False   # True: the language lets compilers assume no NaN / inf (WGSL)
-    # the scheduler packs big matmuls' operands into panels this many columns wide
-    # (schedule/packing.py; None: it does not)
-    matmul_panel: int | None = None
     # unary math by float type name -> function
     float_math = {"EXP2": "exp2", "LOG2": "log2", "SIN": "sin", "SQRT": "sqrt", "TRUNC": "trunc"}
 
@@ -99,20 +101,14 @@ class CStyleRenderer:
             return f"({self.literal(1.0, dtype)}/{a})"
         if op == "NEG":  # -(-2.5f), never --2.5f (a decrement)
             return f"(!{a})" if dtype.is_bool else f"(-({a}))" if a.startswith("-") else f"(-{a})"
-        if op == "ADD":
-            return f"({a}||{b})" if dtype.is_bool else f"({a}+{b})"
-        if op == "MUL":
-            return f"({a}&&{b})" if dtype.is_bool else f"({a}*{b})"
+        if op in INFIX:
+            return f"({a}{BOOL_INFIX.get(op, INFIX[op]) if dtype.is_bool else INFIX[op]}{b})"
         if op == "MAX":
             if dtype.is_float:
                 return f"((({a})>({b})||({a})!=({a}))?({a}):({b}))"
             return f"(({a})>({b})?({a}):({b}))"
         if op in ("IDIV", "MOD"):
             return self.int_division(op, a, b, dtype)
-        simple = {"CMPLT": "<", "CMPNE": "!=", "AND": "&", "OR": "|", "XOR": "^", "SHL": "<<",
-                  "SHR": ">>"}
-        if op in simple:
-            return f"({a}{simple[op]}{b})"
         if op == "WHERE":
             return f"({a}?{b}:{args[2]})"
         if op == "CAST":
@@ -236,81 +232,91 @@ class _Walk:
         head = self.r.preamble + self.r.helpers(self.index_type, body)
         return f"{head}{self.r.signature(self.p.name, params)} {{\n{body}\n}}\n"
 
+    # instruction -> the method that renders it; every other instruction is an ALU op
+    STEPS = {"RANGE": "open_loop", "END": "close_loop", "CONST": "constant", "COND": "condition",
+             "LOAD": "load_lanes", "STORE": "store_lanes", "ACC": "accumulator",
+             "ACC_UPDATE": "accumulate", "VREDUCE": "fold_lanes"}
+
     def step(self, i: int, instr) -> None:
-        op, lanes = instr.op, instr.dtype.count
-        scalar = instr.dtype.scalar
-        t = self.r.type_name(scalar)
-        if op == "RANGE":
-            name, size, kind = instr.arg
-            region = kind == "block" and self.p.threads > 1 and not any(self.open_ranges)
-            if region:
-                for line in self.r.region_open(self.p.threads):
-                    self.emit(line)
-                self.indent += 1
-            for line in self.r.range_open(name, size, kind, self.index_type, self.p.threads,
-                                          any(self.open_ranges) or region):
+        self.r.type_name(instr.dtype.scalar)  # a dtype the language lacks raises at first use
+        getattr(self, self.STEPS.get(instr.op, "alu_lanes"))(i, instr)
+
+    def open_loop(self, i: int, instr) -> None:
+        name, size, kind = instr.arg
+        region = kind == "block" and self.p.threads > 1 and not any(self.open_ranges)
+        if region:
+            for line in self.r.region_open(self.p.threads):
                 self.emit(line)
-            self.open_ranges.append(region)
             self.indent += 1
-            return
-        if op == "END":
+        for line in self.r.range_open(name, size, kind, self.index_type, self.p.threads,
+                                      any(self.open_ranges) or region):
+            self.emit(line)
+        self.open_ranges.append(region)
+        self.indent += 1
+
+    def close_loop(self, i: int, instr) -> None:
+        self.indent -= 1
+        self.emit("}")
+        if self.open_ranges.pop():  # the end of the parallel region
             self.indent -= 1
             self.emit("}")
-            if self.open_ranges.pop():  # the end of the parallel region
-                self.indent -= 1
-                self.emit("}")
-            return
-        if op == "CONST":
-            self.names[i] = [self.r.literal(instr.arg, scalar)]
-            return
-        if op == "COND":
-            self.names[i] = [cond_text(c) for c in instr.arg]
-            return
-        if op == "LOAD":
-            buf, indices, valids = instr.arg
-            names = []
-            for lane in range(lanes):
-                load = guarded(f"data{buf}[{index_text(indices[lane])}]", valids[lane],
-                               self.r.literal(0, scalar))
-                names.append(self.define(f"val{i}", lane, lanes, t, load))
-            self.names[i] = names
-            return
-        if op == "STORE":
-            buf, indices, valids = instr.arg
-            for lane in range(lanes):
-                store = f"data{buf}[{index_text(indices[lane])}] = {self.ref(instr.src[0], lane)};"
-                if valids[lane].is_false:
-                    continue  # a lane past the end of a padded dimension: nothing to write
-                if not valids[lane].is_true:
-                    store = f"if ({cond_text(valids[lane])}) {store}"
-                self.emit(store)
-            return
-        if op == "ACC":
-            init = self.r.literal(instr.arg, scalar)
-            self.names[i] = [self.define(f"acc{i}", lane, lanes, t, init) for lane in range(lanes)]
-            return
-        if op == "ACC_UPDATE":
-            acc, value = instr.src
-            for lane in range(lanes):
-                a, v = self.ref(acc, lane), self.ref(value, lane)
-                self.emit(f"{a} = {self.r.alu(instr.arg, [a, v], scalar, scalar)};")
-            return
-        if op == "VREDUCE":
-            acc = instr.src[0]
-            width = self.p.instrs[acc].dtype.count
-            name = self.define(f"red{i}", 0, 1, t, self.ref(acc, 0))
-            for lane in range(1, width):  # one statement per lane: nested MAX text grows 3^lanes
-                folded = self.r.alu(instr.arg, [name, self.ref(acc, lane)], scalar, scalar)
-                self.emit(f"{name} = {folded};")
-            self.names[i] = [name]
-            return
+
+    def constant(self, i: int, instr) -> None:
+        self.names[i] = [self.r.literal(instr.arg, instr.dtype.scalar)]
+
+    def condition(self, i: int, instr) -> None:
+        self.names[i] = [cond_text(c) for c in instr.arg]
+
+    def load_lanes(self, i: int, instr) -> None:
+        buf, indices, valids = instr.arg
+        scalar, t = instr.dtype.scalar, self.r.type_name(instr.dtype.scalar)
+        names = []
+        for lane in range(instr.dtype.count):
+            load = guarded(f"data{buf}[{index_text(indices[lane])}]", valids[lane],
+                           self.r.literal(0, scalar))
+            names.append(self.define(f"val{i}", lane, instr.dtype.count, t, load))
+        self.names[i] = names
+
+    def store_lanes(self, i: int, instr) -> None:
+        buf, indices, valids = instr.arg
+        for lane in range(instr.dtype.count):
+            store = f"data{buf}[{index_text(indices[lane])}] = {self.ref(instr.src[0], lane)};"
+            if valids[lane].is_false:
+                continue  # a lane past the end of a padded dimension: nothing to write
+            if not valids[lane].is_true:
+                store = f"if ({cond_text(valids[lane])}) {store}"
+            self.emit(store)
+
+    def accumulator(self, i: int, instr) -> None:
+        scalar, lanes = instr.dtype.scalar, instr.dtype.count
+        init, t = self.r.literal(instr.arg, scalar), self.r.type_name(scalar)
+        self.names[i] = [self.define(f"acc{i}", lane, lanes, t, init) for lane in range(lanes)]
+
+    def accumulate(self, i: int, instr) -> None:
+        acc, value = instr.src
+        scalar = instr.dtype.scalar
+        for lane in range(instr.dtype.count):
+            a, v = self.ref(acc, lane), self.ref(value, lane)
+            self.emit(f"{a} = {self.r.alu(instr.arg, [a, v], scalar, scalar)};")
+
+    def fold_lanes(self, i: int, instr) -> None:
+        acc, scalar = instr.src[0], instr.dtype.scalar
+        width = self.p.instrs[acc].dtype.count
+        name = self.define(f"red{i}", 0, 1, self.r.type_name(scalar), self.ref(acc, 0))
+        for lane in range(1, width):  # one statement per lane: nested MAX text grows 3^lanes
+            folded = self.r.alu(instr.arg, [name, self.ref(acc, lane)], scalar, scalar)
+            self.emit(f"{name} = {folded};")
+        self.names[i] = [name]
+
+    def alu_lanes(self, i: int, instr) -> None:
+        op, lanes, scalar = instr.op, instr.dtype.count, instr.dtype.scalar
         src_dtype = self.p.instrs[instr.src[0]].dtype.scalar if instr.src else scalar
         if all(self.uniform(s) for s in instr.src):
             lanes = 1  # every operand is the same in all lanes (a broadcast value): compute once
         names = []
         for lane in range(lanes):
             args = [self.ref(s, lane) for s in instr.src]
-            names.append(self.define(f"alu{i}", lane, lanes, t,
+            names.append(self.define(f"alu{i}", lane, lanes, self.r.type_name(scalar),
                                      self.r.alu(op, args, scalar, src_dtype)))
         self.names[i] = names
 

@@ -6,7 +6,7 @@ loops are threadgroup / thread positions, GROUP reduces through `threadgroup` me
 from __future__ import annotations
 
 from ..dtype import DType, dtypes
-from .gpu import GPURenderer, _GPUWalk
+from .gpu_c import GPURenderer, _GPUWalk
 
 NAMES = {dtypes.int8: "char", dtypes.uint8: "uchar", dtypes.int16: "short",
          dtypes.uint16: "ushort", dtypes.uint32: "uint", dtypes.int64: "long",

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import math
 
+from ..codegen.linear_ops import LinearOp
+from ..codegen.plan import Action
 from ..dtype import DType
 from ..ir import symbolic as sym
+from .base import Renderer
 
 
 def _literal(value, dtype: DType) -> str:
@@ -24,70 +27,98 @@ def _cond(cond: sym.Cond) -> str:
     return sym.render_cond(cond).replace(" && ", " & ")
 
 
-class PythonRenderer:
+class PythonRenderer(Renderer):
     device = "PYTHON"
-    supported_actions = ("UPCAST", "UNROLL", "SWAP")
-    lacks_dtypes: frozenset = frozenset()   # numpy has every dtype
-    finite_math = False                     # ... and IEEE NaN / inf
+    supported_actions = (Action.UPCAST, Action.UNROLL, Action.SWAP)  # every dtype, IEEE
 
     def render(self, program) -> str:
-        globals_ = [(n, s) for n, s, kind in program.loops if kind in ("global", "thread")]
-        sizes = {i.arg[0]: i.arg[1] for i in program.instrs if i.op == "RANGE"}
-        shape = tuple(sizes[n] for n, _ in globals_)
-        if not all(isinstance(s, int) for s in shape):  # a symbolic size: the argument's name
-            shape = "(" + "".join(f"{s}, " for s in shape) + ")"
-        names: dict[int, str] = {}
-        args = [f"data{p.index}" for p in program.params] + program.variable_names
-        lines = [f"def {program.name}({', '.join(args)}):"]
-        indent = 1
-        for p in program.params:
-            lines.append(f"    data{p.index} = data{p.index}.view(np.{p.dtype.numpy_name})")
-        lines.append(f"    shape = {shape}")
-        g = 0
+        return _PythonWalk(program).run()
 
-        def emit(text: str) -> None:
-            lines.append("    " * indent + text)
 
-        for i, instr in enumerate(program.instrs):
-            op, dtype = instr.op, instr.dtype.scalar
+class _PythonWalk:
+    """One pass over the instructions: a line (or a name) per instruction, from a table."""
+
+    def __init__(self, program):
+        self.p = program
+        self.globals = [(n, s) for n, s, kind in program.loops if kind in ("global", "thread")]
+        sizes = {i.arg[0]: i.arg[1] for i in program.instrs if i.op == LinearOp.RANGE}
+        self.shape = tuple(sizes[n] for n, _ in self.globals)
+        if not all(isinstance(s, int) for s in self.shape):  # a symbolic size: its argument
+            self.shape = "(" + "".join(f"{s}, " for s in self.shape) + ")"
+        self.names: dict[int, str] = {}
+        self.lines: list[str] = []
+        self.indent, self.next_global = 1, 0
+
+    def emit(self, text: str) -> None:
+        self.lines.append("    " * self.indent + text)
+
+    def run(self) -> str:
+        params = ", ".join([f"data{p.index}" for p in self.p.params] + self.p.variable_names)
+        self.lines.append(f"def {self.p.name}({params}):")
+        for p in self.p.params:
+            self.lines.append(f"    data{p.index} = data{p.index}.view(np.{p.dtype.numpy_name})")
+        self.lines.append(f"    shape = {self.shape}")
+        for i, instr in enumerate(self.p.instrs):
             if instr.dtype.count != 1:
                 raise NotImplementedError("the PYTHON renderer does not render vector lanes")
-            args = [names[s] for s in instr.src]
-            if op == "PARAM":
-                names[i] = f"data{instr.arg[0]}"
-            elif op == "RANGE":
-                name, size, kind = instr.arg
-                if kind in ("global", "thread"):
-                    emit(f"{name} = arange({size}, {g}, {len(globals_)})")
-                    g += 1
-                else:
-                    emit(f"for {name} in range({size}):")
-                    indent += 1
-            elif op == "END":
-                if indent > 1:
-                    indent -= 1
-            elif op == "CONST":
-                names[i] = _literal(instr.arg, dtype)
-            elif op == "COND":
-                names[i] = _cond(instr.arg[0])
-            elif op == "LOAD":
-                buf, (index,), (valid,) = instr.arg
-                valid_text = "True" if valid.is_true else _cond(valid)
-                emit(f"val{i} = load(data{buf}, {index}, {valid_text}, ())")
-                names[i] = f"val{i}"
-            elif op == "STORE":
-                buf, (index,), _ = instr.arg
-                emit(f"store(data{buf}, {index}, {args[0]}, shape)")
-            elif op == "ACC":
-                emit(f"acc{i} = np.full(shape, {_literal(instr.arg, dtype)})")
-                names[i] = f"acc{i}"
-            elif op == "ACC_UPDATE":
-                emit(f"{args[0]} = alu({instr.arg!r}, {args[0]}, np.asarray({args[1]}))")
-            elif op in ("CAST", "BITCAST"):
-                emit(f"alu{i} = cast({args[0]}, np.{dtype.numpy_name}, {op == 'BITCAST'})")
-                names[i] = f"alu{i}"
-            else:
-                arrays = ", ".join(f"np.asarray({a})" for a in args)
-                emit(f"alu{i} = alu({op!r}, {arrays})")
-                names[i] = f"alu{i}"
-        return "import numpy as np\n\n" + "\n".join(lines) + "\n"
+            args = [self.names[s] for s in instr.src]
+            STEPS.get(instr.op, _PythonWalk.alu)(self, i, instr, args)
+        return "import numpy as np\n\n" + "\n".join(self.lines) + "\n"
+
+    def param(self, i: int, instr, args) -> None:
+        self.names[i] = f"data{instr.arg[0]}"
+
+    def open_loop(self, i: int, instr, args) -> None:
+        name, size, kind = instr.arg
+        if kind in ("global", "thread"):  # the whole index space at once: a broadcast arange
+            self.emit(f"{name} = arange({size}, {self.next_global}, {len(self.globals)})")
+            self.next_global += 1
+        else:
+            self.emit(f"for {name} in range({size}):")
+            self.indent += 1
+
+    def close_loop(self, i: int, instr, args) -> None:
+        if self.indent > 1:
+            self.indent -= 1
+
+    def constant(self, i: int, instr, args) -> None:
+        self.names[i] = _literal(instr.arg, instr.dtype.scalar)
+
+    def condition(self, i: int, instr, args) -> None:
+        self.names[i] = _cond(instr.arg[0])
+
+    def load(self, i: int, instr, args) -> None:
+        buf, (index,), (valid,) = instr.arg
+        valid_text = "True" if valid.is_true else _cond(valid)
+        self.emit(f"val{i} = load(data{buf}, {index}, {valid_text}, ())")
+        self.names[i] = f"val{i}"
+
+    def store(self, i: int, instr, args) -> None:
+        buf, (index,), _ = instr.arg
+        self.emit(f"store(data{buf}, {index}, {args[0]}, shape)")
+
+    def accumulator(self, i: int, instr, args) -> None:
+        self.emit(f"acc{i} = np.full(shape, {_literal(instr.arg, instr.dtype.scalar)})")
+        self.names[i] = f"acc{i}"
+
+    def accumulate(self, i: int, instr, args) -> None:
+        self.emit(f"{args[0]} = alu({instr.arg!r}, {args[0]}, np.asarray({args[1]}))")
+
+    def cast(self, i: int, instr, args) -> None:
+        bitcast = instr.op == LinearOp.BITCAST
+        self.emit(f"alu{i} = cast({args[0]}, np.{instr.dtype.scalar.numpy_name}, {bitcast})")
+        self.names[i] = f"alu{i}"
+
+    def alu(self, i: int, instr, args) -> None:
+        arrays = ", ".join(f"np.asarray({a})" for a in args)
+        self.emit(f"alu{i} = alu({str(instr.op)!r}, {arrays})")
+        self.names[i] = f"alu{i}"
+
+
+# instruction -> how it renders; every other instruction is an ALU op (_PythonWalk.alu)
+STEPS = {LinearOp.PARAM: _PythonWalk.param, LinearOp.RANGE: _PythonWalk.open_loop,
+         LinearOp.END: _PythonWalk.close_loop, LinearOp.CONST: _PythonWalk.constant,
+         LinearOp.COND: _PythonWalk.condition, LinearOp.LOAD: _PythonWalk.load,
+         LinearOp.STORE: _PythonWalk.store, LinearOp.ACC: _PythonWalk.accumulator,
+         LinearOp.ACC_UPDATE: _PythonWalk.accumulate, LinearOp.CAST: _PythonWalk.cast,
+         LinearOp.BITCAST: _PythonWalk.cast}

@@ -16,9 +16,9 @@ import re
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
 from ..runtimes.launch import WEBGPU_BLOCK_LIMIT, flat_launch_dims, webgpu_dispatch
-from .cstyle import cond_text, index_text
+from .cstyle import INFIX, cond_text, index_text
 from . import wgsl_int64
-from .gpu import GPURenderer, _GPUWalk
+from .gpu_c import GPURenderer, _GPUWalk
 
 REGISTER = {dtypes.bool: "bool", dtypes.int8: "i32", dtypes.int16: "i32", dtypes.int32: "i32",
             dtypes.uint8: "u32", dtypes.uint16: "u32", dtypes.uint32: "u32",
@@ -138,7 +138,7 @@ class WGSLRenderer(GPURenderer):
         if op == "NEG":
             return f"(0u - {a})" if t == "u32" else f"(-({a}))"
         if op in ("ADD", "MUL", "AND", "OR", "XOR"):
-            return f"({a} {dict(ADD='+', MUL='*', AND='&', OR='|', XOR='^')[op]} {b})"
+            return f"({a} {INFIX[op]} {b})"
         if op == "MAX":
             keep_a = f"(({a}) > ({b}))" + (f" | tl_isnan({a})" if t == "f32" else "")
             return f"select({b}, {a}, {keep_a})"

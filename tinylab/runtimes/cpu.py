@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from ..errors import CompileError, CompilerNotFoundError
+from .base import Program, Runtime
 from .buffer import HostAllocator
 from .compile_cache import cached_build, discard, key_of
 from .cpu_target import CPUTarget, compiler_macros, detect
@@ -52,7 +53,7 @@ def find_compiler(preferred: str = "") -> str:
     raise CompilerNotFoundError(f"no C compiler found (tried {tried}); {INSTALL_HINT}")
 
 
-class CPURuntime:
+class CPURuntime(Runtime):
     name = "CPU"
 
     def __init__(self, compiler: str = "", cache_dir: Path | None = None, use_cache: bool = True,
@@ -202,15 +203,15 @@ class CPURuntime:
         return CPUProgram(name, lib, fn)
 
 
-class CPUProgram:
+class CPUProgram(Program):
     """A loaded kernel. Call with buffers (handles are numpy arrays); returns seconds taken."""
 
     def __init__(self, name: str, lib, fn):
         self.name, self.lib, self.fn = name, lib, fn
 
-    def __call__(self, *handles, wait: bool = True, variables=(), **launch) -> float:
+    def __call__(self, *handles, wait: bool = True, scalars=(), **launch) -> float:
         pointers = [h.ctypes.data for h in handles]
-        ints = [ctypes.c_int(v) for v in variables]  # symbolic sizes, by value after the buffers
+        ints = [ctypes.c_int(v) for v in scalars]  # symbolic sizes, by value after the buffers
         start = time.perf_counter()
         self.fn(*[ctypes.c_void_p(p) for p in pointers], *ints)
         return time.perf_counter() - start

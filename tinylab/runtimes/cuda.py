@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CompileError, CompilerNotFoundError, DeviceError
+from .base import Program
 from .buffer import Allocator
 from .compile_cache import cached_build, key_of
 from .launch import launch_dims
@@ -82,9 +83,7 @@ class CUDARuntime(OpenOnce):
         import atexit
         atexit.register(handles[2].pop)
 
-    @property
-    def is_gpu(self) -> bool:
-        return True
+    is_gpu = True
 
     @property
     def arch(self) -> str:
@@ -114,16 +113,16 @@ class CUDARuntime(OpenOnce):
                 cuda.Context.pop()
 
 
-class CUDAProgram:
+class CUDAProgram(Program):
     """A loaded kernel. Call with device allocations and the kernel's loops; returns seconds."""
 
     def __init__(self, name: str, module, function):
         self.name, self.module, self.function = name, module, function
 
-    def __call__(self, *handles, global_size=(), wait: bool = True, variables=(),
+    def __call__(self, *handles, global_size=(), wait: bool = True, scalars=(),
                  **launch) -> float:
         dims = launch_dims(global_size)
-        ints = [np.int32(v) for v in variables]  # symbolic sizes, by value after the buffers
+        ints = [np.int32(v) for v in scalars]  # symbolic sizes, by value after the buffers
         seconds = self.function(*handles, *ints, grid=dims.grid, block=dims.block,
                                 time_kernel=wait)
         return seconds or 0.0

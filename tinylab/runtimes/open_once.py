@@ -1,13 +1,15 @@
-"""Opening a driver once, for the GPU runtimes (OpenCL, CUDA, WebGPU): `open()` calls the
-runtime's `open_driver()` the first time and keeps what it returns; a DeviceError is kept as its
+"""Opening a driver once, the shared base of the GPU runtimes (OpenCL, CUDA, WebGPU): `open()`
+calls the runtime's `open_driver()` the first time and keeps what it returns; a DeviceError is kept as its
 message (a missing driver does not appear later) and raised afresh on every later call.
 """
 from __future__ import annotations
 
 from ..errors import DeviceError
+from .base import Runtime
 
 
-class OpenOnce:
+class OpenOnce(Runtime):
+    """A Runtime whose driver opens on first use; `check()` opens it."""
     _opened = None
 
     def open_driver(self):

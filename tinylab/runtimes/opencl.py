@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CompileError, DeviceError
+from .base import Program
 from .buffer import Allocator
 from .compile_cache import cached_build, key_of
 from .launch import launch_dims
@@ -104,16 +105,16 @@ class OpenCLRuntime(OpenOnce):
         return CLProgram(name, kernel, queue)
 
 
-class CLProgram:
+class CLProgram(Program):
     """A built kernel. Call with buffer handles and the kernel's loops; returns seconds taken."""
 
     def __init__(self, name: str, kernel, queue):
         self.name, self.kernel, self.queue = name, kernel, queue
 
-    def __call__(self, *handles, global_size=(), wait: bool = True, variables=(),
+    def __call__(self, *handles, global_size=(), wait: bool = True, scalars=(),
                  **launch) -> float:
         dims = launch_dims(global_size)  # the same folding the renderer indexed with
-        ints = [np.int32(v) for v in variables]  # symbolic sizes, by value after the buffers
+        ints = [np.int32(v) for v in scalars]  # symbolic sizes, by value after the buffers
         event = self.kernel(self.queue, dims.global_size, dims.block, *handles, *ints)
         if not wait:
             return 0.0

@@ -10,6 +10,7 @@ import time
 import numpy as np
 
 from .. import numpy_alu
+from .base import Program, Runtime
 from .buffer import HostAllocator
 
 
@@ -34,14 +35,11 @@ NAMESPACE = {"np": np, "alu": numpy_alu.apply, "cast": numpy_alu.cast, "load": _
              "store": _store, "arange": _arange}
 
 
-class PythonRuntime:
+class PythonRuntime(Runtime):
     name = "PYTHON"
 
     def __init__(self):
         self.allocator = HostAllocator()
-
-    def check(self) -> None:
-        return None
 
     def compile(self, source: str):
         code = compile(source, "<tinylab kernel>", "exec")
@@ -53,13 +51,13 @@ class PythonRuntime:
         return PythonProgram(name, namespace[name])
 
 
-class PythonProgram:
+class PythonProgram(Program):
     def __init__(self, name: str, fn):
         self.name, self.fn = name, fn
 
-    def __call__(self, *handles, wait: bool = True, dtypes=None, variables=(),
+    def __call__(self, *handles, wait: bool = True, dtypes=None, scalars=(),
                  **launch) -> float:
         arrays = [h.view(d) for h, d in zip(handles, dtypes)] if dtypes else list(handles)
         start = time.perf_counter()
-        self.fn(*arrays, *variables)
+        self.fn(*arrays, *scalars)
         return time.perf_counter() - start

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CompileError, DeviceError
+from .base import Program
 from .buffer import Allocator
 from .compile_cache import cached_build, key_of
 from .launch import flat_launch_dims, webgpu_dispatch
@@ -143,20 +144,20 @@ class WebGPURuntime(OpenOnce):
         return WebGPUProgram(self, name, pipeline, layout, [i for i, _ in bindings(source)])
 
 
-class WebGPUProgram:
+class WebGPUProgram(Program):
     """A compute pipeline. Call with buffer handles and the kernel's loops; returns seconds."""
 
     def __init__(self, runtime: WebGPURuntime, name: str, pipeline, layout, binding_ids):
         self.runtime, self.name = runtime, name
         self.pipeline, self.layout, self.binding_ids = pipeline, layout, binding_ids
 
-    def __call__(self, *handles, global_size=(), wait: bool = True, variables=(),
+    def __call__(self, *handles, global_size=(), wait: bool = True, scalars=(),
                  **launch) -> float:
         wgpu, _, device = self.runtime.open()
         dispatch = webgpu_dispatch(flat_launch_dims(global_size).grid[0])
-        if variables:  # symbolic sizes: the i32 array bound after the buffers
+        if scalars:  # symbolic sizes: the i32 array bound after the buffers
             handles = handles + (device.create_buffer_with_data(
-                data=np.asarray(variables, np.int32).tobytes(), usage=wgpu.BufferUsage.STORAGE),)
+                data=np.asarray(scalars, np.int32).tobytes(), usage=wgpu.BufferUsage.STORAGE),)
         group = device.create_bind_group(layout=self.layout, entries=[
             {"binding": i, "resource": {"buffer": handles[i]}} for i in self.binding_ids])
         timed = wait and "timestamp-query" in device.features

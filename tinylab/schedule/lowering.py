@@ -89,7 +89,7 @@ def _inverse_store(out_shape: tuple, chain: tuple, unbound) -> ViewStack:
     view = ViewStack.contiguous(unbound(out_shape))
     for node in chain:
         if node.op is Op.PERMUTE:
-            inverse = tuple(sorted(range(len(node.order)), key=lambda i: node.order[i]))
+            inverse = ir.inverse_permutation(node.order)
             view = view.permute(inverse)
         else:
             view = view.reshape(unbound(node.src[0].shape))

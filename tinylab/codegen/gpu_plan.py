@@ -1,4 +1,5 @@
-"""GPU lowering of work-group axes, called by the linearizer through three small hooks.
+"""GPU lowering of work-group axes in the plan (its rendering is renderers/gpu_c.py), called by
+the linearizer through three small hooks.
 
 LOCAL axes are work-item ids inside a work-group; GROUP axes split a reduce across a work-group:
 each work-item reduces its share into registers, then `GROUP_REDUCE` combines the work-group's
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from ..ir import symbolic as sym
 from ..ir.ops import REDUCE_ALU
+from .linear_ops import LinearOp
 from .plan import AxisKind
 
 
@@ -47,7 +49,7 @@ def group_reduce(builder, acc: int, node) -> int:
     slot = local_index * group_size + group_index
     base = local_index * group_size
     arg = (REDUCE_ALU[node.op].name, slot, base, group_size, local_size * group_size)
-    return builder.emit("GROUP_REDUCE", builder.instrs[acc].dtype, (acc,), arg, post=True,
+    return builder.emit(LinearOp.GROUP_REDUCE, builder.instrs[acc].dtype, (acc,), arg, post=True,
                         unique=True)
 
 

@@ -1,10 +1,12 @@
-"""Devices: a renderer (source text) plus a runtime (compile, allocate, launch), by name.
+"""The device registry: a device is a renderer (source text) plus a runtime (compile, allocate,
+launch), by name. (The command `python -m tinylab.device`, tinylab/device.py, prints it.)
 
 `Device["CPU"]` gives a DeviceSpec; `Device.DEFAULT` is the device `DEV` names, else the first
-available one in preference order; `python -m tinylab.device` lists each backend and, if it
-cannot run here, why. Backends register in BACKENDS below: a new one is a renderer plus a
-runtime plus one row. The C backend is made for a CPU target (`spec.target`): NULL:C renders for
-the one CPU_TARGET names, CPU for one this CPU can execute.
+available one in preference order; `Device.status()` says of each backend whether it can run
+here and if not why; `Device.state` holds the engine's caches (engine/state.py). Backends
+register in BACKENDS below: a new one is a renderer plus a runtime plus one row. The C backend
+is made for a CPU target (`spec.target`): NULL:C renders for the one CPU_TARGET names, CPU for
+one this CPU can execute.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Callable
 
 from .. import config
 from ..errors import DeviceError
+from .state import EngineState
 
 
 @dataclass
@@ -106,9 +109,10 @@ BACKENDS: dict[str, Backend] = {
 # render-only devices: the whole pipeline up to source text, for any machine
 RENDER_ONLY_ALIASES: dict[str, str] = {"NULL:C": "CPU", "NULL:CL": "CL", "NULL:CUDA": "CUDA",
                                        "NULL:WGSL": "WEBGPU", "NULL:METAL": "METAL"}
-# other spellings of a device (the language's name)
+# other spellings of a device (the language's name): the one table of device names
 DEVICE_ALIASES = {"GPU": "CL", "OPENCL": "CL", "CLANG": "CPU", "C": "CPU", "WGSL": "WEBGPU",
                   "MSL": "METAL"}
+RENDER_ONLY_NAMES = {backend: alias[5:] for alias, backend in RENDER_ONLY_ALIASES.items()}
 
 
 @dataclass(eq=False)
@@ -178,12 +182,12 @@ class DeviceSpec:
         """What it is: the backend, the hardware its runtime opened, render-only or default-able."""
         target = self.target
         if self.render_only:
-            language = type(self.renderer).__name__.replace("Renderer", "")
-            text = f"renders {language} source only (DEBUG=4 shows it); runs nothing"
+            text = f"renders {self.renderer.language} source only (DEBUG=4 shows it); runs nothing"
             return text + (f"; target {target.name} ({target.isa})" if target else "")
         text = self.backend.description
-        if hasattr(self.runtime, "describe"):
-            text += f" on {self.runtime.describe()}"
+        hardware = self.runtime.describe()
+        if hardware:
+            text += f" on {hardware}"
         if self.backend.default_if is not None and not self.backend.default_if(self):
             text += "; usable, not chosen by default"
         return text
@@ -195,6 +199,7 @@ class DeviceSpec:
 class _DeviceRegistry:
     def __init__(self):
         self._opened: dict[str, DeviceSpec] = {}
+        self.state = EngineState()  # what realize keeps between calls (engine/state.py)
 
     def canonicalize(self, name: str | None) -> str:
         if name is None:
@@ -207,8 +212,14 @@ class _DeviceRegistry:
         text = DEVICE_ALIASES.get(text, text)
         if text.startswith("NULL:"):  # NULL:OPENCL -> NULL:CL, NULL:CLANG -> NULL:C
             inner = self.canonicalize(text[5:])
-            text = "NULL:" + {"CPU": "C", "WEBGPU": "WGSL"}.get(inner, inner)
+            text = "NULL:" + RENDER_ONLY_NAMES.get(inner, inner)
         return text
+
+    def backend_of(self, name) -> str:
+        """The backend a device name runs or renders with: 'NULL:OPENCL' -> 'CL', 'C' -> 'CPU'
+        (an unknown name comes back canonicalized)."""
+        key = self.canonicalize(name)
+        return RENDER_ONLY_ALIASES.get(key, key)
 
     def known(self) -> list[str]:
         return list(BACKENDS) + list(RENDER_ONLY_ALIASES)

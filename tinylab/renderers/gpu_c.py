@@ -1,13 +1,14 @@
-"""What OpenCL C and CUDA C share on top of the C family renderer: output loops become work-group
-and work-item ids (no loop), GROUP_REDUCE goes through local memory behind a barrier, and
-float16 lives in memory only (registers hold float; loads, stores and casts convert).
+"""The GPU C family: what OpenCL C, CUDA C, Metal and WGSL share on top of the C family renderer
+(the plan side is codegen/gpu_plan.py). Output loops become work-group and work-item ids (no
+loop), GROUP_REDUCE goes through local memory behind a barrier, and float16 lives in memory only
+(registers hold float; loads, stores and casts convert).
 Subclasses name the ids, qualifiers, barrier and half conversions. Pure string building.
 """
 from __future__ import annotations
 
+from ..codegen.plan import Action
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
-from ..ir.ops import ALU
 from ..runtimes.launch import launch_dims
 from .cstyle import CStyleRenderer, _Walk, cond_text, index_text
 
@@ -16,10 +17,9 @@ class GPURenderer(CStyleRenderer):
     local_qualifier = ""     # "__local " / "__shared__ "
     barrier = ""             # the work-group barrier statement
     # GPUs here: threads are work-items, tiles are registers, no vector lanes
-    supported_actions = ("UPCAST", "UNROLL", "LOCAL", "GROUP", "SWAP")
+    supported_actions = (Action.UPCAST, Action.UNROLL, Action.LOCAL, Action.GROUP, Action.SWAP)
     is_gpu = True               # plans come from codegen/heuristic_gpu.py
-    ops = frozenset(ALU)        # every primitive ALU op renders natively ...
-    half_arithmetic = False     # ... but float16 math runs in float (codegen/decompose.py)
+    half_arithmetic = False     # float16 math runs in float (codegen/decompose.py)
     max_work_group = 1024       # work-items per work-group (runtimes/launch.py BLOCK_LIMITS)
 
     def id_text(self, space: str, dim: int) -> str:

@@ -1,0 +1,99 @@
+"""State in one place: the engine's caches live in `Device.state` behind one lock (compile threads
+share it), the symbolic intern table forgets dead expressions and its memo tables are bounded,
+a trace can be suspended and resumed, TinyJit captures through a public hook, and a chain of
+20,000 elementwise ops realizes and backpropagates (against numpy) with no import-time
+recursion limit."""
+import gc
+import sys
+import threading
+
+import numpy as np
+
+from tinylab import Device, Tensor, trace
+from tinylab.engine import realize
+from tinylab.engine import trace as tracing
+from tinylab.ir import symbolic as sym
+from tinylab.schedule.schedule import schedule
+
+
+def test_engine_caches_are_one_object_reachable_from_device():
+    assert realize.STATE is Device.state and realize.REALIZED is Device.state.realized
+    x = Tensor(np.arange(6, dtype=np.float32)).realize()
+    (x * 5 + 2).numpy()
+    assert any(key[0] == "CPU" for key in Device.state.runners)
+
+
+def test_compile_threads_share_one_runner_per_kernel():
+    x = Tensor(np.arange(12, dtype=np.float32) - 3).realize()
+    (kernel,) = schedule([(x * 7 - 1).exp2().node], realized=realize.REALIZED).kernels
+    runners, barrier = [], threading.Barrier(4)
+
+    def compile_one():
+        barrier.wait()
+        runners.append(realize.compile_kernel("CPU", kernel.ast))
+
+    threads = [threading.Thread(target=compile_one) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(runners) == 4 and all(r is runners[0] for r in runners)
+
+
+def test_symbolic_intern_table_forgets_dead_expressions():
+    a = sym.var("tl_state_a", 0, 1000)
+    expression = (a * 3 + 7) // 5
+    assert (a * 3 + 7) // 5 is expression  # interned: equal while alive is identical
+    memos = (sym._AS_GIVEN, sym._SUMS, sym._PRODUCTS, sym._LESS_THAN)
+    assert all(isinstance(m, sym._Memo) and m.limit for m in memos)  # bounded
+    count = len(sym._INTERN)
+    del a, expression
+    for memo in memos:  # what a full memo table does: forget
+        memo.clear()
+    gc.collect()
+    assert len(sym._INTERN) < count
+
+
+def test_memo_table_is_bounded():
+    memo = sym._Memo(limit=8)
+    for key in range(100):
+        memo[key] = key
+    assert len(memo) <= 8 and memo[99] == 99
+
+
+def test_trace_suspend_and_resume():
+    x = Tensor(np.ones(4, dtype=np.float32)).realize()
+    with trace() as recorded:
+        (x + 1).numpy()
+        tracing.suspend(recorded)
+        (x + 2).numpy()  # not recorded
+        tracing.resume(recorded)
+        (x + 3).numpy()
+    assert len(recorded.realizes) == 2
+    assert recorded not in [t for t in tracing.active()]
+
+
+def test_capturing_sees_every_launch():
+    x = Tensor(np.arange(5, dtype=np.float32)).realize()
+    launches = []
+    with realize.capturing(lambda runner, buffers: launches.append(runner)):
+        got = ((x + 1) * 2).numpy()
+    np.testing.assert_array_equal(got, (np.arange(5) + 1) * 2)
+    assert len(launches) == 1 and launches[0] is not None
+    assert not realize.STATE.captures
+
+
+def test_no_recursion_limit_set_at_import_and_a_20000_op_chain_runs():
+    assert sys.getrecursionlimit() < realize.RECURSION_ROOM  # nothing raised it for good
+    start = np.random.default_rng(0).random(16, dtype=np.float32)
+    x = Tensor(start, requires_grad=True)
+    y, expected, slope = x, start.astype(np.float64), 1.0
+    for i in range(20000):  # 10,000 multiplies and 10,000 adds, one fused kernel
+        if i % 2:
+            y, expected, slope = y * 1.0001, expected * 1.0001, slope * 1.0001
+        else:
+            y, expected = y + 0.0001, expected + 0.0001
+    np.testing.assert_allclose(y.numpy(), expected, rtol=1e-3)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full(16, slope), rtol=1e-3)
+    assert sys.getrecursionlimit() < realize.RECURSION_ROOM

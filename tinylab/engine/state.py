@@ -1,0 +1,101 @@
+"""What the engine keeps between realizes, in one object with one lock (`Device.state`): compiled
+kernels by key, the names given to kernels, devices announced, which lazy values are realized
+(and in which buffer), each kernel's printed passes, kernels already recorded in a trace, and the
+TinyJit capture hooks. engine/realize.py reads and writes it (also from compile threads).
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from contextlib import contextmanager
+
+
+class _Lookup:
+    """`in` and `[]` for a table whose `get(node)` gives None for what it does not hold."""
+
+    def get(self, node, default=None):  # pragma: no cover - subclasses define it
+        raise NotImplementedError
+
+    def __contains__(self, node) -> bool:
+        return self.get(node) is not None
+
+    def __getitem__(self, node):
+        found = self.get(node)
+        if found is None:
+            raise KeyError(node)
+        return found
+
+
+class RealizedTable(_Lookup):
+    """Expression node -> the BUFFER node holding its value; an entry dies with the expression.
+    `hold_weakly(node)` makes an entry last only while its BUFFER node lives too: for values
+    whose BUFFER node keeps the expression alive (autograd steps from a realized tensor into
+    the graph it came from), where a strong entry would keep both alive forever."""
+
+    def __init__(self):
+        self.strong: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.weak: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def get(self, node, default=None):
+        found = self.strong.get(node)
+        if found is None:
+            ref = self.weak.get(node)
+            found = ref() if ref is not None else None
+        return default if found is None else found
+
+    def __setitem__(self, node, buffer_node) -> None:
+        self.weak.pop(node, None)
+        self.strong[node] = buffer_node
+
+    def hold_weakly(self, node) -> None:
+        found = self.strong.pop(node, None)
+        if found is not None:
+            self.weak[node] = weakref.ref(found)
+
+
+class FreshRealized(_Lookup):
+    """A RealizedTable without stale entries: a value whose buffer was written in place since
+    (assign, TinyJit replay) no longer counts as computed, so it is recomputed, not reused."""
+
+    def __init__(self, table):
+        self.table = table
+
+    def get(self, node, default=None):
+        found = self.table.get(node)
+        if found is None or found.version != found.buffer.version:
+            return default
+        return found
+
+
+class EngineState:
+    """The engine's memory between calls. Take `lock` to read-then-write `runners`, `names` or
+    `announced` (compile threads do)."""
+
+    def __init__(self):
+        self.lock = threading.RLock()
+        self.runners: dict = {}           # (device, ast, noopt, beam, target) -> Runner
+        self.announced: set = set()       # (device, target) pairs DEBUG>=1 has reported
+        self.names: dict[str, list] = {}  # kernel name -> the keys of the kernels given it
+        self.realized = RealizedTable()   # lazy node -> BUFFER node holding its value
+        self.printed_passes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Runner ->
+        self.recorded: weakref.WeakSet = weakref.WeakSet()  # Runners a trace has recorded
+        self.captures: list = []          # TinyJit hooks called with every launch
+
+    def unique_name(self, name: str, key) -> str:
+        """Kernels of the same loop shape but different bodies get n1, n2... (stable per
+        process)."""
+        with self.lock:
+            seen = self.names.setdefault(name, [])
+            if key not in seen:
+                seen.append(key)
+            index = seen.index(key)
+        return name if index == 0 else f"{name}n{index}"
+
+    @contextmanager
+    def capturing(self, hook):
+        """Call `hook(runner, buffers)` with every kernel launch and copy inside the block."""
+        self.captures.append(hook)
+        try:
+            yield
+        finally:
+            self.captures.remove(hook)

@@ -1,0 +1,37 @@
+"""The Renderer contract: what every backend's source generator declares and provides. A renderer
+takes a LinearProgram (codegen/linearize.py) and gives source text; its class attributes tell the
+planner and the engine what it can say. Subclassed by every renderer here; read (never probed)
+by codegen/decompose.py, engine/realize.py, engine/devices.py and the frontend.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from ..ir.ops import ALU
+
+
+class Renderer(ABC):
+    """A backend's source generator. A minimal one defines `device` and `render`; the defaults
+    describe a plain scalar language: every ALU op, every dtype, IEEE floats, no vector
+    variables, no optimization actions (the plain loop nest always renders)."""
+    device: str = ""                      # the device name it renders for ("CPU", "CL", ...)
+    # the plan actions (codegen/plan.py Action) the planner may apply for this backend
+    supported_actions: tuple = ()
+    ops: frozenset = frozenset(ALU)       # ALU ops it renders; others are decomposed by rule
+    half_arithmetic: bool = True          # False: float16 math runs in float32 (decompose.py)
+    lacks_dtypes: frozenset = frozenset()  # dtype names the language cannot express
+    finite_math: bool = False             # True: compilers may assume no NaN / inf (WGSL)
+    native_widths: tuple = ()             # lane counts one native vector variable can hold
+    matmul_panel: int | None = None       # pack big matmul operands into panels this wide
+    is_gpu: bool = False                  # plans come from codegen/heuristic_gpu.py
+    max_work_group: int = 1               # work-items per work-group (1: no work-groups)
+    target = None                         # the CPUTarget it renders for (C only)
+
+    @property
+    def language(self) -> str:
+        """The language's name as traces and device listings show it ("C", "OpenCL", ...)."""
+        return type(self).__name__.replace("Renderer", "")
+
+    @abstractmethod
+    def render(self, program) -> str:
+        """Source text for one kernel's LinearProgram."""

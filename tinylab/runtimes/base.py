@@ -1,0 +1,50 @@
+"""The Runtime contract: what every backend's runtime declares and provides. A runtime compiles
+source text, loads a kernel by name as a Program and launches it on buffer handles; it never sees
+the IR. `Runtime.launch` is the one launch path: realize's Runner and BEAM/TUNE both call it.
+Subclassed by every runtime here (cpu, python, opencl, cuda, webgpu).
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+
+class Program(ABC):
+    """A loaded kernel. Called with buffer handles, its launch size (the kernel's loops, see
+    launch.py) and extra scalar arguments; returns the seconds it took (0.0 when not waited)."""
+    name: str = ""
+    # a faster call taking prepared ctypes pointers (TinyJit replay on the CPU), or None
+    pointers_call = None
+
+    @abstractmethod
+    def __call__(self, *handles, global_size=(), scalars=(), wait: bool = True) -> float:
+        ...
+
+
+class Runtime(ABC):
+    """A backend's compiler and launcher. A minimal one defines `name`, `allocator`, `compile`
+    and `load`; the defaults say: works everywhere, no GPU, nothing more to describe."""
+    name: str = ""
+    is_gpu: bool = False   # a GPU device (Device.DEFAULT prefers one)
+    allocator = None       # runtimes/buffer.py Allocator for this device's memory
+
+    def check(self) -> None:
+        """Raise DeviceError (or any error saying why) if this runtime cannot work here."""
+        return None  # the default: it works everywhere
+
+    def describe(self) -> str:
+        """The hardware it runs on, for device listings ("" when there is nothing to add)."""
+        return ""
+
+    @abstractmethod
+    def compile(self, source: str) -> tuple:
+        """(compiled artifact for `source`, True if it came from the on-disk cache)."""
+
+    @abstractmethod
+    def load(self, artifact, name: str) -> Program:
+        """The kernel `name` from a compiled artifact."""
+
+    def launch(self, program: Program, global_size, *handles, scalars=(),
+               wait: bool = True) -> float:
+        """Run a loaded kernel over `global_size` (the kernel's loops) with buffer handles and
+        scalar arguments; seconds taken. Realize and BEAM both launch through here."""
+        return program(*handles, global_size=global_size, scalars=scalars, wait=wait)
