@@ -92,9 +92,9 @@ class FreshRealized(_Lookup):
 
     def get(self, node, default=None):
         found = self.table.get(node)
-        if found is None or found.version != found.buffer.version:
-            return default
-        return found
+        while found is not None and found.version != found.buffer.version:
+            found = self.table.get(found)  # a snapshot of that version, copied before an assign
+        return default if found is None else found
 
 
 @dataclass(eq=False)
@@ -431,11 +431,14 @@ def _graph_nodes(outputs, sched: Schedule) -> list[Node]:
     return _graph(outputs, sched.leaves)
 
 
-def realize(nodes: list[Node]) -> list[Node]:
-    """Compute every node; returns the BUFFER node that now holds each value.
+def realize(nodes: list[Node], assigned: dict | None = None) -> list[Node]:
+    """Compute every node; returns the BUFFER node that now holds each value. Every assign the
+    schedule ran (a requested one or one under a requested node) is done: its ASSIGN node maps
+    to the buffer's new version, in REALIZED and in `assigned` when given, so it never runs twice.
     While TinyJit captures, earlier results are not reused (every kernel must be recorded) and
     new ones are not remembered (replays overwrite their buffers)."""
     realized = {} if _CAPTURE else FreshRealized(REALIZED)
+    assigned = {} if assigned is None else assigned
     todo = [n for n in dict.fromkeys(nodes) if n.op is not Op.BUFFER and n not in realized]
     results = {}
     if todo:
@@ -457,11 +460,19 @@ def realize(nodes: list[Node]) -> list[Node]:
         buffers = run_schedule(sched, records[0] if records else None)
         for r in records[1:]:
             r.kernels, r.memory_plan = list(records[0].kernels), records[0].memory_plan
+        for item in sched.items:  # the buffer's new version
+            if item.kind == "kernel" and item.output.op is Op.ASSIGN:
+                node, buf = item.output, buffers[id(item.slots[0])]
+                buf.version += 1
+                assigned[node] = ir.buffer(buf, node.shape, node.dtype, node.device, buf.version)
+                if not _CAPTURE:
+                    REALIZED[node] = assigned[node]
         for node in todo:
+            if node in assigned:
+                results[node] = assigned[node]
+                continue
             slot = sched.outputs[node]
             buf = slot.existing if slot.existing is not None else buffers[id(slot)]
-            if node.op is Op.ASSIGN:
-                buf.version += 1
             results[node] = ir.buffer(buf, node.shape, node.dtype, node.device, buf.version)
             if not _CAPTURE:
                 REALIZED[node] = results[node]

@@ -56,6 +56,20 @@ def _tensors_in(value) -> list[Tensor]:
     return _found_in(value, Tensor)
 
 
+def _run_step(fn, args, kwargs):
+    """Call the step and realize what it returns together with the assigns it left pending
+    (`cache.assign(cache + x)` whose tensor nothing returned realizes): a step is the unit that
+    is captured and replayed, so its writes land in it, as in tinygrad."""
+    before = {id(t): t.node for t in list(ALL_TENSORS) if t.node.op is Op.ASSIGN}
+    result = fn(*args, **kwargs)
+    pending = [t for t in list(ALL_TENSORS)
+               if t.node.op is Op.ASSIGN and before.get(id(t)) is not t.node]
+    outs = _tensors_in(result) + pending
+    if outs:
+        Tensor.realize(*outs)
+    return result
+
+
 class TinyJit:
     def __init__(self, fn):
         if not callable(fn):
@@ -95,11 +109,7 @@ class TinyJit:
             return self._replay(inputs, args, kwargs)
         self.calls += 1
         if self.calls == 1:
-            result = self.fn(*args, **kwargs)
-            outs = _tensors_in(result)
-            if outs:
-                Tensor.realize(*outs)
-            return result
+            return _run_step(self.fn, args, kwargs)
         return self._capture(inputs, args, kwargs)
 
     def _capture(self, inputs, args, kwargs):
@@ -108,10 +118,7 @@ class TinyJit:
         with engine_jit.capture() as launches:
             _JIT_CAPTURING.append(self)
             try:
-                result = self.fn(*args, **kwargs)
-                outs = _tensors_in(result)
-                if outs:
-                    Tensor.realize(*outs)
+                result = _run_step(self.fn, args, kwargs)
             finally:
                 _JIT_CAPTURING.pop()
         if not launches:

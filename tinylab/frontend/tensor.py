@@ -252,9 +252,16 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         readers, olds = _stale_readers(tensors)
         if _JIT_CAPTURING:  # the step's own readers get buffers that each replay rewrites
             tensors, olds = tensors + _captured_readers(readers), []
-        nodes = engine.realize([t.node for t in tensors] + [ir.copy_to(n, n.device) for n in olds])
+        assigned: dict = {}
+        nodes = engine.realize([t.node for t in tensors] + [ir.copy_to(n, n.device) for n in olds],
+                               assigned)
         for old, copy in zip(olds, nodes[len(tensors):]):
             engine.REALIZED[old] = copy  # later reads of the old version read the copy
+        if assigned:  # an assign that ran under another value is done for its tensor too
+            chosen = {id(t) for t in tensors}
+            for t in list(ALL_TENSORS):
+                if id(t) not in chosen and t.node in assigned:
+                    t.node = assigned[t.node]
         for t, n in zip(tensors, nodes):
             if t.node is not n and t._keeps_graph():
                 autograd.realized_from(n, t.node)
@@ -589,16 +596,19 @@ def _stale_readers(tensors: list) -> tuple[list, list]:
     weight, where realizing the readers computed gradients nobody asked for (an input's)."""
     computed, pruned = engine.FreshRealized(engine.REALIZED), {}
 
-    def sources(node: Node):  # an assign reads its target's new value; computed values nothing
+    def sources(node: Node):  # an assign reads its target's new value; a computed value its buffer
         found = pruned.get(node)
         if found is None:
-            found = pruned[node] = () if node in computed else \
-                node.src[1:] if node.op is Op.ASSIGN else node.src
+            done = computed.get(node)
+            found = pruned[node] = ((done,) if done is not node else ()) if done is not None \
+                else node.src[1:] if node.op is Op.ASSIGN else node.src
         return found
-    targets = {n.src[0] for n in ir.toposort([t.node for t in tensors], sources)
-               if n.op is Op.ASSIGN}
+    assigns = [n for n in ir.toposort([t.node for t in tensors], sources) if n.op is Op.ASSIGN]
+    targets = {n.src[0] for n in assigns}
     if not targets:
         return [], []
+    for node in assigns:  # these run now: reading one reads the new value
+        pruned[node] = ()
     chosen = {id(t) for t in tensors}
     lazy = [t for t in list(ALL_TENSORS) if id(t) not in chosen
             and t.node.op not in (Op.BUFFER, Op.CONST)]
