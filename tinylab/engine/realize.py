@@ -141,16 +141,6 @@ TUNE_WORK = (1 << 24, 1 << 31)  # loop iterations where timing a few candidate p
                                 # (above: too slow to time; the heuristic's choice stands)
 _RUNNERS: dict = {}
 _ANNOUNCED: set = set()  # devices DEBUG>=1 has reported opening
-_NAMES: dict[str, list] = {}
-
-
-def _unique_name(name: str, key) -> str:
-    """Kernels of the same loop shape but different bodies get n1, n2... (stable per process)."""
-    seen = _NAMES.setdefault(name, [])
-    if key not in seen:
-        seen.append(key)
-    index = seen.index(key)
-    return name if index == 0 else f"{name}n{index}"
 
 
 def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
@@ -225,9 +215,10 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
                   + (" (render only)" if spec.render_only else "")
                   + (f"; target {target.describe()}" if target else ""))
     plan = choose_plan(device, ast, noopt, beam)
-    # the source uses the plan's own name, so the same kernel compiles to the same text (and hits
-    # the disk cache) in every process; lines and traces show a name made unique in this process
-    name = _unique_name(plan.name, (ast, tuple(plan.opts)))
+    # named by its loops alone, whatever the process compiled before: the same kernel compiles
+    # to the same text (and hits the disk cache) everywhere; a trace tells same-named kernels
+    # apart with n1, n2... of its own (trace.KernelNames)
+    name = plan.name
     program = linearize(plan, plan.name)
     source = spec.renderer.render(program)
     flops, moved = program_cost(program)
@@ -364,7 +355,8 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
         if debug >= 2:
             print(_debug_line(GlobalCounters.kernel_count, runner, seconds, len(bufs), flops))
         if record is not None:
-            record.kernels.append(_kernel_record(runner, i, seconds, bufs, kept, item.var_vals))
+            record.kernels.append(_kernel_record(runner, i, seconds, bufs, record.names, kept,
+                                                 item.var_vals))
         _notify_capture(runner, bufs, item.var_vals)
     return buffers
 
@@ -394,7 +386,7 @@ def _keep_inputs(record, runner: Runner, bufs) -> tuple:
     return record.data_budget.snapshot(runner, bufs)
 
 
-def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
+def _kernel_record(runner: Runner, index: int, seconds: float, bufs, names: tracing.KernelNames,
                    kept: tuple = (None, ""), var_vals: dict | None = None) -> tracing.KernelRecord:
     spec = Device[runner.device]
     language = type(spec.renderer).__name__.replace("Renderer", "")
@@ -403,7 +395,7 @@ def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
     inputs, note = kept
     outputs = None if inputs is None else {
         p.index: bufs[p.index].numpy() for p in runner.program.params if p.is_output}
-    return tracing.KernelRecord(runner.name, runner.device, runner.ast, index,
+    return tracing.KernelRecord(names.name_of(runner), runner.device, runner.ast, index,
                                 list(runner.plan.opts), _printed_passes(runner), runner.source,
                                 language, runner.launch_flops(var_vals), runner.bytes_moved,
                                 runner.compile_s if first else 0.0,
@@ -454,7 +446,8 @@ def realize(nodes: list[Node], assigned: dict | None = None) -> list[Node]:
             forced = tracing.user_frame()
             lines = tracing.graph_lines(_graph_nodes(todo, sched), sched.leaves)
             records = [tracing.RealizeRecord(todo, sched, forced, source_lines=lines,
-                                             data_budget=t.data_budget) for t in traces]
+                                             data_budget=t.data_budget, names=t.names)
+                       for t in traces]
             for t, r in zip(traces, records):
                 t.realizes.append(r)
         buffers = run_schedule(sched, records[0] if records else None)
