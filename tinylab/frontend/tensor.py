@@ -242,6 +242,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         nodes = engine.realize([t.node for t in tensors] + [ir.copy_to(n, n.device) for n in olds])
         for old, copy in zip(olds, nodes[len(tensors):]):
             engine.REALIZED[old] = copy  # later reads of the old version read the copy
+        nodes = _own_buffers(tensors, nodes[:len(tensors)])
         for t, n in zip(tensors, nodes):
             if t.node is not n and t._keeps_graph():
                 autograd.realized_from(n, t.node)
@@ -588,6 +589,35 @@ def _stale_readers(tensors: list) -> tuple[list, list]:
         if node in targets or any(s in reading for s in pruned[node]):
             reading.add(node)
     return [t for t in lazy if t.node in reading], [n for n in targets if n in reading]
+
+
+def _own_buffers(tensors: list, nodes: list) -> list:
+    """The BUFFER node each lazy tensor in `tensors` keeps: its own. Equal lazy values are one
+    node (hash-consing) and realize to one buffer (REALIZED), so a tensor whose value landed in
+    a buffer another live tensor holds gets a copy of its own; otherwise two parameters that
+    start equal would be one node to autograd and one buffer to assign."""
+    nodes, claims = list(nodes), {}
+    pending = range(len(tensors))
+    while pending:
+        shared = []
+        for i in pending:
+            t, n = tensors[i], nodes[i]
+            if t.node.op is Op.BUFFER:  # already realized: keeps the buffer it reads
+                continue
+            holder = claims.get(n.buffer)
+            if holder is None:
+                owner = n.buffer.owner
+                holder = owner() if owner is not None else None
+            if holder is None or holder is t:
+                claims[n.buffer] = t
+            else:
+                shared.append(i)
+        if shared:  # a copy can itself be a value another tensor holds (a clone): check again
+            copies = engine.realize([ir.copy_to(nodes[i], nodes[i].device) for i in shared])
+            for i, copy in zip(shared, copies):
+                nodes[i] = copy
+        pending = shared
+    return nodes
 
 
 def _captured_readers(readers: list) -> list:
