@@ -419,8 +419,11 @@ def realize(nodes: list[Node]) -> list[Node]:
         buffers = run_schedule(sched, records[0] if records else None)
         for r in records[1:]:
             r.kernels = list(records[0].kernels)
-        for node in todo:
-            slot = sched.outputs[node]
+        slots = dict(sched.outputs)
+        for item in sched.items:  # an assign run for a reader wrote a new version all the same
+            if item.output.op is Op.ASSIGN and item.output not in slots:
+                slots[item.output] = item.slots[0]
+        for node, slot in slots.items():
             buf = slot.existing if slot.existing is not None else buffers[id(slot)]
             if node.op is Op.ASSIGN:
                 buf.version += 1

@@ -577,8 +577,9 @@ def _stale_readers(tensors: list) -> tuple[list, list]:
             found = pruned[node] = () if node in computed else \
                 node.src[1:] if node.op is Op.ASSIGN else node.src
         return found
-    targets = {n.src[0] for n in ir.toposort([t.node for t in tensors], sources)
-               if n.op is Op.ASSIGN}
+    assigns = {n for n in ir.toposort([t.node for t in tensors], sources)
+               if n.op is Op.ASSIGN and n not in computed}
+    targets = {n.src[0] for n in assigns}
     if not targets:
         return [], []
     chosen = {id(t) for t in tensors}
@@ -586,9 +587,12 @@ def _stale_readers(tensors: list) -> tuple[list, list]:
             and t.node.op not in (Op.BUFFER, Op.CONST)]
     reading: set = set()
     for node in ir.toposort([t.node for t in lazy], sources):
+        if node in assigns:  # runs now: a tensor holding it reads the new value
+            continue
         if node in targets or any(s in reading for s in pruned[node]):
             reading.add(node)
-    return [t for t in lazy if t.node in reading], [n for n in targets if n in reading]
+    readers = [t for t in lazy if t.node in reading]
+    return readers, [n for n in targets if n in reading] if readers else []
 
 
 def _own_buffers(tensors: list, nodes: list) -> list:
