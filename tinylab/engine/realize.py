@@ -392,11 +392,12 @@ def _graph_nodes(outputs, sched: Schedule) -> list[Node]:
     return _graph(outputs, sched.leaves)
 
 
-def realize(nodes: list[Node]) -> list[Node]:
+def realize(nodes: list[Node], computed_outside: dict | None = None) -> list[Node]:
     """Compute every node; returns the BUFFER node that now holds each value.
-    While TinyJit captures, earlier results are not reused (every kernel must be recorded) and
+    While TinyJit captures, earlier results are not reused (every kernel must be recorded) but
+    those in `computed_outside` (values made before the step, lazy node -> BUFFER node), and
     new ones are not remembered (replays overwrite their buffers)."""
-    realized = {} if _CAPTURE else FreshRealized(REALIZED)
+    realized = dict(computed_outside or {}) if _CAPTURE else FreshRealized(REALIZED)
     todo = [n for n in dict.fromkeys(nodes) if n.op is not Op.BUFFER and n not in realized]
     results = {}
     if todo:

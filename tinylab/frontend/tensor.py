@@ -235,11 +235,14 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
     def realize(self, *others: Tensor) -> Tensor:
         """Compute this tensor (and `others`) now. Also `Tensor.realize(a, b)`. The graph a value
         came from stays visible to autograd (a printed activation still trains)."""
-        tensors = [self, *others]
+        tensors, computed_outside = [self, *others], None
+        if _JIT_CAPTURING:  # values made before the step are computed once, not per replay
+            computed_outside = _JIT_CAPTURING[-1].realize_closure(tensors)
         readers, olds = _stale_readers(tensors)
         if _JIT_CAPTURING:  # the step's own readers get buffers that each replay rewrites
             tensors, olds = tensors + _captured_readers(readers), []
-        nodes = engine.realize([t.node for t in tensors] + [ir.copy_to(n, n.device) for n in olds])
+        nodes = engine.realize([t.node for t in tensors] + [ir.copy_to(n, n.device) for n in olds],
+                               computed_outside)
         for old, copy in zip(olds, nodes[len(tensors):]):
             engine.REALIZED[old] = copy  # later reads of the old version read the copy
         nodes = _own_buffers(tensors, nodes[:len(tensors)])
