@@ -7,6 +7,7 @@ runtime). This is the only layer that reads settings (config) and passes them do
 """
 from __future__ import annotations
 
+import contextvars
 import sys
 import time
 import weakref
@@ -205,9 +206,11 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
 
 def _runner_key(device: str, ast: Node, noopt: bool, beam: int) -> tuple:
     """What makes a compiled kernel reusable in this process: the kernel, its device, the
-    NOOPT/BEAM settings and the CPU target it was planned for."""
+    NOOPT/BEAM settings, whether the disk cache may be used and the CPU target it was planned
+    for (DISABLE_COMPILER_CACHE=1 compiles each kernel again once)."""
     target = Device[device].target
-    return (device, ast, noopt, beam, target.key if target else None)
+    return (device, ast, noopt, beam, bool(config.COMPILER_CACHE_ON),
+            target.key if target else None)
 
 
 def _item_device(item) -> str:
@@ -236,7 +239,9 @@ def compile_schedule(sched: Schedule) -> list[Runner | None]:
                 with progress.within(compiling.id):  # a TUNE / BEAM nests in this task
                     return compile_kernel(_item_device(item), item.ast, noopt, beam)
             with ThreadPoolExecutor(config.cpu_count()) as pool:
-                futures = {pool.submit(build, item): i for i, item in work}
+                # each thread runs in a copy of this context: it sees the Context() overrides
+                futures = {pool.submit(contextvars.copy_context().run, build, item): i
+                           for i, item in work}
                 for future in as_completed(futures):
                     runners[futures[future]] = future.result()
                     compiling.advance()
