@@ -121,3 +121,24 @@ def test_two_same_seed_linears_trained_on_different_inputs_match_pytorch():
                                    atol=1e-6)
         np.testing.assert_allclose(layer.bias.numpy(), t.bias.detach().numpy(), rtol=1e-5,
                                    atol=1e-6)
+
+
+def test_two_batchnorms_keep_their_own_running_statistics():
+    """Their running_mean zeros (and running_var ones) are one lazy node each pair."""
+    norms = [nn.BatchNorm2d(2), nn.BatchNorm2d(2)]
+    torch_norms = [torch.nn.BatchNorm2d(2), torch.nn.BatchNorm2d(2)]
+    rng = np.random.default_rng(5)
+    inputs = [rng.standard_normal((3, 2, 2, 2)).astype(F32) * scale for scale in (1, 4)]
+    opt = nn.optim.SGD(nn.state.get_parameters(norms), lr=0.1)
+    with Tensor.train():
+        for _ in range(2):
+            opt.zero_grad()
+            sum((n(Tensor(x)) ** 2).sum() for n, x in zip(norms, inputs)).backward()
+            opt.step()
+            for n, x in zip(torch_norms, inputs):
+                (n(torch.tensor(x)) ** 2).sum()
+    for ours, theirs in zip(norms, torch_norms):
+        np.testing.assert_allclose(ours.running_mean.numpy(), theirs.running_mean.numpy(),
+                                   rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(ours.running_var.numpy(), theirs.running_var.numpy(),
+                                   rtol=1e-5, atol=1e-6)
