@@ -158,3 +158,28 @@ def test_uncached_builds_leave_no_files(tmp_path):
     for _ in range(3):
         assert run_answer(runtime) == (42.0, False)
     assert entries(tmp_path) == []
+
+
+def test_disabling_the_compiler_cache_after_the_device_opened_compiles_again():
+    """Context(DISABLE_COMPILER_CACHE=1) was read once, when the runtime was made: once a device
+    existed, kernels still came from the disk cache (no compile counted)."""
+    from tinylab import Context, GlobalCounters, Tensor
+    x = Tensor(np.arange(9, dtype=np.float32)).realize()
+    values = np.arange(9, dtype=np.float32)
+    expected = [values * 2.5 - 7.25, np.sqrt(values) + 0.125]
+
+    def run():  # two kernels in one schedule: compiled on parallel threads
+        first, second = x * 2.5 - 7.25, x.sqrt() + 0.125
+        Tensor.realize(first, second)
+        for ours, theirs in zip((first, second), expected):
+            np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-6)
+    with Context(PARALLEL_COMPILE=1, THREADS=2):
+        run()  # the device is open and both kernels are built (or loaded from disk)
+        GlobalCounters.reset()
+        with Context(DISABLE_COMPILER_CACHE=1):
+            run()
+            assert GlobalCounters.compile_count == 2, "both kernels compiled, not loaded"
+            run()
+        assert GlobalCounters.compile_count == 2, "then reused from memory"
+        run()
+        assert GlobalCounters.compile_count == 2, "the cached runners again"

@@ -33,7 +33,7 @@ def _cpu_renderer(target=None):
 
 def _cpu_runtime(target=None):
     from ..runtimes.cpu import CPURuntime
-    return CPURuntime(config.CC.value, config.cache_dir() / "cpu", not config.DISABLE_CACHE,
+    return CPURuntime(config.CC.value, config.cache_dir() / "cpu", config.COMPILER_CACHE_ON,
                       target)
 
 
@@ -54,7 +54,7 @@ def _cl_renderer():
 
 def _cl_runtime():
     from ..runtimes.opencl import OpenCLRuntime
-    return OpenCLRuntime(config.cache_dir() / "opencl", not config.DISABLE_CACHE)
+    return OpenCLRuntime(config.cache_dir() / "opencl", config.COMPILER_CACHE_ON)
 
 
 def _cuda_renderer():
@@ -64,7 +64,7 @@ def _cuda_renderer():
 
 def _cuda_runtime():
     from ..runtimes.cuda import CUDARuntime
-    return CUDARuntime(config.cache_dir() / "cuda", not config.DISABLE_CACHE)
+    return CUDARuntime(config.cache_dir() / "cuda", config.COMPILER_CACHE_ON)
 
 
 def _wgsl_renderer():
@@ -74,7 +74,7 @@ def _wgsl_renderer():
 
 def _webgpu_runtime():
     from ..runtimes.webgpu import WebGPURuntime
-    return WebGPURuntime(config.cache_dir() / "webgpu", not config.DISABLE_CACHE)
+    return WebGPURuntime(config.cache_dir() / "webgpu", config.COMPILER_CACHE_ON)
 
 
 def _metal_renderer():

@@ -87,6 +87,17 @@ def capture():
         engine._CAPTURE.remove(hook)
 
 
+@contextmanager
+def paused():
+    """Launches made inside the block are not recorded (values computed once, not per replay)."""
+    hooks = list(engine._CAPTURE)
+    engine._CAPTURE.clear()
+    try:
+        yield
+    finally:
+        engine._CAPTURE.extend(hooks)
+
+
 def plan_buffers(launches: list[Launch], keep: set) -> int:
     """Let intermediate buffers (ids not in `keep`) share memory when their lifetimes do not
     overlap. Rewrites the launches in place; returns the bytes saved."""

@@ -7,6 +7,7 @@ runtime). This is the only layer that reads settings (config) and passes them do
 """
 from __future__ import annotations
 
+import contextvars
 import sys
 import time
 import weakref
@@ -239,9 +240,11 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
 
 def _runner_key(device: str, ast: Node, noopt: bool, beam: int) -> tuple:
     """What makes a compiled kernel reusable in this process: the kernel, its device, the
-    NOOPT/BEAM settings and the CPU target it was planned for."""
+    NOOPT/BEAM settings, whether the disk cache may be used and the CPU target it was planned
+    for (DISABLE_COMPILER_CACHE=1 compiles each kernel again once)."""
     target = Device[device].target
-    return (device, ast, noopt, beam, target.key if target else None)
+    return (device, ast, noopt, beam, bool(config.COMPILER_CACHE_ON),
+            target.key if target else None)
 
 
 def _item_device(item) -> str:
@@ -270,7 +273,9 @@ def compile_schedule(sched: Schedule) -> list[Runner | None]:
                 with progress.within(compiling.id):  # a TUNE / BEAM nests in this task
                     return compile_kernel(_item_device(item), item.ast, noopt, beam)
             with ThreadPoolExecutor(config.cpu_count()) as pool:
-                futures = {pool.submit(build, item): i for i, item in work}
+                # each thread runs in a copy of this context: it sees the Context() overrides
+                futures = {pool.submit(contextvars.copy_context().run, build, item): i
+                           for i, item in work}
                 for future in as_completed(futures):
                     runners[futures[future]] = future.result()
                     compiling.advance()
@@ -423,13 +428,15 @@ def _graph_nodes(outputs, sched: Schedule) -> list[Node]:
     return _graph(outputs, sched.leaves)
 
 
-def realize(nodes: list[Node], assigned: dict | None = None) -> list[Node]:
+def realize(nodes: list[Node], computed_outside: dict | None = None,
+            assigned: dict | None = None) -> list[Node]:
     """Compute every node; returns the BUFFER node that now holds each value. Every assign the
     schedule ran (a requested one or one under a requested node) is done: its ASSIGN node maps
     to the buffer's new version, in REALIZED and in `assigned` when given, so it never runs twice.
-    While TinyJit captures, earlier results are not reused (every kernel must be recorded) and
+    While TinyJit captures, earlier results are not reused (every kernel must be recorded) but
+    those in `computed_outside` (values made before the step, lazy node -> BUFFER node), and
     new ones are not remembered (replays overwrite their buffers)."""
-    realized = {} if _CAPTURE else FreshRealized(REALIZED)
+    realized = dict(computed_outside or {}) if _CAPTURE else FreshRealized(REALIZED)
     assigned = {} if assigned is None else assigned
     todo = [n for n in dict.fromkeys(nodes) if n.op is not Op.BUFFER and n not in realized]
     results = {}
