@@ -102,6 +102,17 @@ PROGRESS = Setting("PROGRESS", 1, "1 = show compile / TUNE / BEAM progress on a 
                    "(stderr) for work that lasts over a second; 0 = never")
 
 
+class CompilerCacheOn:
+    """Whether compiled binaries come from and go to the disk cache, read at each use (bool()):
+    runtimes, made once when their device opens, follow a later Context(DISABLE_COMPILER_CACHE=)."""
+
+    def __bool__(self) -> bool:
+        return not DISABLE_CACHE.value
+
+
+COMPILER_CACHE_ON = CompilerCacheOn()
+
+
 def check_value(setting: Setting, value) -> None:
     """Text settings take a str, the others a non-negative int (True/False count as 1/0)."""
     if isinstance(setting.default, str):

@@ -107,3 +107,45 @@ def test_tinyjit_replays_launch_cl_kernels_with_their_work_groups():
         plain, jitted = _train(False, 3), _train(True, 3)
     np.testing.assert_allclose(jitted[0], plain[0], rtol=1e-5)
     np.testing.assert_allclose(jitted[1], plain[1], rtol=1e-5, atol=1e-6)
+
+
+# ---- a step that assigns to state it closes over ------------------------------------------------
+ASSIGN_STEPS = {  # (step body on state `cache` and input `row`) -> the tensor returned
+    "assign then read the state": lambda cache, row: (cache.assign(cache + row), cache.sum(0))[1],
+    "read the assigned value": lambda cache, row: (u := cache + row, cache.assign(u), u.sum(0))[2],
+    "read a copy of the assign": lambda cache, row: cache.assign(cache + row).contiguous().sum(0),
+}
+
+
+@pytest.mark.parametrize("jit", [True, False], ids=["jit", "plain"])
+@pytest.mark.parametrize("form", list(ASSIGN_STEPS))
+def test_assign_inside_a_step_lands_once_per_call(form, jit):
+    """cache.assign(cache + row) left pending by the step ran again on the next call (a lazy
+    assign stayed on the tensor after a reader had run it): sums 4, 12, 20, 44, 92 for 4, 8, 12,
+    16, 20; the contiguous form stopped writing the cache after the capture. The plain function
+    gives the same numbers."""
+    body = ASSIGN_STEPS[form]
+    cache = Tensor.zeros(4).contiguous().realize()
+    step = TinyJit(lambda row: body(cache, row)) if jit else (lambda row: body(cache, row))
+    expected, rng = np.zeros(4, np.float32), np.random.default_rng(1)
+    for call in range(7):
+        row = rng.standard_normal(4).astype(np.float32)
+        expected += row
+        got = step(Tensor(row)).numpy()
+        np.testing.assert_allclose(got, expected.sum(), rtol=1e-5, err_msg=f"call {call}")
+        np.testing.assert_allclose(cache.numpy(), expected, rtol=1e-5, err_msg=f"call {call}")
+    if jit:
+        assert step.kernel_count >= 2  # the assign and the sum were captured
+
+
+def test_a_lazy_reader_of_a_ran_assign_keeps_its_value_over_the_next_assign():
+    """u read c's first assign, which ran under another reader; the second assign then failed
+    (KeyError on a COPY of c) instead of leaving u at the first value."""
+    c = Tensor.zeros(4).contiguous().realize()
+    r = np.arange(4, dtype=np.float32)
+    c.assign(c + Tensor(r))
+    u = c * 10
+    np.testing.assert_allclose((c * 1).sum(0).numpy(), r.sum())
+    c.assign(c + Tensor(r)).realize()
+    np.testing.assert_allclose(u.numpy(), r * 10)
+    np.testing.assert_allclose(c.numpy(), 2 * r)

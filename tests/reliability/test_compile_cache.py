@@ -222,3 +222,28 @@ def test_precompiled_header_and_plain_build_make_the_same_code(tmp_path):
                            capture_output=True, text=True).stdout.split("\n", 3)[-1]
             for name in ("with.so", "without.so")]
     assert code[0] == code[1] and "answer" in code[0]
+
+
+def test_disabling_the_compiler_cache_after_the_device_opened_compiles_again():
+    """Context(DISABLE_COMPILER_CACHE=1) was read once, when the runtime was made: once a device
+    existed, kernels still came from the disk cache (no compile counted)."""
+    from tinylab import Context, GlobalCounters, Tensor
+    x = Tensor(np.arange(9, dtype=np.float32)).realize()
+    values = np.arange(9, dtype=np.float32)
+    expected = [values * 2.5 - 7.25, np.sqrt(values) + 0.125]
+
+    def run():  # two kernels in one schedule: compiled on parallel threads
+        first, second = x * 2.5 - 7.25, x.sqrt() + 0.125
+        Tensor.realize(first, second)
+        for ours, theirs in zip((first, second), expected):
+            np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-6)
+    with Context(PARALLEL_COMPILE=1, THREADS=2):
+        run()  # the device is open and both kernels are built (or loaded from disk)
+        GlobalCounters.reset()
+        with Context(DISABLE_COMPILER_CACHE=1):
+            run()
+            assert GlobalCounters.compile_count == 2, "both kernels compiled, not loaded"
+            run()
+        assert GlobalCounters.compile_count == 2, "then reused from memory"
+        run()
+        assert GlobalCounters.compile_count == 2, "the cached runners again"

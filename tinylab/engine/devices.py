@@ -36,7 +36,7 @@ def _cpu_renderer(target=None):
 
 def _cpu_runtime(target=None):
     from ..runtimes.cpu import CPURuntime
-    return CPURuntime(config.CC.value, config.cache_dir() / "cpu", not config.DISABLE_CACHE,
+    return CPURuntime(config.CC.value, config.cache_dir() / "cpu", config.COMPILER_CACHE_ON,
                       target)
 
 
@@ -57,7 +57,7 @@ def _cl_renderer():
 
 def _cl_runtime():
     from ..runtimes.opencl import OpenCLRuntime
-    return OpenCLRuntime(config.cache_dir() / "opencl", not config.DISABLE_CACHE)
+    return OpenCLRuntime(config.cache_dir() / "opencl", config.COMPILER_CACHE_ON)
 
 
 def _cuda_renderer():
@@ -67,7 +67,7 @@ def _cuda_renderer():
 
 def _cuda_runtime():
     from ..runtimes.cuda import CUDARuntime
-    return CUDARuntime(config.cache_dir() / "cuda", not config.DISABLE_CACHE)
+    return CUDARuntime(config.cache_dir() / "cuda", config.COMPILER_CACHE_ON)
 
 
 def _wgsl_renderer():
@@ -77,7 +77,7 @@ def _wgsl_renderer():
 
 def _webgpu_runtime():
     from ..runtimes.webgpu import WebGPURuntime
-    return WebGPURuntime(config.cache_dir() / "webgpu", not config.DISABLE_CACHE)
+    return WebGPURuntime(config.cache_dir() / "webgpu", config.COMPILER_CACHE_ON)
 
 
 def _metal_renderer():

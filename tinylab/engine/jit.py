@@ -84,6 +84,13 @@ def capture():
         yield launches
 
 
+@contextmanager
+def paused():
+    """Launches made inside the block are not recorded (values computed once, not per replay)."""
+    with engine.STATE.captures_paused():
+        yield
+
+
 def plan_buffers(launches: list[Launch], keep: set) -> int:
     """Let intermediate buffers (ids not in `keep`) share memory when their lifetimes do not
     overlap. Rewrites the launches in place; returns the bytes saved."""

@@ -8,6 +8,7 @@ and passes them down as arguments.
 """
 from __future__ import annotations
 
+import contextvars
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -163,9 +164,10 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
                   + (" (render only)" if spec.render_only else "")
                   + (f"; target {target.describe()}" if target else ""))
     plan = choose_plan(device, ast, noopt, beam)
-    # the source uses the plan's own name, so the same kernel compiles to the same text (and hits
-    # the disk cache) in every process; lines and traces show a name made unique in this process
-    name = STATE.unique_name(plan.name, (ast, tuple(plan.opts)))
+    # named by its loops alone, whatever the process compiled before: the same kernel compiles
+    # to the same text (and hits the disk cache) everywhere; a trace tells same-named kernels
+    # apart with n1, n2... of its own (trace.KernelNames)
+    name = plan.name
     program = linearize(plan, plan.name)
     source = spec.renderer.render(program)
     flops, moved = program_cost(program)
@@ -187,9 +189,11 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
 
 def _runner_key(device: str, ast: Node, noopt: bool, beam: int) -> tuple:
     """What makes a compiled kernel reusable in this process: the kernel, its device, the
-    NOOPT/BEAM settings and the CPU target it was planned for."""
+    NOOPT/BEAM settings, whether the disk cache may be used and the CPU target it was planned
+    for (DISABLE_COMPILER_CACHE=1 compiles each kernel again once)."""
     target = Device[device].target
-    return (device, ast, noopt, beam, target.key if target else None)
+    return (device, ast, noopt, beam, bool(config.COMPILER_CACHE_ON),
+            target.key if target else None)
 
 
 def _item_device(item) -> str:
@@ -218,7 +222,9 @@ def compile_schedule(sched: Schedule) -> list[Runner | None]:
                 with progress.within(compiling.id):  # a TUNE / BEAM nests in this task
                     return compile_kernel(_item_device(item), item.ast, noopt, beam)
             with ThreadPoolExecutor(config.cpu_count()) as pool:
-                futures = {pool.submit(build, item): i for i, item in work}
+                # each thread runs in a copy of this context: it sees the Context() overrides
+                futures = {pool.submit(contextvars.copy_context().run, build, item): i
+                           for i, item in work}
                 for future in as_completed(futures):
                     runners[futures[future]] = future.result()
                     compiling.advance()
@@ -303,7 +309,8 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
         if debug >= 2:
             print(_debug_line(GlobalCounters.kernel_count, runner, seconds, len(bufs), flops))
         if record is not None:
-            record.kernels.append(_kernel_record(runner, i, seconds, bufs, kept, item.var_vals))
+            record.kernels.append(_kernel_record(runner, i, seconds, bufs, record.names, kept,
+                                                 item.var_vals))
         _notify_capture(runner, bufs, item.var_vals)
     return buffers
 
@@ -333,6 +340,7 @@ def _keep_inputs(record, runner: Runner, bufs) -> tuple:
 
 
 def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
+                   names: tracing.KernelNames,
                    kept: tuple = (None, ""), var_vals: dict | None = None) -> tracing.KernelRecord:
     spec = Device[runner.device]
     language = spec.renderer.language
@@ -341,7 +349,7 @@ def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
     inputs, note = kept
     outputs = None if inputs is None else {
         p.index: bufs[p.index].numpy() for p in runner.program.params if p.is_output}
-    return tracing.KernelRecord(runner.name, runner.device, runner.ast, index,
+    return tracing.KernelRecord(names.name_of(runner), runner.device, runner.ast, index,
                                 list(runner.plan.opts), _printed_passes(runner), runner.source,
                                 language, runner.flops, runner.bytes_moved,
                                 runner.compile_s if first else 0.0,
@@ -395,16 +403,21 @@ def _recursion_room():
         sys.setrecursionlimit(before)
 
 
-def realize(nodes: list[Node]) -> list[Node]:
-    """Compute every node; returns the BUFFER node that now holds each value.
-    While TinyJit captures, earlier results are not reused (every kernel must be recorded) and
+def realize(nodes: list[Node], computed_outside: dict | None = None,
+            assigned: dict | None = None) -> list[Node]:
+    """Compute every node; returns the BUFFER node that now holds each value. Every assign the
+    schedule ran (a requested one or one under a requested node) is done: its ASSIGN node maps
+    to the buffer's new version, in REALIZED and in `assigned` when given, so it never runs twice.
+    While TinyJit captures, earlier results are not reused (every kernel must be recorded) but
+    those in `computed_outside` (values made before the step, lazy node -> BUFFER node), and
     new ones are not remembered (replays overwrite their buffers)."""
     with _recursion_room():
-        return _realize(nodes)
+        return _realize(nodes, computed_outside, assigned)
 
 
-def _realize(nodes: list[Node]) -> list[Node]:
-    realized = {} if STATE.captures else FreshRealized(REALIZED)
+def _realize(nodes: list[Node], computed_outside: dict | None, assigned: dict | None) -> list[Node]:
+    realized = dict(computed_outside or {}) if STATE.captures else FreshRealized(REALIZED)
+    assigned = {} if assigned is None else assigned
     todo = [n for n in dict.fromkeys(nodes) if n.op is not Op.BUFFER and n not in realized]
     # keep the BUFFER nodes of values already realized alive until the end: an entry held
     # weakly (RealizedTable.hold_weakly) must not vanish in a garbage collection mid-realize
@@ -424,17 +437,26 @@ def _realize(nodes: list[Node]) -> list[Node]:
             forced = tracing.user_frame()
             lines = tracing.graph_lines(_graph_nodes(todo, sched), sched.leaves)
             records = [tracing.RealizeRecord(todo, sched, forced, source_lines=lines,
-                                             data_budget=t.data_budget) for t in traces]
+                                             data_budget=t.data_budget, names=t.names)
+                       for t in traces]
             for t, r in zip(traces, records):
                 t.realizes.append(r)
         buffers = run_schedule(sched, records[0] if records else None)
         for r in records[1:]:
             r.kernels, r.memory_plan = list(records[0].kernels), records[0].memory_plan
+        for item in sched.items:  # the buffer's new version
+            if item.kind == "kernel" and item.output.op is Op.ASSIGN:
+                node, buf = item.output, buffers[id(item.slots[0])]
+                buf.version += 1
+                assigned[node] = ir.buffer(buf, node.shape, node.dtype, node.device, buf.version)
+                if not STATE.captures:
+                    REALIZED[node] = assigned[node]
         for node in todo:
+            if node in assigned:
+                results[node] = assigned[node]
+                continue
             slot = sched.outputs[node]
             buf = slot.existing if slot.existing is not None else buffers[id(slot)]
-            if node.op is Op.ASSIGN:
-                buf.version += 1
             results[node] = ir.buffer(buf, node.shape, node.dtype, node.device, buf.version)
             if not STATE.captures:
                 REALIZED[node] = results[node]

@@ -1,5 +1,5 @@
 """What the engine keeps between realizes, in one object with one lock (`Device.state`): compiled
-kernels by key, the names given to kernels, devices announced, which lazy values are realized
+kernels by key, devices announced, which lazy values are realized
 (and in which buffer), each kernel's printed passes, kernels already recorded in a trace, and the
 TinyJit capture hooks. engine/realize.py reads and writes it (also from compile threads).
 """
@@ -62,40 +62,39 @@ class FreshRealized(_Lookup):
 
     def get(self, node, default=None):
         found = self.table.get(node)
-        if found is None or found.version != found.buffer.version:
-            return default
-        return found
+        while found is not None and found.version != found.buffer.version:
+            found = self.table.get(found)  # a snapshot of that version, copied before an assign
+        return default if found is None else found
 
 
 class EngineState:
-    """The engine's memory between calls. Take `lock` to read-then-write `runners`, `names` or
+    """The engine's memory between calls. Take `lock` to read-then-write `runners` or
     `announced` (compile threads do)."""
 
     def __init__(self):
         self.lock = threading.RLock()
         self.runners: dict = {}           # (device, ast, noopt, beam, target) -> Runner
         self.announced: set = set()       # (device, target) pairs DEBUG>=1 has reported
-        self.names: dict[str, list] = {}  # kernel name -> the keys of the kernels given it
         self.realized = RealizedTable()   # lazy node -> BUFFER node holding its value
         self.printed_passes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Runner ->
         self.recorded: weakref.WeakSet = weakref.WeakSet()  # Runners a trace has recorded
         self.captures: list = []          # TinyJit hooks called with every launch
 
-    def unique_name(self, name: str, key) -> str:
-        """Kernels of the same loop shape but different bodies get n1, n2... (stable per
-        process)."""
-        with self.lock:
-            seen = self.names.setdefault(name, [])
-            if key not in seen:
-                seen.append(key)
-            index = seen.index(key)
-        return name if index == 0 else f"{name}n{index}"
-
     @contextmanager
     def capturing(self, hook):
-        """Call `hook(runner, buffers)` with every kernel launch and copy inside the block."""
+        """Call `hook(runner, buffers, var_vals)` with every kernel launch and copy inside the
+        block."""
         self.captures.append(hook)
         try:
             yield
         finally:
             self.captures.remove(hook)
+
+    @contextmanager
+    def captures_paused(self):
+        """No capture hook is called inside the block (values computed once, not per replay)."""
+        hooks, self.captures[:] = list(self.captures), []
+        try:
+            yield
+        finally:
+            self.captures[:] = hooks

@@ -84,6 +84,25 @@ class DataBudget:
 
 
 @dataclass
+class KernelNames:
+    """Kernel names unique within one trace: kernels of one loop shape (one plan name) but
+    different programs get n1, n2... in the order this trace first launched them, so a program
+    is named the same whatever the process compiled before or in parallel."""
+    seen: dict = field(default_factory=dict)  # plan name -> program keys in first-launch order
+
+    def name_of(self, runner) -> str:
+        """The trace's name for a compiled kernel (engine/realize.Runner)."""
+        return self.unique(runner.name, (runner.device, runner.ast, tuple(runner.plan.opts)))
+
+    def unique(self, name: str, key) -> str:
+        keys = self.seen.setdefault(name, [])
+        if key not in keys:
+            keys.append(key)
+        index = keys.index(key)
+        return name if index == 0 else f"{name}n{index}"
+
+
+@dataclass
 class RealizeRecord:
     outputs: list               # the lazy nodes realized
     schedule: object            # schedule.Schedule
@@ -91,6 +110,7 @@ class RealizeRecord:
     kernels: list = field(default_factory=list)
     source_lines: dict = field(default_factory=dict)  # lazy node -> user line that built it
     data_budget: DataBudget | None = None             # the trace's (None: keep no buffers)
+    names: KernelNames = field(default_factory=KernelNames)  # the trace's
     # the memory planner's choice for this schedule: slot -> the slot whose storage it shares
     memory_plan: dict = field(default_factory=dict)
 
@@ -99,6 +119,7 @@ class RealizeRecord:
 class Trace:
     realizes: list = field(default_factory=list)
     data_budget: DataBudget = field(default_factory=DataBudget)
+    names: KernelNames = field(default_factory=KernelNames)
 
     @property
     def kernels(self) -> list[KernelRecord]:

@@ -4,7 +4,9 @@ replay them on later calls with the new inputs' buffers, without running the Pyt
 Rules (each enforced with a JitError): inputs must keep their shapes, dtypes and devices;
 `.item()` / `.numpy()` / `.tolist()` inside the function raise (the value would be frozen);
 Python branches and constants are frozen at capture; the returned tensors are overwritten by
-the next call (copy them with .clone() to keep them). Uses engine/jit.py for capture/replay.
+the next call (copy them with .clone() to keep them). Lazy tensors made before the capture
+that the step reads (parameters never realized) are realized once, at capture, outside it.
+Uses engine/jit.py for capture/replay.
 """
 from __future__ import annotations
 
@@ -56,6 +58,20 @@ def _tensors_in(value) -> list[Tensor]:
     return _found_in(value, Tensor)
 
 
+def _run_step(fn, args, kwargs):
+    """Call the step and realize what it returns together with the assigns it left pending
+    (`cache.assign(cache + x)` whose tensor nothing returned realizes): a step is the unit that
+    is captured and replayed, so its writes land in it, as in tinygrad."""
+    before = {id(t): t.node for t in list(ALL_TENSORS) if t.node.op is Op.ASSIGN}
+    result = fn(*args, **kwargs)
+    pending = [t for t in list(ALL_TENSORS)
+               if t.node.op is Op.ASSIGN and before.get(id(t)) is not t.node]
+    outs = _tensors_in(result) + pending
+    if outs:
+        Tensor.realize(*outs)
+    return result
+
+
 class TinyJit:
     def __init__(self, fn):
         if not callable(fn):
@@ -95,25 +111,22 @@ class TinyJit:
             return self._replay(inputs, args, kwargs)
         self.calls += 1
         if self.calls == 1:
-            result = self.fn(*args, **kwargs)
-            outs = _tensors_in(result)
-            if outs:
-                Tensor.realize(*outs)
-            return result
+            return _run_step(self.fn, args, kwargs)
         return self._capture(inputs, args, kwargs)
 
     def _capture(self, inputs, args, kwargs):
         shared_in_schedules = GlobalCounters.bytes_saved
         self.tensors_before = weakref.WeakSet(ALL_TENSORS)  # Tensor.realize reads it
+        self.closure_values: dict = {}  # lazy node -> BUFFER node, by realize_closure
+        self.lazy_before = [(weakref.ref(t), t.node) for t in list(ALL_TENSORS)
+                            if t.node.op not in (Op.BUFFER, Op.CONST)]
         with engine_jit.capture() as launches:
             _JIT_CAPTURING.append(self)
             try:
-                result = self.fn(*args, **kwargs)
-                outs = _tensors_in(result)
-                if outs:
-                    Tensor.realize(*outs)
+                result = _run_step(self.fn, args, kwargs)
             finally:
                 _JIT_CAPTURING.pop()
+        self.closure_values, self.lazy_before = {}, []
         if not launches:
             raise JitError("TinyJit captured no kernels: the function must compute and return "
                            "tensors (or assign to them)")
@@ -123,7 +136,10 @@ class TinyJit:
         for t in list(ALL_TENSORS):
             if t.node.op is Op.BUFFER:
                 live.setdefault(id(t.node.buffer), []).append(t)
-        keep = {id(b) for b in input_buffers} | set(live)
+        # buffers the step reads but never writes hold data from outside it (a random key that
+        # only a lazy graph holds): never shared with the step's intermediates
+        read_only = {id(b) for launch in launches for b in launch.buffers} - written
+        keep = {id(b) for b in input_buffers} | set(live) | read_only
         step = engine_jit.CapturedStep(launches)
         # bytes saved: buffers shared inside each captured schedule, then across the whole step
         step.bytes_saved = GlobalCounters.bytes_saved - shared_in_schedules + \
@@ -134,6 +150,28 @@ class TinyJit:
         self.written = [(weakref.ref(t), t.node.buffer) for key in written if key in live
                         for t in live[key]]
         return result
+
+    def realize_closure(self, tensors: list[Tensor]) -> dict:
+        """Lazy tensors made before the capture that `tensors` read, as they were then (a
+        model's parameters never realized; not a value the step assigns), are computed now,
+        outside the capture: replays read their buffers, which an optimizer updates in place,
+        instead of recomputing them from their initializers."""
+        graph = set(ir.toposort([t.node for t in tensors]))
+        closure = [t for t, node in ((ref(), node) for ref, node in self.lazy_before)
+                   if t is not None and t.node is node and node in graph]
+        if closure:
+            self._realize_outside(closure)
+        return self.closure_values
+
+    def _realize_outside(self, closure: list[Tensor]) -> None:
+        lazy = [t.node for t in closure]
+        _JIT_CAPTURING.remove(self)
+        try:
+            with engine_jit.paused():
+                Tensor.realize(*closure)
+        finally:
+            _JIT_CAPTURING.append(self)
+        self.closure_values.update(zip(lazy, (t.node for t in closure)))
 
     def _replay(self, inputs, args=(), kwargs=None):
         signature, var_vals = _call_values(inputs, args, kwargs or {})

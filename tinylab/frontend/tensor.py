@@ -248,13 +248,23 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
     def realize(self, *others: Tensor) -> Tensor:
         """Compute this tensor (and `others`) now. Also `Tensor.realize(a, b)`. The graph a value
         came from stays visible to autograd (a printed activation still trains)."""
-        tensors = [self, *others]
+        tensors, computed_outside = [self, *others], None
+        if _JIT_CAPTURING:  # values made before the step are computed once, not per replay
+            computed_outside = _JIT_CAPTURING[-1].realize_closure(tensors)
         readers, olds = _stale_readers(tensors)
         if _JIT_CAPTURING:  # the step's own readers get buffers that each replay rewrites
             tensors, olds = tensors + _captured_readers(readers), []
-        nodes = engine.realize([t.node for t in tensors] + [ir.copy_to(n, n.device) for n in olds])
+        assigned: dict = {}
+        nodes = engine.realize([t.node for t in tensors] + [ir.copy_to(n, n.device) for n in olds],
+                               computed_outside, assigned)
         for old, copy in zip(olds, nodes[len(tensors):]):
             engine.REALIZED[old] = copy  # later reads of the old version read the copy
+        nodes = _own_buffers(tensors, nodes[:len(tensors)])
+        if assigned:  # an assign that ran under another value is done for its tensor too
+            chosen = {id(t) for t in tensors}
+            for t in list(ALL_TENSORS):
+                if id(t) not in chosen and t.node in assigned:
+                    t.node = assigned[t.node]
         for t, n in zip(tensors, nodes):
             if t.node is not n and t._keeps_graph():
                 autograd.realized_from(n, t.node)
@@ -589,14 +599,16 @@ def _stale_readers(tensors: list) -> tuple[list, list]:
     weight, where realizing the readers computed gradients nobody asked for (an input's)."""
     computed, pruned = engine.FreshRealized(engine.REALIZED), {}
 
-    def sources(node: Node):  # an assign reads its target's new value; computed values nothing
+    def sources(node: Node):  # an assign reads its target's new value; a computed value its buffer
         found = pruned.get(node)
         if found is None:
-            found = pruned[node] = () if node in computed else \
-                node.src[1:] if node.op is Op.ASSIGN else node.src
+            done = computed.get(node)
+            found = pruned[node] = ((done,) if done is not node else ()) if done is not None \
+                else node.src[1:] if node.op is Op.ASSIGN else node.src
         return found
-    targets = {n.src[0] for n in ir.toposort([t.node for t in tensors], sources)
-               if n.op is Op.ASSIGN}
+    assigns = {n for n in ir.toposort([t.node for t in tensors], sources)
+               if n.op is Op.ASSIGN and n not in computed}
+    targets = {n.src[0] for n in assigns}
     if not targets:
         return [], []
     chosen = {id(t) for t in tensors}
@@ -604,9 +616,41 @@ def _stale_readers(tensors: list) -> tuple[list, list]:
             and t.node.op not in (Op.BUFFER, Op.CONST)]
     reading: set = set()
     for node in ir.toposort([t.node for t in lazy], sources):
+        if node in assigns:  # runs now: a tensor holding it reads the new value
+            continue
         if node in targets or any(s in reading for s in pruned[node]):
             reading.add(node)
-    return [t for t in lazy if t.node in reading], [n for n in targets if n in reading]
+    readers = [t for t in lazy if t.node in reading]
+    return readers, [n for n in targets if n in reading] if readers else []
+
+
+def _own_buffers(tensors: list, nodes: list) -> list:
+    """The BUFFER node each lazy tensor in `tensors` keeps: its own. Equal lazy values are one
+    node (hash-consing) and realize to one buffer (REALIZED), so a tensor whose value landed in
+    a buffer another live tensor holds gets a copy of its own; otherwise two parameters that
+    start equal would be one node to autograd and one buffer to assign."""
+    nodes, claims = list(nodes), {}
+    pending = range(len(tensors))
+    while pending:
+        shared = []
+        for i in pending:
+            t, n = tensors[i], nodes[i]
+            if t.node.op is Op.BUFFER:  # already realized: keeps the buffer it reads
+                continue
+            holder = claims.get(n.buffer)
+            if holder is None:
+                owner = n.buffer.owner
+                holder = owner() if owner is not None else None
+            if holder is None or holder is t:
+                claims[n.buffer] = t
+            else:
+                shared.append(i)
+        if shared:  # a copy can itself be a value another tensor holds (a clone): check again
+            copies = engine.realize([ir.copy_to(nodes[i], nodes[i].device) for i in shared])
+            for i, copy in zip(shared, copies):
+                nodes[i] = copy
+        pending = shared
+    return nodes
 
 
 def _captured_readers(readers: list) -> list:

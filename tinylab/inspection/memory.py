@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from html import escape
 
+from ..engine.trace import KernelNames
 from .roofline import add_roofline
 
 MAX_LARGEST = 8        # buffers listed as "largest", each clickable to its kernels
@@ -189,12 +190,12 @@ def jit_step_model(jit) -> dict:
     """An inspection model of one captured TinyJit step for the memory and kernels views: one
     pseudo-realize ("TinyJit step") whose kernels are the captured launches."""
     memory = jit_step_memory(jit)
-    kernels = []
+    kernels, names = [], KernelNames()
     for position, launch in enumerate(jit.step.launches if jit.step is not None else []):
         runner = launch.runner
         kernels.append({"id": f"k{position}", "realize": 0, "position": position,
                         "kind": "kernel" if runner is not None else "copy",
-                        "name": runner.name if runner is not None else "copy",
+                        "name": names.name_of(runner) if runner is not None else "copy",
                         "device": runner.device if runner is not None else "",
                         "shape": [], "output": None, "fused": [], "reads": [],
                         "ops": ["launch" if runner is not None else "copy"],
