@@ -41,13 +41,15 @@ _PRODUCTS = _Memo()  # (Lin, int) -> the product
 
 
 def _intern(cls, key, build):
+    """The one live object for (cls, key). `build` runs outside the lock (it may intern the
+    expressions it is made of); when two threads build the same one, the first stored wins."""
     found = _INTERN.get((cls, key))
     if found is None:
+        built = build()
         with _INTERN_LOCK:
             found = _INTERN.get((cls, key))
             if found is None:
-                found = build()
-                _INTERN[(cls, key)] = found
+                found = _INTERN[(cls, key)] = built
     return found
 
 
