@@ -359,8 +359,8 @@ def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
 
 
 def capturing(hook):
-    """`with capturing(hook):` calls hook(runner, buffers) with every kernel launch and copy
-    (runner None) the engine makes inside the block (TinyJit's capture, engine/jit.py)."""
+    """`with capturing(hook):` calls hook(runner, buffers, var_vals) with every kernel launch and
+    copy (runner None) the engine makes inside the block (TinyJit's capture, engine/jit.py)."""
     return STATE.capturing(hook)
 
 

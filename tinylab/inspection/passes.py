@@ -55,7 +55,7 @@ def passes_html(program: dict, pre_style: str, muted_style: str) -> str:
     for number, step in enumerate(steps, 1):
         if step["title"].startswith("action"):
             body = (f'<div style="{muted_style}">what it changed in the plan</div>'
-                    f'<pre style="{pre_style}">{_diff_html(step["diff"])}</pre>')
+                    f'<pre style="{pre_style}">{_diff_html(_clipped(step["diff"]))}</pre>')
         elif step["title"].startswith("source"):
             body = f'<div style="{muted_style}">the source shown above</div>'
         else:
