@@ -351,7 +351,7 @@ def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
         p.index: bufs[p.index].numpy() for p in runner.program.params if p.is_output}
     return tracing.KernelRecord(names.name_of(runner), runner.device, runner.ast, index,
                                 list(runner.plan.opts), _printed_passes(runner), runner.source,
-                                language, runner.flops, runner.bytes_moved,
+                                language, runner.launch_flops(var_vals), runner.bytes_moved,
                                 runner.compile_s if first else 0.0,
                                 runner.cache_hit or not first, seconds, [b.nbytes for b in bufs],
                                 inputs, outputs, note, dict(var_vals or {}), plan=runner.plan,

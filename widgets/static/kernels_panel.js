@@ -1,5 +1,6 @@
 // The kernels panel: a sortable table of every kernel run (name, shape, FLOPs, bytes, time,
-// GFLOPS, GB/s, cache hit) and, for the selection, a details card: the kernel's source in one tab
+// GFLOPS, GB/s, cache hit; a symbolic kernel's launch shows its bound values, `i=3`, beside its
+// name) and, for the selection, a details card: the kernel's source in one tab
 // per language (C / OpenCL / CUDA when rendered), its loop IR, optimization actions, linear
 // program and AST; or the selected op / decision with its user line. Driven by inspector.js.
 
@@ -26,6 +27,17 @@ function cellText(kernel, key, index) {
       return kernel.cache_hit ? "hit" : "compiled";
     default: return String(kernel[key] ?? "");
   }
+}
+
+function variablesText(kernel) {   // "i=3" for a launch of a symbolic kernel, "" otherwise
+  return Object.keys(kernel.variables || {}).sort()
+    .map((name) => `${name}=${kernel.variables[name]}`).join(" ");
+}
+
+function cellContent(kernel, key, index) {
+  const text = cellText(kernel, key, index);
+  const bound = key === "name" ? variablesText(kernel) : "";
+  return bound ? [text, h("span", { class: "tl-muted tl-variables" }, ` ${bound}`)] : text;
 }
 
 function sortValue(kernel, key, index) {
@@ -63,7 +75,7 @@ class KernelsPanel {
     this.rows.clear();
     this.body.replaceChildren(...order.slice(0, MAX_TABLE_ROWS).map(({ kernel, index }) => {
       const select = () => this.app.select({ kind: "kernel", id: kernel.id }, "kernels");
-      const cells = COLUMNS.map(([key]) => h("td", { class: `tl-col-${key}` }, cellText(kernel, key, index)));
+      const cells = COLUMNS.map(([key]) => h("td", { class: `tl-col-${key}` }, cellContent(kernel, key, index)));
       const row = h("tr", { class: "tl-row", dataset: { id: kernel.id }, onclick: select }, ...cells);
       this.rows.set(kernel.id, row);
       return row;
@@ -162,7 +174,9 @@ class DetailsPanel {
     const expand = kernel.fused.length ? h("button", {
       class: "tl-button", onclick: () => this.app.toggleExpand(kernel.id),
     }, this.app.expanded.has(kernel.id) ? "collapse in graph" : "expand in graph") : null;
-    const about = `  ${kernel.device} · [${kernel.shape.join(", ")}] · ${kernel.ops.join(" ")}`;
+    const bound = variablesText(kernel);
+    const about = `  ${kernel.device} · [${kernel.shape.join(", ")}]${bound ? ` · ${bound}` : ""}` +
+      ` · ${kernel.ops.join(" ")}`;
     const card = h("div", { class: "tl-card tl-kernel-card", dataset: { kernel: kernel.id } },
       h("div", { class: "tl-kernel-title" },
         h("b", {}, kernel.name), h("span", { class: "tl-muted" }, about), expand),
