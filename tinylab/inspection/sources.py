@@ -69,7 +69,7 @@ def _mapped(ast, device: str, plan=None) -> dict | str | None:
     """The source with its line map (provenance.mapped_source); a note saying why a backend
     cannot render this kernel; None when its renderer keeps no line map (render_other)."""
     try:
-        if ast is None or not hasattr(Device[device].renderer, "render_with_lines"):
+        if ast is None or not Device[device].renderer.line_maps:
             return None
         return provenance.mapped_source(ast, device, plan)
     except Exception as error:  # a backend that cannot render this kernel says why, inline

@@ -26,6 +26,7 @@ class Renderer(ABC):
     is_gpu: bool = False                  # plans come from codegen/heuristic_gpu.py
     max_work_group: int = 1               # work-items per work-group (1: no work-groups)
     target = None                         # the CPUTarget it renders for (C only)
+    line_maps: bool = False               # render_with_lines: source line -> instruction
 
     @property
     def language(self) -> str:

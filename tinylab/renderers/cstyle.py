@@ -170,6 +170,8 @@ class CStyleRenderer(Renderer):
                 f"{{ {index_type} r = a % b; return (r != 0 && ((r < 0) != (b < 0))) "
                 f"? r + b : r; }}\n")
 
+    line_maps = True  # render_with_lines below (inspection's provenance gutter)
+
     # ---- the walk ----
     def render(self, program) -> str:
         return self.walk(program).run()
