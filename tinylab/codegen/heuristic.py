@@ -18,11 +18,11 @@ No constant here belongs to one CPU: each is a ratio, a count of operations, or 
 """
 from __future__ import annotations
 
-from ..ir import symbolic as sym
 from ..ir.ops import Op
+from ..ir.view import dim_stride
 from ..runtimes.cpu_target import CPUTarget
 from .linearize import buffer_extent
-from .plan import Action, AxisKind, KernelPlan, Opt, OptError, view_index
+from .plan import Action, AxisKind, KernelPlan, Opt, OptError
 
 MIN_VECTOR_BITS = 128       # narrowest vector tried (4 float32 lanes), the widest is the target's
 TILE_SIZES = (8, 6, 5, 4, 3, 2)  # register-tile amounts, biggest first
@@ -73,18 +73,6 @@ def work(plan: KernelPlan) -> int:
     for axis in plan.axes:
         total *= axis.size
     return total
-
-
-def dim_stride(view, dim: int) -> int | None:
-    """How far the buffer index moves when dimension `dim` grows by one (None: not linear).
-    A mask along the dimension is fine: the C renderer loads masked lanes with one vector op."""
-    if view.shape[dim] == 1:
-        return 0
-    names = [sym.var(f"d{k}", 0, max(s - 1, 0)) for k, s in enumerate(view.shape)]
-    base, _ = view_index(view, names)
-    atom = names[dim].as_atom()
-    step = sym.substitute(base, {atom: names[dim] + 1}) - base
-    return step.const if step.is_const else None
 
 
 def accesses(plan: KernelPlan) -> list[tuple[str, object, int]]:

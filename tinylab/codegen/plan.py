@@ -18,8 +18,7 @@ from ..ir import node as ir
 from ..ir import symbolic as sym
 from ..ir.node import Node
 from ..ir.ops import REDUCE, Op
-from ..ir.simplify_valid import simplify_valid
-from ..ir.view import ViewStack
+from ..ir.view import ViewStack, view_index  # noqa: F401 - re-exported for codegen
 
 
 class AxisKind(Enum):
@@ -426,13 +425,4 @@ class KernelPlan:
         from .printer import print_plan
         return print_plan(self)
 
-
-def view_index(view: ViewStack, idxs: list[sym.Lin],
-               extra: sym.Cond = sym.TRUE) -> tuple[sym.Lin, sym.Cond]:
-    """Buffer index and validity of a view whose size-1 dimensions read index 0, simplified
-    where the index is valid (the only place it is used); `extra` adds conditions (a padded
-    vector axis) that also help simplify."""
-    fixed = [sym.ZERO if s == 1 else i for s, i in zip(view.shape, idxs)]
-    index, valid = view.to_index(fixed)
-    return simplify_valid(index, sym.and_(valid, extra))
 

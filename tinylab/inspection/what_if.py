@@ -32,6 +32,9 @@ REWRITE_SCENARIOS = [
     ("no_pack", "matmul not packed",
      "big matmuls read their operands in place, without the panel copies the device's renderer "
      "asks for", {"pack_matmuls": False}, Reason.PACKED_MATMUL),
+    ("no_relayout", "operands not relaid out",
+     "big reduces read their operands in place, without the copies that put a vector's lanes "
+     "on consecutive values", {"relayout_operands": False}, Reason.RELAYOUT),
 ]
 MAX_LISTED = 40  # counterfactual kernels / new cuts listed per scenario
 

@@ -16,6 +16,7 @@ from typing import Optional
 
 from . import symbolic as sym
 from .node import prod
+from .simplify_valid import simplify_valid
 
 Mask = Optional[tuple[tuple[int, int], ...]]
 
@@ -382,3 +383,25 @@ def _contiguous_regroup(sizes, strides, new_sizes):
         out.append(inner_stride)
         del sizes[:k + 1], strides[:k + 1]
     return out
+
+
+def view_index(view: ViewStack, idxs: list[sym.Lin],
+               extra: sym.Cond = sym.TRUE) -> tuple[sym.Lin, sym.Cond]:
+    """Buffer index and validity of a view whose size-1 dimensions read index 0, simplified
+    where the index is valid (the only place it is used); `extra` adds conditions (a padded
+    vector axis) that also help simplify."""
+    fixed = [sym.ZERO if s == 1 else i for s, i in zip(view.shape, idxs)]
+    index, valid = view.to_index(fixed)
+    return simplify_valid(index, sym.and_(valid, extra))
+
+
+def dim_stride(view: ViewStack, dim: int) -> int | None:
+    """How far the buffer index moves when dimension `dim` grows by one (None: not linear).
+    A mask along the dimension is fine: the C renderer loads masked lanes with one vector op."""
+    if view.shape[dim] == 1:
+        return 0
+    names = [sym.var(f"d{k}", 0, max(s - 1, 0)) for k, s in enumerate(view.shape)]
+    base, _ = view_index(view, names)
+    atom = names[dim].as_atom()
+    step = sym.substitute(base, {atom: names[dim] + 1}) - base
+    return step.const if step.is_const else None

@@ -23,6 +23,7 @@ class Renderer(ABC):
     finite_math: bool = False             # True: compilers may assume no NaN / inf (WGSL)
     native_widths: tuple = ()             # lane counts one native vector variable can hold
     matmul_panel: int | None = None       # pack big matmul operands into panels this wide
+    relayout_lanes: int | None = None     # float32 lanes a reduce's operand is relaid out for
     is_gpu: bool = False                  # plans come from codegen/heuristic_gpu.py
     max_work_group: int = 1               # work-items per work-group (1: no work-groups)
     target = None                         # the CPUTarget it renders for (C only)

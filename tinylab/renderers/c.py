@@ -33,6 +33,7 @@ class CRenderer(CStyleRenderer):
     def __init__(self, target: CPUTarget | None = None):
         self.target = target if target is not None else detect()
         self.matmul_panel = matmul_panel(self.target)  # packed matmul panels (scheduler)
+        self.relayout_lanes = self.target.lanes_of(4)  # operand relayout (scheduler)
         # lane counts held in one native vector variable: up to one register of the target
         self.native_widths = tuple(w for w in (2, 4, 8, 16, 32) if w <= self.target.lanes_of(4))
 

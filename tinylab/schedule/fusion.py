@@ -28,6 +28,7 @@ class Reason(str, Enum):
     FUSION_OFF = "fusion_off"              # schedule(fuse=False): one kernel per op
     RULE_OFF = "rule_off"                  # a fusion rule was switched off in SchedulerOptions
     PACKED_MATMUL = "packed_matmul"        # a matmul operand copied into panels (packing.py)
+    RELAYOUT = "relayout"                  # an operand copied with another axis innermost
     # ---- merges: the producer is computed inside the consumer's kernel ----
     ELEMENTWISE = "elementwise"            # elementwise into elementwise: same loop, no buffer
     INTO_REDUCE = "into_reduce"            # computed inside the reduce loop that consumes it
@@ -56,6 +57,8 @@ EXPLANATION = {
     Reason.RULE_OFF: "the fusion rule that would merge these is switched off",
     Reason.PACKED_MATMUL: "the device's renderer declares a matmul panel width: the operand is "
                           "first copied into panels, so the matmul reads whole cache lines",
+    Reason.RELAYOUT: "no output axis of this sum is contiguous for the vector lanes: the operand "
+                     "is first copied with the summed product's vector axis innermost",
     Reason.ELEMENTWISE: "elementwise into elementwise: one loop, no buffer in between",
     Reason.INTO_REDUCE: "computed inside the reduce loop that consumes it",
     Reason.AFTER_REDUCE: "applied to the reduce result in the same kernel",
@@ -81,6 +84,8 @@ class SchedulerOptions:
                                      # than the intermediate buffer it saves (measured)
     pack_matmuls: bool = True        # big matmuls' operands copied into panels first, where the
                                      # device's renderer declares a panel width (packing.py)
+    relayout_operands: bool = True   # a big reduce whose vectors would run mostly masked reads
+                                     # one operand from a copy laid out for them (relayout.py)
 
     def with_(self, **changes) -> SchedulerOptions:
         return replace(self, **changes)

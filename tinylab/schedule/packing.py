@@ -97,7 +97,7 @@ def pack_matmuls(schedule, panel_of: Callable[[str], int | None],
         return schedule
     packed = {reduce: packed_product(x, w, panel, reduce.shape)
               for reduce, (x, w, panel) in found.items()}
-    outputs = _rewrite(schedule.graph_outputs, {r: p[0] for r, p in packed.items()},
+    outputs = rewrite_graph(schedule.graph_outputs, {r: p[0] for r, p in packed.items()},
                        schedule.leaves)
     result = reschedule(outputs)
     decisions = {}  # panel copy -> its decision
@@ -122,7 +122,7 @@ def _decision(reduce: Node, operand: Node, copy: Node, side: str, panel: int) ->
         "rule": Reason.PACKED_MATMUL.value, "detail": detail, "panel": panel})
 
 
-def _rewrite(outputs: list[Node], replaced: dict, leaves) -> list[Node]:
+def rewrite_graph(outputs: list[Node], replaced: dict, leaves) -> list[Node]:
     """`outputs` with each replaced node swapped for its replacement (movements rebuilt so that
     reshapes of reshapes fold, as the frontend's do)."""
     memo: dict[Node, Node] = {}

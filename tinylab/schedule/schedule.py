@@ -5,12 +5,13 @@
 else into the kernel of the buffer that consumes it, and lowers each kernel to a kernel AST:
 a SINK of STOREs whose values are ALU trees over LOADs, where every movement op has become a
 view (ir/view.py) on a LOAD. Each producer -> consumer edge yields a FusionDecision. The cut is
-the same for every device; then target-dependent rewrites run (packing.py: matmul panels).
+the same for every device; then target-dependent rewrites run (packing.py: matmul panels;
+relayout.py: an operand copied so a reduce's vectors run full).
 Called by the engine (realize) and by the inspector for "what if" schedules.
 
 The stages, one file each: rewrite.py (nested sums folded), regions.py + cuts.py (what gets a
 buffer, and why), decisions.py (a decision per edge), lowering.py (kernel ASTs), ordering.py (run
-order), packing.py (after the cut); items.py holds what a Schedule is made of.
+order), packing.py and relayout.py (after the cut); items.py holds what a Schedule is made of.
 """
 from __future__ import annotations
 
@@ -26,16 +27,19 @@ from .items import BufferSlot, Schedule, ScheduleError, ScheduleItem
 from .lowering import lower_region
 from .ordering import order_items
 from .packing import pack_matmuls
+from .relayout import relayout_operands
 from .rewrite import fold_nested_reduces
 
 __all__ = ["schedule", "Schedule", "ScheduleItem", "BufferSlot", "ScheduleError"]
 
 
 def schedule(outputs, options: SchedulerOptions | None = None, realized=None,
-             fuse: bool | None = None, matmul_panel: Callable | None = None) -> Schedule:
+             fuse: bool | None = None, matmul_panel: Callable | None = None,
+             vector_lanes: Callable | None = None) -> Schedule:
     """Cut the graph under `outputs` into kernels. `realized` maps nodes that already have a
     buffer to their BUFFER node; `fuse=False` is a shortcut for options.fuse;
-    `matmul_panel(device)` is the panel width a device's renderer declares (packing.py)."""
+    `matmul_panel(device)` is the panel width a device's renderer declares (packing.py), and
+    `vector_lanes(device)` its float32 vector lanes (relayout.py)."""
     options = options or SchedulerOptions()
     if fuse is not None:
         options = options.with_(fuse=fuse)
@@ -43,16 +47,18 @@ def schedule(outputs, options: SchedulerOptions | None = None, realized=None,
     requested = list(dict.fromkeys(outputs))
 
     def cut_and_lower(graph_outputs: list) -> Schedule:
-        return _schedule(requested, graph_outputs, options, realized, matmul_panel)
+        return _schedule(requested, graph_outputs, options, realized, matmul_panel, vector_lanes)
 
     sched = cut_and_lower(requested)
     if matmul_panel is not None and options.pack_matmuls:
         sched = pack_matmuls(sched, matmul_panel, cut_and_lower)
+    if vector_lanes is not None and options.relayout_operands:
+        sched = relayout_operands(sched, vector_lanes, cut_and_lower)
     return sched
 
 
 def _schedule(requested: list, outputs: list, options: SchedulerOptions, realized,
-              matmul_panel) -> Schedule:
+              matmul_panel, vector_lanes) -> Schedule:
     """The device-free schedule of `outputs` (the requested nodes, or a rewrite of them)."""
     folds = []
     if options.fold_reduces and options.fuse:
@@ -98,4 +104,5 @@ def _schedule(requested: list, outputs: list, options: SchedulerOptions, realize
     items = order_items(items, realized)
     leaves = {n: realized[n] for n in graph if n in realized}
     slots_out = {r: slot_of(o) for r, o in zip(requested, outputs)}
-    return Schedule(items, folds + decisions, slots_out, options, leaves, outputs, matmul_panel)
+    return Schedule(items, folds + decisions, slots_out, options, leaves, outputs, matmul_panel,
+                    vector_lanes)
