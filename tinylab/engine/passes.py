@@ -46,7 +46,6 @@ def _steps(runner) -> list[tuple[str, str]]:
         for number, opt in enumerate(runner.plan.opts, 1):
             plan = plan.apply(opt)
             steps.append((f"action {number}: {opt}", plan.describe()))
-    language = type(renderer).__name__.replace("Renderer", "")
     steps.append(("linear program", runner.program.print()))
-    steps.append((f"source ({language})", runner.source))
+    steps.append((f"source ({renderer.language})", runner.source))
     return steps
