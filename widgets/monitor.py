@@ -19,7 +19,7 @@ from html import escape
 import anywidget
 import traitlets
 
-from tinylab import GlobalCounters, trace
+from tinylab import GlobalCounters, TinyJit, trace
 from tinylab.engine import progress
 from tinylab.engine.peak import device_peak
 from tinylab.engine.trace import Trace
@@ -50,9 +50,9 @@ def _kernel_rows(records) -> list[dict]:
 
 
 def _replayed_rows(jit) -> list[dict]:
-    step = getattr(jit, "step", None)
+    step = jit.step if jit is not None else None   # a TinyJit: None until its capture
     rows: dict[str, dict] = {}
-    for launch in getattr(step, "launches", []) or []:
+    for launch in step.launches if step is not None else []:
         runner = launch.runner
         if runner is None:
             continue
@@ -78,6 +78,9 @@ class TrainingMonitor(anywidget.AnyWidget):
 
     def __init__(self, total_steps: int = 0, title: str = "training", jit=None,
                  update_every_s: float = 0.1, trace_steps: bool = True, **kwargs):
+        if jit is not None and not isinstance(jit, TinyJit):
+            raise TypeError(f"TrainingMonitor: jit must be a TinyJit (its replays show the "
+                            f"captured kernels), got {type(jit).__name__}")
         super().__init__(total_steps=total_steps, title=title, **kwargs)
         self.jit = jit
         self.trace_steps = trace_steps   # False: no kernel table, no tracing cost

@@ -23,6 +23,16 @@ def test_engine_caches_are_one_object_reachable_from_device():
     assert any(key[0] == "CPU" for key in Device.state.runners)
 
 
+def test_a_kernels_compilation_steps_are_kept_in_the_engine_state():
+    x = Tensor(np.arange(6, dtype=np.float32), device="CPU").realize()
+    with trace() as recorded:
+        np.testing.assert_allclose((x * 9 - 4).numpy(), np.arange(6) * 9 - 4)
+    (record,) = recorded.kernels
+    runner = next(r for r in Device.state.kernel_steps if r.source == record.source)
+    assert Device.state.kernel_steps[runner] == record.steps
+    assert record.steps[0][0] == "kernel AST" and record.steps[-1] == ("source (C)", record.source)
+
+
 def test_compile_threads_share_one_runner_per_kernel():
     x = Tensor(np.arange(12, dtype=np.float32) - 3).realize()
     (kernel,) = schedule([(x * 7 - 1).exp2().node], realized=realize.REALIZED).kernels

@@ -102,14 +102,25 @@ def test_nodes_carry_the_user_line_that_built_them(softmax):
 
 
 def test_other_backends_are_rendered_as_tabs(softmax):
-    from tinylab.inspection.sources import renderer_available
-    if not renderer_available():
-        pytest.skip("this engine has no render_for yet")
     model = build_model(softmax, backends=("CL", "CUDA"))
     program = next(iter(model["programs"].values()))
     assert list(program["sources"])[:1] == ["C"]
     assert "__global__" in program["sources"]["CUDA"]
     assert "__kernel" in program["sources"]["OpenCL"]
+
+
+def test_backends_without_line_maps_are_rendered_as_tabs_too(softmax):
+    """The Python renderer keeps no line map: its tab is render_for's source, whole; WGSL (a C
+    family renderer) comes with its line map."""
+    from tinylab.engine.realize import render_for
+    model = build_model(softmax, backends=("WEBGPU", "PYTHON"))
+    record = softmax.kernels[0]
+    program = model["programs"][record.name]
+    assert list(program["sources"]) == ["C", "WGSL", "Python"]
+    assert "@compute" in program["sources"]["WGSL"]
+    assert program["sources"]["WGSL"] == render_for(record.ast, "WEBGPU")
+    assert program["sources"]["Python"] == render_for(record.ast, "PYTHON")
+    assert set(program["lines"]) == {"C", "WGSL"}
 
 
 @pytest.mark.parametrize("forced, expected", [

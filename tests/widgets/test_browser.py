@@ -8,21 +8,19 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
-import nbformat
 import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from conftest import ARTIFACTS  # noqa: E402
+from pages import inspector_state, lab_notebook, standalone, wait_for_file  # noqa: E402
 from synthetic import synthetic_model  # noqa: E402
 
 from tinylab import Tensor  # noqa: E402
 from tinylab_widgets import TrainingMonitor  # noqa: E402
 from tinylab_widgets.assets import monitor_module  # noqa: E402
-from tinylab_widgets.standalone import standalone_page  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("browser")
 
@@ -46,39 +44,8 @@ def _reference(name: str, expression: str) -> str:
     return f"open({name!r}, 'w').write({expression})"
 
 
-def write_notebook(folder: Path) -> Path:
-    cells = [SETUP, MATMUL, _reference("matmul_source.txt", "last_trace().kernels[0].source"),
-             SOFTMAX, _reference("softmax.json",
-                                 "json.dumps([k.name for k in last_trace().kernels])")]
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                       "language": "python"}
-    path = folder / "inspector.ipynb"
-    nbformat.write(notebook, path)
-    return path
-
-
-def wait_for_file(path: Path, timeout_s: float = 180) -> str:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if path.exists() and path.stat().st_size:
-            time.sleep(0.2)
-            return path.read_text()
-        time.sleep(0.3)
-    raise AssertionError(f"the notebook did not write {path.name} in {timeout_s}s")
-
-
-def open_and_run(page, base: str, token: str) -> None:
-    page.goto(f"{base}/lab/tree/inspector.ipynb?token={token}&reset", timeout=90_000)
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
-                           " && window.jupyterapp.shell.currentWidget.sessionContext",
-                           timeout=90_000)
-    page.evaluate("""async () => {
-        const panel = window.jupyterapp.shell.currentWidget;
-        await panel.context.ready;
-        await panel.sessionContext.ready;
-        await window.jupyterapp.commands.execute('notebook:run-all-cells');
-    }""")
+CELLS = [SETUP, MATMUL, _reference("matmul_source.txt", "last_trace().kernels[0].source"),
+         SOFTMAX, _reference("softmax.json", "json.dumps([k.name for k in last_trace().kernels])")]
 
 
 def check_matmul(page, inspector, reference_source: str) -> None:
@@ -111,14 +78,7 @@ def check_softmax(page, inspector, names: list[str]) -> None:
 
 
 def test_inspector_in_jupyterlab(browser, lab_server):
-    base, token, root = lab_server
-    write_notebook(root)
-    page = browser.new_page()
-    page.set_default_timeout(30_000)
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
-        open_and_run(page, base, token)
+    with lab_notebook(browser, lab_server, CELLS) as (page, root):
         reference = wait_for_file(root / "matmul_source.txt")
         names = json.loads(wait_for_file(root / "softmax.json"))
         inspectors = page.locator(".tl-inspector")
@@ -130,30 +90,20 @@ def test_inspector_in_jupyterlab(browser, lab_server):
         check_softmax(page, inspectors.nth(1), names)
         inspectors.nth(1).locator(".tl-details").scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / "inspector-softmax.png"))
-    finally:
-        page.close()
-    assert not [e for e in errors if "tinylab" in e or "tl-" in e], errors
 
 
 @pytest.mark.parametrize("kernels, ops", [(500, 10), (2500, 2)])
 def test_collapsed_view_of_5000_nodes_renders_fast(browser, tmp_path, kernels, ops):
     model = synthetic_model(kernels, ops)
     assert len(model["nodes"]) >= 5000
-    page_path = tmp_path / "big.html"
-    page_path.write_text(standalone_page({"data": model, "selection": {}, "source_language": "",
-                                          "panels": ["graph", "kernels", "why"]}))
-    page = browser.new_page()
-    try:
-        page.goto(page_path.as_uri())
-        page.wait_for_selector("#tinylab-app[data-mount-ms]", timeout=60_000)
+    state = inspector_state(model, ["graph", "kernels", "why"])
+    with standalone(browser, tmp_path, state, name="big.html") as page:
         assert page.locator(".tl-box-kernel").count() == kernels
         render_ms = float(page.get_attribute("#tinylab-app", "data-graph-render-ms"))
         assert render_ms < 2000, f"collapsed graph of {len(model['nodes'])} nodes: {render_ms} ms"
         if kernels <= 500:   # expanding one kernel lays the graph out again
             page.locator(f".tl-box-kernel[data-id='k{kernels // 2}'] .tl-expand").click()
             assert page.locator(".tl-box-op").count() == ops
-    finally:
-        page.close()
 
 
 def _monitor_state_mid_compile() -> dict:
@@ -173,14 +123,8 @@ def _monitor_state_mid_compile() -> dict:
 def test_monitor_front_end_draws_the_compiles_under_way(browser, tmp_path):
     state = _monitor_state_mid_compile()
     assert state["work"][0]["text"].startswith("compiling 4 kernels: 2/4")
-    page_path = tmp_path / "monitor.html"
-    page_path.write_text(standalone_page(state, "tinylab monitor", module=monitor_module()))
-    page = browser.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
-        page.goto(page_path.as_uri())
-        page.wait_for_selector("#tinylab-app[data-mount-ms]", timeout=60_000)
+    with standalone(browser, tmp_path, state, "tinylab monitor", monitor_module(),
+                    "monitor.html") as page:
         tasks = page.locator(".tl-work-task")
         assert tasks.count() == 1
         assert tasks.nth(0).inner_text().startswith("compiling 4 kernels: 2/4")
@@ -189,6 +133,3 @@ def test_monitor_front_end_draws_the_compiles_under_way(browser, tmp_path):
         page.screenshot(path=str(ARTIFACTS / "monitor-work.png"))
         page.evaluate("() => window.tinylabModel.set('work', [])")   # the compile ended
         assert page.locator(".tl-work-task").count() == 0
-    finally:
-        page.close()
-    assert not errors, errors

@@ -1,51 +1,28 @@
 """Real-browser tests of the memory, roofline and measured what-if views (headless Debian Chromium
-via Playwright, the fixtures of test_browser.py): clicking the largest buffer lights up the
-kernels that write and read it in the trace's schedule; the roofline draws one dot per timed
-kernel; in JupyterLab a what-if "run" button gets the kernel process's measurement into its row;
-and a 5,000-node trace with these panels still draws its collapsed graph in under 2 s.
+via Playwright; the fixtures of conftest.py, the pages of pages.py): clicking the largest buffer
+lights up the kernels that write and read it in the trace's schedule; the roofline draws one dot
+per timed kernel; in JupyterLab a what-if "run" button gets the kernel process's measurement into
+its row; and a 5,000-node trace with these panels still draws its collapsed graph in under 2 s.
 """
 from __future__ import annotations
 
 import json
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
-import nbformat
 import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from conftest import ARTIFACTS  # noqa: E402
+from pages import inspector_state, lab_notebook, standalone, wait_for_file  # noqa: E402
 from synthetic import synthetic_model  # noqa: E402
-from test_browser import open_and_run, wait_for_file  # noqa: E402
 
 from tinylab import Tensor, trace  # noqa: E402
 from tinylab_widgets import Inspector  # noqa: E402
 from tinylab_widgets.inspector import PANELS  # noqa: E402
-from tinylab_widgets.standalone import standalone_page  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("browser")
-
-
-@contextmanager
-def opened(browser, folder: Path, data: dict, panels=PANELS, state: dict | None = None,
-           module: str | None = None):
-    """A standalone page of the inspector on `data` (or of `module` on widget traits `state`),
-    mounted; fails on any page error."""
-    page_path = folder / "page.html"
-    state = state or {"data": data, "selection": {}, "source_language": "", "panels": list(panels)}
-    page_path.write_text(standalone_page(state, module=module))
-    page = browser.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
-        page.goto(page_path.as_uri())
-        page.wait_for_selector("#tinylab-app[data-mount-ms]", timeout=60_000)
-        yield page
-    finally:
-        page.close()
-    assert not errors, errors
 
 
 def _largest_new_slot(record):
@@ -70,7 +47,7 @@ def test_memory_and_roofline_in_the_page(browser, tmp_path):
     (writers, readers), nbytes = _largest_new_slot(recorded.realizes[0])
     expected = {f"k{p}" for p in writers | readers}   # one realize: kernel ids follow positions
     timed = [k for k in recorded.kernels if k.run_s and k.flops and k.bytes_moved]
-    with opened(browser, tmp_path, inspector.data, PANELS) as page:
+    with standalone(browser, tmp_path, inspector_state(inspector.data, PANELS)) as page:
         memory = page.locator(".tl-memory")
         largest = memory.locator(".tl-memory-largest-item").first
         assert largest.inner_text().startswith(_format_bytes(nbytes))
@@ -135,18 +112,7 @@ threading.Thread(target=watch, daemon=True).start()"""
 
 
 def test_what_if_run_button_in_jupyterlab(browser, lab_server):
-    base, token, root = lab_server
-    notebook = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell(c) for c in (SETUP, SHOW, EXPECT)])
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                       "language": "python"}
-    nbformat.write(notebook, root / "inspector.ipynb")
-    page = browser.new_page()
-    page.set_default_timeout(30_000)
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
-        open_and_run(page, base, token)
+    with lab_notebook(browser, lab_server, [SETUP, SHOW, EXPECT]) as (page, root):
         delta = json.loads(wait_for_file(root / "expected.json"))
         inspector = page.locator(".tl-inspector").first
         inspector.wait_for(timeout=60_000)
@@ -166,9 +132,6 @@ def test_what_if_run_button_in_jupyterlab(browser, lab_server):
         ARTIFACTS.mkdir(exist_ok=True)
         measured_row.scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / "inspector-what-if.png"))
-    finally:
-        page.close()
-    assert not [e for e in errors if "tinylab" in e or "tl-" in e], errors
 
 
 def _with_memory(model: dict) -> dict:
@@ -198,7 +161,7 @@ def _with_memory(model: dict) -> dict:
 def test_5000_nodes_with_every_panel_render_fast(browser, tmp_path, kernels, ops):
     model = _with_memory(synthetic_model(kernels, ops))
     assert len(model["nodes"]) >= 5000
-    with opened(browser, tmp_path, model, PANELS) as page:
+    with standalone(browser, tmp_path, inspector_state(model, PANELS)) as page:
         render_ms = float(page.get_attribute("#tinylab-app", "data-graph-render-ms"))
         mount_ms = float(page.get_attribute("#tinylab-app", "data-mount-ms"))
         assert render_ms < 2000, f"collapsed graph of {len(model['nodes'])} nodes: {render_ms} ms"
@@ -225,7 +188,8 @@ def test_memory_of_a_tinyjit_step_in_the_page(browser, tmp_path):
     largest = max((b for launch in launches for b in launch.buffers[:1]), key=lambda b: b.nbytes)
     expected = {f"k{p}" for p, launch in enumerate(launches)
                 if any(b is largest for b in launch.buffers)}
-    with opened(browser, tmp_path, inspector.data, inspector.panels) as page:
+    with standalone(browser, tmp_path,
+                    inspector_state(inspector.data, inspector.panels)) as page:
         assert page.locator(".tl-row").count() == len(launches)
         page.locator(".tl-memory-largest-item").first.click()
         lit = page.locator(".tl-row.tl-selected, .tl-row.tl-related")
@@ -243,7 +207,7 @@ def test_monitor_lists_the_slowest_kernels_live(browser, tmp_path):
     names = ("losses", "steps", "kernels", "total_steps", "title", "finished", "work")
     state = {name: getattr(monitor, name) for name in names}
     rows = sorted(monitor.kernels, key=lambda row: -row["run_s"])
-    with opened(browser, tmp_path, {}, state=state, module=monitor_module()) as page:
+    with standalone(browser, tmp_path, state, module=monitor_module()) as page:
         shown = page.locator(".tl-slow-kernel")
         assert shown.count() == min(5, len(rows))
         assert shown.first.get_attribute("data-name") == rows[0]["name"]

@@ -1,8 +1,8 @@
-"""Real-browser tests of the Provenance and Passes panels (Playwright + Debian Chromium, the
-fixtures of test_browser.py): on a page made from a real trace, clicking a line of OpenCL source
-lights exactly the graph nodes the kernel process mapped it to and lists their user lines;
-clicking a user line lights the source lines it became; the arrow keys step through the passes,
-each step showing the text the Trace recorded.
+"""Real-browser tests of the Provenance and Passes panels (Playwright + Debian Chromium; the
+fixtures of conftest.py, the pages of pages.py): on a page made from a real trace, clicking a
+line of OpenCL source lights exactly the graph nodes the kernel process mapped it to and lists
+their user lines; clicking a user line lights the source lines it became; the arrow keys step
+through the passes, each step showing the text the Trace recorded.
 """
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from conftest import ARTIFACTS  # noqa: E402
+from pages import inspector_state, standalone  # noqa: E402
 
 import tinylab  # noqa: E402
 from tinylab import Tensor  # noqa: E402
 from tinylab.inspection import build_model  # noqa: E402
-from tinylab_widgets.standalone import standalone_page  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("browser")
 PANELS = ["graph", "kernels", "why", "provenance", "passes"]
@@ -33,15 +33,9 @@ def _softmax_model() -> dict:
 
 
 def _open(browser, tmp_path, model: dict, kernel: str):
-    page_path = tmp_path / "provenance.html"
-    page_path.write_text(standalone_page({"data": model, "panels": PANELS, "source_language": "",
-                                          "selection": {"kind": "kernel", "id": kernel}}))
-    page = browser.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(page_path.as_uri())
-    page.wait_for_selector("#tinylab-app[data-mount-ms]", timeout=60_000)
-    return page, errors
+    """The page of `model` with kernel `kernel` selected."""
+    state = inspector_state(model, PANELS, {"kind": "kernel", "id": kernel})
+    return standalone(browser, tmp_path, state, name="provenance.html")
 
 
 def _expected(model: dict, kernel: dict, language: str, number: int) -> list[str]:
@@ -54,8 +48,7 @@ def test_click_a_source_line_lights_its_nodes_and_user_lines(browser, tmp_path):
     model = _softmax_model()
     kernel = next(k for k in model["kernels"] if "EXP2" in k["ops"])
     nodes = {n["id"]: n for n in model["nodes"]}
-    page, errors = _open(browser, tmp_path, model, kernel["id"])
-    try:
+    with _open(browser, tmp_path, model, kernel["id"]) as page:
         line = page.locator(".tl-prov-mapped[data-language='OpenCL']", has_text="exp2(").first
         number = int(line.get_attribute("data-line"))
         expected = _expected(model, kernel, "OpenCL", number)
@@ -93,9 +86,6 @@ def test_click_a_source_line_lights_its_nodes_and_user_lines(browser, tmp_path):
         hits = page.locator(".tl-prov-line.tl-prov-hit[data-language='CUDA']")
         assert hits.count() >= 1 and all("exp2f(" in hits.nth(i).inner_text()
                                          for i in range(hits.count()))
-    finally:
-        page.close()
-    assert not errors, errors
 
 
 def test_arrow_keys_step_through_the_passes(browser, tmp_path):
@@ -103,8 +93,7 @@ def test_arrow_keys_step_through_the_passes(browser, tmp_path):
     kernel = next(k for k in model["kernels"] if k["opts"])
     steps = model["programs"][kernel["name"]]["steps"]
     assert len(steps) == 4 + len(kernel["opts"])
-    page, errors = _open(browser, tmp_path, model, kernel["id"])
-    try:
+    with _open(browser, tmp_path, model, kernel["id"]) as page:
         panel = page.locator(".tl-passes")
         panel.focus()
         for index, step in enumerate(steps):
@@ -122,6 +111,3 @@ def test_arrow_keys_step_through_the_passes(browser, tmp_path):
         page.locator(".tl-pass-prev").click()
         assert panel.get_attribute("data-step") == str(len(steps) - 3)
         panel.screenshot(path=str(ARTIFACTS / "passes.png"))
-    finally:
-        page.close()
-    assert not errors, errors

@@ -1,6 +1,7 @@
 """Real-browser test of the live inspector with symbolic shapes (issue 16 item 4; headless Debian
-Chromium via Playwright, the fixtures of test_browser.py): a trace that runs one symbolic kernel
-with two lengths shows that kernel's name twice in the kernels table, each with its bound value."""
+Chromium via Playwright; the fixtures of conftest.py, the pages of pages.py): a trace that runs
+one symbolic kernel with two lengths shows that kernel's name twice in the kernels table, each
+with its bound value."""
 from __future__ import annotations
 
 import sys
@@ -11,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from conftest import ARTIFACTS  # noqa: E402
-from test_browser_memory import opened  # noqa: E402
+from pages import inspector_state, standalone  # noqa: E402
 
 from tinylab import Context, Tensor, Variable, trace  # noqa: E402
 from tinylab_widgets import Inspector  # noqa: E402
@@ -32,7 +33,8 @@ def test_kernels_table_shows_each_launchs_bound_values(browser, tmp_path):
     assert [k.var_vals for k in recorded.kernels] == [{"i": 3}, {"i": 5}]
     assert [k["variables"] for k in entries] == [{"i": 3}, {"i": 5}]
     assert entries[0]["name"] == entries[1]["name"] == recorded.kernels[0].name
-    with opened(browser, tmp_path, inspector.data, inspector.panels) as page:
+    with standalone(browser, tmp_path,
+                    inspector_state(inspector.data, inspector.panels)) as page:
         names = page.locator(".tl-row .tl-col-name")
         assert names.count() == 2
         texts = [names.nth(row).inner_text().strip() for row in range(2)]

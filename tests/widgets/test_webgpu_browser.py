@@ -12,13 +12,12 @@ import sys
 import threading
 from pathlib import Path
 
-import nbformat
 import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from test_browser import open_and_run, wait_for_file  # noqa: E402
+from pages import lab_notebook, wait_for_file  # noqa: E402
 
 from tinylab_widgets.inspector import Inspector  # noqa: E402
 
@@ -89,16 +88,8 @@ DONE = "kernel_done = open('cell_done.txt', 'w').write('yes')"
 
 
 def test_widget_runs_a_kernel_on_the_browser_gpu(webgpu_browser, lab_server):
-    base, token, root = lab_server
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c)
-                                               for c in (SETUP, CELL, DONE)])
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                       "language": "python"}
-    nbformat.write(notebook, root / "inspector.ipynb")
-    page = webgpu_browser.new_page()
-    page.set_default_timeout(60_000)
-    try:
-        open_and_run(page, base, token)
+    with lab_notebook(webgpu_browser, lab_server, [SETUP, CELL, DONE],
+                      timeout_ms=60_000) as (page, root):
         wait_for_file(root / "cell_done.txt")
         inspector = page.locator(".tl-inspector").first
         inspector.wait_for()
@@ -117,8 +108,6 @@ def test_widget_runs_a_kernel_on_the_browser_gpu(webgpu_browser, lab_server):
         assert float(result.get_attribute("data-max-abs")) < 1e-4, text
         assert "adapter: " in text and "swiftshader" in text.lower(), text
         assert "GPU timestamps" in text or "wall clock" in text, text
-    finally:
-        page.close()
 
 
 @pytest.fixture(scope="module")

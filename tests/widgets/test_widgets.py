@@ -136,6 +136,11 @@ def test_monitor_shows_captured_kernels_on_tinyjit_replays():
     assert monitor.kernels[0].get("replayed") and monitor.kernels[0]["run_s"] is None
 
 
+def test_monitor_names_a_jit_that_is_not_a_tinyjit():
+    with pytest.raises(TypeError, match="TrainingMonitor: jit must be a TinyJit.*function"):
+        TrainingMonitor(jit=lambda t: t * 2)
+
+
 def _new_kernels(count: int, seed: int) -> list[Tensor]:
     """`count` kernels no other test compiled (random constants in their ASTs)."""
     rng = np.random.default_rng(seed)

@@ -5,15 +5,12 @@ KernelRecord.steps); inspection/passes.py adds the diffs between consecutive ste
 """
 from __future__ import annotations
 
-import weakref
-
 from ..codegen.decompose import decompose
 from ..codegen.plan import KernelPlan
 from ..ir.printer import print_graph
 from .devices import Device
 
 MAX_PRINTED_TREE = 20000  # the loop IR prints expressions as trees: a large DAG is exponential
-_STEPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # runner -> its steps
 
 
 def tree_size(ast) -> int:
@@ -25,10 +22,12 @@ def tree_size(ast) -> int:
 
 
 def kernel_steps(runner) -> list[tuple[str, str]]:
-    """[(title, printed text)] for one compiled kernel, made once per runner."""
-    if runner not in _STEPS:
-        _STEPS[runner] = _steps(runner)
-    return list(_STEPS[runner])
+    """[(title, printed text)] for one compiled kernel, made once per runner (kept in the
+    engine's state, Device.state.kernel_steps)."""
+    made = Device.state.kernel_steps
+    if runner not in made:
+        made[runner] = _steps(runner)
+    return list(made[runner])
 
 
 def _steps(runner) -> list[tuple[str, str]]:
@@ -46,7 +45,6 @@ def _steps(runner) -> list[tuple[str, str]]:
         for number, opt in enumerate(runner.plan.opts, 1):
             plan = plan.apply(opt)
             steps.append((f"action {number}: {opt}", plan.describe()))
-    language = type(renderer).__name__.replace("Renderer", "")
     steps.append(("linear program", runner.program.print()))
-    steps.append((f"source ({language})", runner.source))
+    steps.append((f"source ({renderer.language})", runner.source))
     return steps

@@ -1,7 +1,8 @@
 """What the engine keeps between realizes, in one object with one lock (`Device.state`): compiled
-kernels by key, devices announced, which lazy values are realized
-(and in which buffer), each kernel's printed passes, kernels already recorded in a trace, and the
-TinyJit capture hooks. engine/realize.py reads and writes it (also from compile threads).
+kernels by key, devices announced, which lazy values are realized (and in which buffer), each
+kernel's printed passes and compilation steps (engine/passes.py), kernels already recorded in a
+trace, and the TinyJit capture hooks. engine/realize.py reads and writes it (also from compile
+threads).
 """
 from __future__ import annotations
 
@@ -78,6 +79,8 @@ class EngineState:
         self.realized = RealizedTable()   # lazy node -> BUFFER node holding its value
         self.printed_passes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Runner ->
         self.recorded: weakref.WeakSet = weakref.WeakSet()  # Runners a trace has recorded
+        self.kernel_steps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Runner ->
+        #   its compilation step by step (engine/passes.py), made once
         self.captures: list = []          # TinyJit hooks called with every launch
 
     @contextmanager

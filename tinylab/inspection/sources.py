@@ -1,10 +1,11 @@
 """A kernel's program as data: its source per language (the one it ran with, plus others rendered
-for the same AST when the engine offers `render_for`), its loop IR, linear program and actions.
+for the same AST by the engine's `render_for`), its loop IR, linear program and actions.
 Called by model.build_model once per distinct kernel name.
 """
 from __future__ import annotations
 
 from ..engine.devices import Device
+from ..engine.realize import render_for
 from . import provenance
 from .passes import pass_steps
 
@@ -18,20 +19,12 @@ TAB_ORDER = ("C", "OpenCL", "CUDA", "WGSL", "Metal", "Python")
 def language_of(backend: str) -> str:
     """'CUDA' -> 'CUDA', 'CL'/'OpenCL' -> 'OpenCL', 'CPU'/'C' -> 'C' (device names and their
     aliases as the engine's Device table spells them; anything else comes back as given)."""
-    from ..engine.devices import Device
     return DEVICE_LANGUAGES.get(Device.backend_of(backend), backend)
 
 
-def renderer_available() -> bool:
-    from ..engine import realize
-    return hasattr(realize, "render_for")
-
-
 def render_other(ast, language: str) -> str | None:
-    """Source of `ast` for another backend, or None when this engine cannot render it."""
-    from ..engine import realize
-    render_for = getattr(realize, "render_for", None)
-    if render_for is None or language not in LANGUAGE_DEVICES:
+    """Source of `ast` for another backend; None for a language no device renders."""
+    if language not in LANGUAGE_DEVICES:
         return None
     try:
         return render_for(ast, LANGUAGE_DEVICES[language])

@@ -213,6 +213,8 @@ def const(value, dtype: DType, shape: tuple = (), device: str | None = None) -> 
 
 
 def buffer(buf, shape: tuple, dtype: DType, device: str, version: int = 0) -> Node:
+    """A leaf holding `buf`, a runtimes/buffer.py Buffer (read here by duck type: its `label`
+    in printer.py, `numpy()` in evaluate.py; the IR never imports runtimes)."""
     return Node(Op.BUFFER, dtype, (), (buf, version), tuple(shape), device)
 
 

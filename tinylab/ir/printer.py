@@ -20,7 +20,7 @@ def format_arg(node: Node) -> str:
         return repr(arg)
     if op is Op.BUFFER:
         version = f" v{arg[1]}" if arg[1] else ""
-        return f"<{getattr(arg[0], 'label', 'buf')}{version}>"
+        return f"<{arg[0].label}{version}>"
     if op in (Op.REDUCE_SUM, Op.REDUCE_MAX, Op.FLIP):
         return f"axes={arg}"
     if op is Op.COPY:

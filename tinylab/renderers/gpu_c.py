@@ -21,6 +21,15 @@ class GPURenderer(CStyleRenderer):
     is_gpu = True               # plans come from codegen/heuristic_gpu.py
     half_arithmetic = False     # float16 math runs in float (codegen/decompose.py)
     max_work_group = 1024       # work-items per work-group (runtimes/launch.py BLOCK_LIMITS)
+    # how a loop the launch runs is spelled (_GPUWalk.launched_loop): its index declared from a
+    # work-item id, cast to the index type (alone too where ids are unsigned: Metal), the part
+    # of the id it takes when loops share one, the return past its size when launched to a maximum
+    index_line = "{index_type} {name} = {value};"
+    id_cast = "(({index_type}){id})"
+    cast_alone_id = False
+    id_divided = "(({id}/{below})%{size})"
+    id_modulo = "({id}%{size})"
+    return_line = "if ({condition}) return;"
 
     def id_text(self, space: str, dim: int) -> str:
         raise NotImplementedError
@@ -83,11 +92,7 @@ class _GPUWalk(_Walk):
 
     def step(self, i: int, instr) -> None:
         if instr.op == "RANGE" and instr.arg[0] in self.parts:
-            self.emit(f"{self.index_type} {instr.arg[0]} = {self.id_expression(instr.arg[0])};")
-            if not isinstance(instr.arg[1], int):  # launched to the maximum: stop at the size
-                self.emit(f"if ({instr.arg[0]} >= {instr.arg[1]}) return;")
-            self.opened.append(False)
-            return
+            return self.launched_loop(instr.arg[0], instr.arg[1])
         if instr.op == "RANGE":
             self.opened.append(True)
         if instr.op == "END" and not self.opened.pop():
@@ -98,13 +103,25 @@ class _GPUWalk(_Walk):
             return self.half_memory(i, instr)
         super().step(i, instr)
 
+    def launched_loop(self, var: str, size) -> None:
+        """A loop the launch runs: no loop, its index from the ids (no brace to close at END)."""
+        spelling = self.r
+        self.emit(spelling.index_line.format(index_type=self.index_type, name=var,
+                                             value=self.id_expression(var)))
+        if not isinstance(size, int):  # launched to the maximum: stop at the size
+            self.emit(spelling.return_line.format(condition=f"{var} >= {size}"))
+        self.opened.append(False)
+
     def id_expression(self, var: str) -> str:
-        part = self.parts[var]
-        text = self.r.id_text(part.space, part.dim)
+        """The index of launched loop `var`: its id, or its part of an id loops share."""
+        part, spelling = self.parts[var], self.r
+        text = spelling.id_text(part.space, part.dim)
+        cast = spelling.id_cast.format(index_type=self.index_type, id=text)
         if part.alone:
-            return text
-        text = f"(({self.index_type}){text})"
-        return f"(({text}/{part.below})%{part.size})" if part.below > 1 else f"({text}%{part.size})"
+            return cast if spelling.cast_alone_id else text
+        if part.below > 1:
+            return spelling.id_divided.format(id=cast, below=part.below, size=part.size)
+        return spelling.id_modulo.format(id=cast, size=part.size)
 
     def group_reduce(self, i: int, instr) -> None:
         op, slot, base, count, size = instr.arg

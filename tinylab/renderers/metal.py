@@ -6,7 +6,7 @@ loops are threadgroup / thread positions, GROUP reduces through `threadgroup` me
 from __future__ import annotations
 
 from ..dtype import DType, dtypes
-from .gpu_c import GPURenderer, _GPUWalk
+from .gpu_c import GPURenderer
 
 NAMES = {dtypes.int8: "char", dtypes.uint8: "uchar", dtypes.int16: "short",
          dtypes.uint16: "ushort", dtypes.uint32: "uint", dtypes.int64: "long",
@@ -24,6 +24,7 @@ class MetalRenderer(GPURenderer):
     barrier = "threadgroup_barrier(mem_flags::mem_threadgroup);"
     preamble = "#include <metal_stdlib>\nusing namespace metal;\n"
     lacks_dtypes = frozenset({"float64"})
+    cast_alone_id = True   # ids are unsigned in Metal: cast even a lone one to the index type
 
     def id_text(self, space: str, dim: int) -> str:
         return f"{'gid' if space == 'group' else 'lid'}.{'xyz'[dim]}"
@@ -62,18 +63,3 @@ class MetalRenderer(GPURenderer):
 
     def round_half(self, value: str) -> str:
         return f"(float)((half)({value}))"
-
-    def walk(self, program) -> _MetalWalk:
-        return _MetalWalk(self, program)
-
-
-class _MetalWalk(_GPUWalk):
-    """Ids are unsigned in Metal: cast them to the index type like the other GPU renderers."""
-
-    def id_expression(self, var: str) -> str:
-        part = self.parts[var]
-        text = f"(({self.index_type}){self.r.id_text(part.space, part.dim)})"
-        if part.alone:
-            return text
-        return f"(({text}/{part.below})%{part.size})" if part.below > 1 else \
-            f"({text}%{part.size})"

@@ -73,6 +73,16 @@ class WGSLRenderer(GPURenderer):
     lacks_dtypes = frozenset({"float64"})
     finite_math = True   # WGSL lets implementations assume no NaN / inf (and flush subnormals)
     max_work_group = WEBGPU_BLOCK_LIMIT
+    # launched loops (gpu_c.py _GPUWalk.launched_loop): `let`, ids already i32, braced returns
+    index_line = "let {name}: {index_type} = {value};"
+    id_cast = "{id}"
+    id_divided = "(({id} / {below}) % {size})"
+    id_modulo = "({id} % {size})"
+    return_line = "if ({condition}) {{ return; }}"
+
+    def id_text(self, space: str, dim: int) -> str:
+        """The flat work-group id or the flat local id (_WGSLWalk.run declares both)."""
+        return "gindex" if space == "group" else "lidx"
 
     # ---- types and literals ----
     def type_name(self, dtype: DType) -> str:
@@ -267,7 +277,7 @@ class _WGSLWalk(_GPUWalk):
         head = [f"  let {name}: i32 = variables[{k}];"
                 for k, name in enumerate(self.p.variable_names)]
         if groups > webgpu_dispatch(groups)[0]:   # dispatched as x * y >= groups: skip the rest
-            head.append(f"  if (gindex >= {groups}) {{ return; }}")
+            head.append("  " + self.r.return_line.format(condition=f"gindex >= {groups}"))
         body = "\n".join(head + self.lines)
         module = [*bindings, *self.local_lines]
         signature = (f"@compute @workgroup_size({block})\n"
@@ -280,21 +290,7 @@ class _WGSLWalk(_GPUWalk):
         helpers += "\n" if helpers else ""
         return helpers + "\n".join(module) + f"\n\n{signature}\n{body}\n}}\n"
 
-    def id_expression(self, var: str) -> str:
-        part = self.parts[var]
-        text = "gindex" if part.space == "group" else "lidx"
-        if part.alone:
-            return text
-        return f"(({text} / {part.below}) % {part.size})" if part.below > 1 else \
-            f"({text} % {part.size})"
-
     def step(self, i: int, instr) -> None:
-        if instr.op == "RANGE" and instr.arg[0] in self.parts:
-            self.emit(f"let {instr.arg[0]}: i32 = {self.id_expression(instr.arg[0])};")
-            if not isinstance(instr.arg[1], int):  # launched to the maximum: stop at the size
-                self.emit(f"if ({instr.arg[0]} >= {instr.arg[1]}) {{ return; }}")
-            self.opened.append(False)
-            return
         if instr.op == "LOAD":
             return self.load(i, instr)
         if instr.op == "STORE":

@@ -1,7 +1,7 @@
 """The Runtime contract: what every backend's runtime declares and provides. A runtime compiles
 source text, loads a kernel by name as a Program and launches it on buffer handles; it never sees
 the IR. `Runtime.launch` is the one launch path: realize's Runner and BEAM/TUNE both call it.
-Subclassed by every runtime here (cpu, python, opencl, cuda, webgpu).
+Subclassed by every runtime here: cpu, python, and (through open_once.py) opencl, cuda, webgpu.
 """
 from __future__ import annotations
 
