@@ -18,6 +18,10 @@ from .base import Renderer
 INFIX = {"ADD": "+", "MUL": "*", "CMPLT": "<", "CMPNE": "!=", "AND": "&", "OR": "|", "XOR": "^",
          "SHL": "<<", "SHR": ">>"}
 BOOL_INFIX = {"ADD": "||", "MUL": "&&"}  # on bool scalars: or / and (the others are the same)
+# every other ALU op: the CStyleRenderer method that spells it (math calls come from float_math)
+ALU_SPELLING = {"RECIPROCAL": "spell_reciprocal", "NEG": "spell_neg", "MAX": "spell_max",
+                "IDIV": "spell_division", "MOD": "spell_division", "WHERE": "spell_where",
+                "CAST": "spell_cast", "BITCAST": "spell_bitcast"}
 
 
 def _floor_div(text: str, c: int, negative: bool) -> str:
@@ -93,29 +97,41 @@ class CStyleRenderer(Renderer):
         return f"{base}f({x})"
 
     def alu(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
-        a = args[0]
-        b = args[1] if len(args) > 1 else ""
+        """One ALU op as an expression: a math library call, an infix operator, or the
+        spelling ALU_SPELLING names for it."""
         if op in self.float_math:
-            return self.math_call(op, a, dtype)
-        if op == "RECIPROCAL":
-            return f"({self.literal(1.0, dtype)}/{a})"
-        if op == "NEG":  # -(-2.5f), never --2.5f (a decrement)
-            return f"(!{a})" if dtype.is_bool else f"(-({a}))" if a.startswith("-") else f"(-{a})"
+            return self.math_call(op, args[0], dtype)
         if op in INFIX:
+            a, b = args
             return f"({a}{BOOL_INFIX.get(op, INFIX[op]) if dtype.is_bool else INFIX[op]}{b})"
-        if op == "MAX":
-            if dtype.is_float:
-                return f"((({a})>({b})||({a})!=({a}))?({a}):({b}))"
-            return f"(({a})>({b})?({a}):({b}))"
-        if op in ("IDIV", "MOD"):
-            return self.int_division(op, a, b, dtype)
-        if op == "WHERE":
-            return f"({a}?{b}:{args[2]})"
-        if op == "CAST":
-            return f"(({self.type_name(dtype)})({a}))"
-        if op == "BITCAST":
-            return self.bitcast(a, src_dtype, dtype)
-        raise NotImplementedError(f"{type(self).__name__} cannot render {op}")
+        if op not in ALU_SPELLING:
+            raise NotImplementedError(f"{type(self).__name__} cannot render {op}")
+        return getattr(self, ALU_SPELLING[op])(op, args, dtype, src_dtype)
+
+    def spell_reciprocal(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
+        return f"({self.literal(1.0, dtype)}/{args[0]})"
+
+    def spell_neg(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
+        a = args[0]  # -(-2.5f), never --2.5f (a decrement)
+        return f"(!{a})" if dtype.is_bool else f"(-({a}))" if a.startswith("-") else f"(-{a})"
+
+    def spell_max(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
+        a, b = args
+        if dtype.is_float:  # NaN wins, as in numpy
+            return f"((({a})>({b})||({a})!=({a}))?({a}):({b}))"
+        return f"(({a})>({b})?({a}):({b}))"
+
+    def spell_division(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
+        return self.int_division(op, args[0], args[1], dtype)
+
+    def spell_where(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
+        return f"({args[0]}?{args[1]}:{args[2]})"
+
+    def spell_cast(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
+        return f"(({self.type_name(dtype)})({args[0]}))"
+
+    def spell_bitcast(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
+        return self.bitcast(args[0], src_dtype, dtype)
 
     def int_division(self, op: str, a: str, b: str, dtype: DType) -> str:
         """Division that never traps: x/0 is 0, INT_MIN/-1 wraps (as the numpy oracle does)."""

@@ -27,6 +27,16 @@ REGISTER = {dtypes.bool: "bool", dtypes.int8: "i32", dtypes.int16: "i32", dtypes
 MEMORY = {dtypes.int32: "i32", dtypes.uint32: "u32", dtypes.float32: "f32"}  # else packed u32
 # `name<` opens a template list in WGSL (`a<b & c>d` would parse as one): parenthesize the name
 # words a literal-only expression may hold (`1.0f`, `1e-05f`, `3i`, `i32(...)`)
+# bool operands are WGSL bools: or / and / xor spelled as such
+BOOL_SPELLING = {"ADD": "({0} | {1})", "MUL": "({0} & {1})", "MAX": "({0} | {1})", "NEG": "(!{0})",
+                 "XOR": "({0} != {1})"}
+# every other ALU op on 32-bit values: the WGSLRenderer method that spells it
+WGSL_SPELLING = {"RECIPROCAL": "spell_reciprocal", "NEG": "spell_neg", "ADD": "spell_infix",
+                 "MUL": "spell_infix", "AND": "spell_infix", "OR": "spell_infix",
+                 "XOR": "spell_infix", "MAX": "spell_max", "CMPLT": "spell_cmplt",
+                 "CMPNE": "spell_cmpne", "IDIV": "spell_division", "MOD": "spell_division",
+                 "SHL": "spell_shift", "SHR": "spell_shift", "WHERE": "spell_where",
+                 "CAST": "spell_cast", "BITCAST": "spell_bitcast"}
 _LITERAL_WORDS = {"e", "f", "i", "u", "i32", "u32", "f32"}
 _TEMPLATE_LIKE = re.compile(r"\b(?!bitcast\b|array\b|vec[234]\b)([A-Za-z_]\w*)<(?![<=])")
 HELPERS = {
@@ -135,41 +145,56 @@ class WGSLRenderer(GPURenderer):
         return text
 
     def _alu(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
-        a = args[0]
-        b = args[1] if len(args) > 1 else ""
-        t = self.type_name(dtype)
-        if dtype.is_bool and op in ("ADD", "MUL", "MAX", "NEG", "XOR"):
-            return {"ADD": f"({a} | {b})", "MUL": f"({a} & {b})", "MAX": f"({a} | {b})",
-                    "NEG": f"(!{a})", "XOR": f"({a} != {b})"}[op]
+        """One ALU op on 32-bit (or bool) values: a bool spelling, a math call, or the method
+        WGSL_SPELLING names for it."""
+        if dtype.is_bool and op in BOOL_SPELLING:
+            return BOOL_SPELLING[op].format(*args)
         if op in self.float_math:
-            return f"{self.float_math[op]}({a})"
-        if op == "RECIPROCAL":
-            return f"(1.0f / {a})"
-        if op == "NEG":
-            return f"(0u - {a})" if t == "u32" else f"(-({a}))"
-        if op in ("ADD", "MUL", "AND", "OR", "XOR"):
-            return f"({a} {INFIX[op]} {b})"
-        if op == "MAX":
-            keep_a = f"(({a}) > ({b}))" + (f" | tl_isnan({a})" if t == "f32" else "")
-            return f"select({b}, {a}, {keep_a})"
-        if op == "CMPLT":
-            return f"((!{a}) & {b})" if src.is_bool else f"(({a}) < ({b}))"
-        if op == "CMPNE":
-            if a == b and REGISTER.get(src) == "f32":
-                return f"tl_isnan({a})"  # x != x: some WGSL compilers assume no NaN
-            return f"(({a}) != ({b}))"
-        if op in ("IDIV", "MOD"):
-            zero = self.literal(0, dtype)
-            return f"select(({a}) {'/' if op == 'IDIV' else '%'} ({b}), {zero}, ({b}) == {zero})"
-        if op in ("SHL", "SHR"):
-            return self.shift(op, a, b, dtype)
-        if op == "WHERE":
-            return f"select({args[2]}, {b}, {a})"
-        if op == "CAST":
-            return self.cast(a, src, dtype)
-        if op == "BITCAST":
-            return self.bitcast(a, src, dtype)
-        raise NotImplementedError(f"WGSLRenderer cannot render {op}")
+            return f"{self.float_math[op]}({args[0]})"
+        if op not in WGSL_SPELLING:
+            raise NotImplementedError(f"WGSLRenderer cannot render {op}")
+        return getattr(self, WGSL_SPELLING[op])(op, args, dtype, src)
+
+    def spell_reciprocal(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
+        return f"(1.0f / {args[0]})"
+
+    def spell_neg(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
+        return f"(0u - {args[0]})" if self.type_name(dtype) == "u32" else f"(-({args[0]}))"
+
+    def spell_infix(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
+        return f"({args[0]} {INFIX[op]} {args[1]})"
+
+    def spell_max(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
+        a, b = args
+        keep_a = f"(({a}) > ({b}))" + (f" | tl_isnan({a})" if self.type_name(dtype) == "f32" else "")
+        return f"select({b}, {a}, {keep_a})"
+
+    def spell_cmplt(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
+        a, b = args
+        return f"((!{a}) & {b})" if src.is_bool else f"(({a}) < ({b}))"
+
+    def spell_cmpne(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
+        a, b = args
+        if a == b and REGISTER.get(src) == "f32":
+            return f"tl_isnan({a})"  # x != x: some WGSL compilers assume no NaN
+        return f"(({a}) != ({b}))"
+
+    def spell_division(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
+        a, b = args
+        zero = self.literal(0, dtype)
+        return f"select(({a}) {'/' if op == 'IDIV' else '%'} ({b}), {zero}, ({b}) == {zero})"
+
+    def spell_shift(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
+        return self.shift(op, args[0], args[1], dtype)
+
+    def spell_where(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
+        return f"select({args[2]}, {args[1]}, {args[0]})"
+
+    def spell_cast(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
+        return self.cast(args[0], src, dtype)
+
+    def spell_bitcast(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
+        return self.bitcast(args[0], src, dtype)
 
     def shift(self, op: str, a: str, b: str, dtype: DType) -> str:
         """Shifts by at least the width give 0 (or the sign for >> on a signed value), as numpy;
