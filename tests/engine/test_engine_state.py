@@ -1,10 +1,8 @@
 """State in one place: the engine's caches live in `Device.state` behind one lock (compile threads
 share it), the symbolic intern table forgets dead expressions and its memo tables are bounded,
-a trace can be suspended and resumed, TinyJit captures through a public hook, and a chain of
-20,000 elementwise ops realizes and backpropagates (against numpy) with no import-time
-recursion limit."""
+a trace can be suspended and resumed, and TinyJit captures through a public hook. (Deep chains
+at the default recursion limit: test_deep_chains.py.)"""
 import gc
-import sys
 import threading
 
 import numpy as np
@@ -91,19 +89,3 @@ def test_capturing_sees_every_launch():
     np.testing.assert_array_equal(got, (np.arange(5) + 1) * 2)
     assert len(launches) == 1 and launches[0] is not None
     assert not realize.STATE.captures
-
-
-def test_no_recursion_limit_set_at_import_and_a_20000_op_chain_runs():
-    assert sys.getrecursionlimit() < realize.RECURSION_ROOM  # nothing raised it for good
-    start = np.random.default_rng(0).random(16, dtype=np.float32)
-    x = Tensor(start, requires_grad=True)
-    y, expected, slope = x, start.astype(np.float64), 1.0
-    for i in range(20000):  # 10,000 multiplies and 10,000 adds, one fused kernel
-        if i % 2:
-            y, expected, slope = y * 1.0001, expected * 1.0001, slope * 1.0001
-        else:
-            y, expected = y + 0.0001, expected + 0.0001
-    np.testing.assert_allclose(y.numpy(), expected, rtol=1e-3)
-    y.sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), np.full(16, slope), rtol=1e-3)
-    assert sys.getrecursionlimit() < realize.RECURSION_ROOM

@@ -4,7 +4,8 @@ Each instruction is SSA (`%n = OP srcs arg`) except accumulators. Loads and stor
 index expressions (one per vector lane) and validity conditions, already simplified. Register
 tiles (UPCAST/UNROLL axes) are expanded into separate instructions; equal instructions are shared
 (CSE), and every instruction is placed in the outermost loop its inputs allow (loop-invariant
-code motion falls out of that). `LinearProgram.print()` is the printed pass.
+code motion falls out of that). The expression walk keeps its own stack (any depth runs at the
+default recursion limit). `LinearProgram.print()` is the printed pass.
 """
 from __future__ import annotations
 
@@ -164,17 +165,34 @@ class _Builder:
 
     # ---- values ----
     def value(self, node: Node, inst: dict, width: int) -> int:
-        key = (node, tuple(sorted(inst.items())), width)
-        if key not in self.memo:
-            if self.origins is None:
-                self.memo[key] = self._value(node, inst, width)
-            else:
-                previous = self.computing(node)
-                self.memo[key] = self._value(node, inst, width)
-                self.computing(previous)
-        return self.memo[key]
+        """The instruction computing `node` for one register-tile instance. An explicit stack,
+        not recursion (a chain of thousands of ops is as deep): sources are emitted left to
+        right before their user, in the order a recursive walk would emit them."""
+        lanes_key = tuple(sorted(inst.items()))
+        memo, root = self.memo, (node, lanes_key, width)
+        if root in memo:
+            return memo[root]
+        previous = self.current
+        stack: list = [(node, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if not expanded:
+                if (node, lanes_key, width) in memo:
+                    continue
+                if node.op in ALU:
+                    pending = [s for s in node.src if (s, lanes_key, width) not in memo]
+                    if pending:
+                        stack.append((node, True))
+                        stack.extend((s, False) for s in reversed(pending))
+                        continue
+            if self.origins is not None:
+                self.current = node
+            memo[(node, lanes_key, width)] = self._value(node, inst, lanes_key, width)
+        self.current = previous
+        return memo[root]
 
-    def _value(self, node: Node, inst: dict, width: int) -> int:
+    def _value(self, node: Node, inst: dict, lanes_key: tuple, width: int) -> int:
+        """`node`'s instruction, its sources' ones already in the memo."""
         dtype = node.dtype.vec(width)
         if node.op is Op.CONST:
             return self.emit(LinearOp.CONST, dtype, (), node.value)
@@ -194,7 +212,7 @@ class _Builder:
         if node.op in REDUCE:
             return self.reduce_result(node, inst)
         assert node.op in ALU, node
-        srcs = [self.value(s, inst, width) for s in node.src]
+        srcs = [self.memo[(s, lanes_key, width)] for s in node.src]
         return self.emit(LinearOp[node.op.name], dtype, srcs)
 
     def reduce_result(self, node: Node, inst: dict) -> int:

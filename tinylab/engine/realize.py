@@ -12,7 +12,6 @@ import contextvars
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .. import config
@@ -140,9 +139,8 @@ def render_for(ast: Node, device: str) -> str:
     """The source `device`'s renderer makes for a kernel AST, planned with that device's heuristic
     (the same kernel on every backend: "CPU"/"C", "CL", "CUDA", "PYTHON"). Compiles nothing."""
     spec = Device[device]
-    with _recursion_room():
-        plan = choose_plan(spec.name, ast, bool(config.NOOPT.value), 0)
-        return spec.renderer.render(linearize(plan, plan.name))
+    plan = choose_plan(spec.name, ast, bool(config.NOOPT.value), 0)
+    return spec.renderer.render(linearize(plan, plan.name))
 
 
 def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
@@ -391,24 +389,6 @@ def _graph_nodes(outputs, sched: Schedule) -> list[Node]:
     return graph_order(outputs, sched.leaves)
 
 
-# The scheduler lowers a kernel's expression recursively (schedule/schedule.py): a chain of
-# thousands of elementwise ops needs more room than Python's default, while a realize runs
-RECURSION_ROOM = 1 << 18
-
-
-@contextmanager
-def _recursion_room():
-    before = sys.getrecursionlimit()
-    if before >= RECURSION_ROOM:
-        yield
-        return
-    sys.setrecursionlimit(RECURSION_ROOM)
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(before)
-
-
 def realize(nodes: list[Node], computed_outside: dict | None = None,
             assigned: dict | None = None) -> list[Node]:
     """Compute every node; returns the BUFFER node that now holds each value. Every assign the
@@ -417,11 +397,6 @@ def realize(nodes: list[Node], computed_outside: dict | None = None,
     While TinyJit captures, earlier results are not reused (every kernel must be recorded) but
     those in `computed_outside` (values made before the step, lazy node -> BUFFER node), and
     new ones are not remembered (replays overwrite their buffers)."""
-    with _recursion_room():
-        return _realize(nodes, computed_outside, assigned)
-
-
-def _realize(nodes: list[Node], computed_outside: dict | None, assigned: dict | None) -> list[Node]:
     realized = dict(computed_outside or {}) if STATE.captures else FreshRealized(REALIZED)
     assigned = {} if assigned is None else assigned
     todo = [n for n in dict.fromkeys(nodes) if n.op is not Op.BUFFER and n not in realized]

@@ -1,6 +1,7 @@
 """Lowering a region to a kernel AST: a SINK of one STORE whose value is an ALU tree over LOADs,
 each LOAD reading a buffer through the view its movement ops make (masked where padded), the
 reduce in place. `lower_region(region, out, out_slot, cut, realized, slot_of) -> ScheduleItem`.
+The walk keeps its own stack, so an expression of any depth lowers at the default recursion limit.
 """
 from __future__ import annotations
 
@@ -41,20 +42,49 @@ class _Lowerer:
         return view_through(self.unbound(node.shape), movs)
 
     def lower(self, node: Node, movs: tuple) -> Node:
-        key = (node, movs)
-        if key not in self.memo:
-            self.memo[key] = self._lower(node, movs)
-        return self.memo[key]
+        """The kernel-AST node for `node` read through `movs`. An explicit stack, not recursion
+        (a chain of thousands of ops is as deep): each (node, movs) pair is expanded in the order
+        a recursive walk would reach it, sources left to right, so buffer slots and variables
+        are numbered the same."""
+        memo, root = self.memo, (node, movs)
+        if root in memo:
+            return memo[root]
+        stack: list = [(node, movs, None)]
+        while stack:
+            node, movs, inputs = stack.pop()
+            if inputs is None:
+                if (node, movs) in memo:
+                    continue
+                inputs = self._inputs(node, movs)
+                pending = [key for key in inputs if key not in memo]
+                if pending:
+                    stack.append((node, movs, inputs))
+                    stack.extend((n, m, None) for n, m in reversed(pending))
+                    continue
+            memo[(node, movs)] = self._lower(node, movs, [memo[key] for key in inputs])
+        return memo[root]
 
-    def _lower(self, node: Node, movs: tuple) -> Node:
-        region = self.region
+    def _inputs(self, node: Node, movs: tuple) -> tuple:
+        """The (node, movs) pairs `node`'s lowering is built from."""
+        if node.op is Op.CONST or node not in self.region.nodes:
+            return ()
+        if node.op in MOVEMENT:
+            return ((node.src[0], ((node.op, self.unbound(node.arg)),) + movs),)
+        if node.op is Op.DETACH:
+            return ((node.src[0], movs),)
+        if node.op in REDUCE:
+            return ((node.src[0], ()),)
+        return tuple((s, movs) for s in node.src)
+
+    def _lower(self, node: Node, movs: tuple, srcs: list) -> Node:
+        """`node` lowered, given the lowerings of its `_inputs`."""
         if node.op is Op.CONST:
             view = self.view_of(node, movs)
             value = ir.const(node.value, node.dtype, view.shape)
             if any(v.mask is not None for v in view.views):
                 return ir.alu(Op.WHERE, _valid(view), value, ir.const(0, node.dtype, view.shape))
             return value
-        if node not in region.nodes:  # a buffer: load it through the accumulated view
+        if node not in self.region.nodes:  # a buffer: load it through the accumulated view
             slot = self.slot_of(node)
             self.reads.add(node)
             leaf = self.realized.get(node, node)
@@ -62,15 +92,11 @@ class _Lowerer:
                 self.reads_old.add(leaf)
             view = self.view_of(node, movs)
             return Node(Op.LOAD, node.dtype, (), (self.buffer_index(slot), view), view.shape)
-        if node.op in MOVEMENT:
-            return self.lower(node.src[0], ((node.op, self.unbound(node.arg)),) + movs)
-        if node.op is Op.DETACH:
-            return self.lower(node.src[0], movs)
+        if node.op in MOVEMENT or node.op is Op.DETACH:
+            return srcs[0]
         if node.op in REDUCE:
-            source = self.lower(node.src[0], ())
-            return Node(node.op, node.dtype, (source,), node.axes, self.unbound(node.shape))
+            return Node(node.op, node.dtype, (srcs[0],), node.axes, self.unbound(node.shape))
         assert node.op in ALU, node
-        srcs = [self.lower(s, movs) for s in node.src]
         if node.op in (Op.CAST, Op.BITCAST):
             value = ir.cast(srcs[0], node.dtype, bitcast=node.op is Op.BITCAST)
         else:
