@@ -97,14 +97,19 @@ def pack_matmuls(schedule, panel_of: Callable[[str], int | None],
         return schedule
     packed = {reduce: packed_product(x, w, panel, reduce.shape)
               for reduce, (x, w, panel) in found.items()}
-    outputs = rewrite_graph(schedule.graph_outputs, {r: p[0] for r, p in packed.items()},
-                       schedule.leaves)
-    result = reschedule(outputs)
     decisions = {}  # panel copy -> its decision
     for reduce, (x, w, panel) in found.items():
         _, rows, columns = packed[reduce]
         decisions[rows] = _decision(reduce, x, rows, "rows", panel)
         decisions[columns] = _decision(reduce, w, columns, "columns", panel)
+    return rescheduled(schedule, {r: p[0] for r, p in packed.items()}, decisions, reschedule)
+
+
+def rescheduled(schedule, replaced: dict, decisions: dict, reschedule: Callable[[list], object]):
+    """`schedule`'s graph with each replaced node swapped for its replacement, scheduled again by
+    `reschedule(outputs)`; `decisions` (copy node -> its decision) explain the copies a rewrite
+    added, first in their kernels and in the schedule."""
+    result = reschedule(rewrite_graph(schedule.graph_outputs, replaced, schedule.leaves))
     for item in result.kernels:
         if item.output in decisions:
             item.decisions.insert(0, decisions[item.output])
@@ -112,14 +117,20 @@ def pack_matmuls(schedule, panel_of: Callable[[str], int | None],
     return result
 
 
+def copy_decision(operand: Node, reduce: Node, reason: Reason, detail: str,
+                  **evidence) -> FusionDecision:
+    """Why a rewrite copies `operand` before the kernel of `reduce`."""
+    return FusionDecision(operand, reduce, False, reason, {
+        "producer_op": operand.op.name, "producer_shape": operand.shape,
+        "consumer_op": reduce.op.name, "consumer_shape": reduce.shape,
+        "rule": reason.value, "detail": detail, **evidence})
+
+
 def _decision(reduce: Node, operand: Node, copy: Node, side: str, panel: int) -> FusionDecision:
     m, n, k = reduce.src[0].shape
     detail = (f"{m}x{k} @ {k}x{n}: the {side} operand is copied into {panel}-wide panels "
               f"{list(copy.shape)}; the {reduce.device} renderer declares matmul_panel={panel}")
-    return FusionDecision(operand, reduce, False, Reason.PACKED_MATMUL, {
-        "producer_op": operand.op.name, "producer_shape": operand.shape,
-        "consumer_op": reduce.op.name, "consumer_shape": reduce.shape,
-        "rule": Reason.PACKED_MATMUL.value, "detail": detail, "panel": panel})
+    return copy_decision(operand, reduce, Reason.PACKED_MATMUL, detail, panel=panel)
 
 
 def rewrite_graph(outputs: list[Node], replaced: dict, leaves) -> list[Node]:

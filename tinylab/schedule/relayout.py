@@ -21,7 +21,7 @@ from ..ir.node import Node
 from ..ir.ops import MOVEMENT, Op
 from ..ir.view import ViewStack, dim_stride, strides_for
 from .fusion import FusionDecision, Reason
-from .packing import rewrite_graph
+from .packing import copy_decision, rescheduled
 
 MIN_WORK = 1 << 25          # multiply-adds below which a copy kernel costs more than it saves
 MIN_WORK_PER_BYTE = 32      # multiply-adds per byte of the copied operand (a copy moves each
@@ -147,18 +147,10 @@ def relayout_operands(schedule, lanes_of: Callable[[str], int | None],
         return schedule
     rewritten = {reduce: relaid_reduce(reduce, operand, dim)
                  for reduce, (operand, dim, _, _) in found.items()}
-    outputs = rewrite_graph(schedule.graph_outputs, {r: new for r, (new, _) in rewritten.items()},
-                            schedule.leaves)
-    result = reschedule(outputs)
-    decisions = {}
-    for reduce, (operand, dim, _, lanes) in found.items():
-        copy = rewritten[reduce][1]
-        decisions[copy] = _decision(reduce, operand, copy, dim, lanes)
-    for item in result.kernels:
-        if item.output in decisions:
-            item.decisions.insert(0, decisions[item.output])
-    result.decisions[:0] = list(decisions.values())
-    return result
+    decisions = {rewritten[reduce][1]: _decision(reduce, operand, rewritten[reduce][1], dim, lanes)
+                 for reduce, (operand, dim, _, lanes) in found.items()}
+    return rescheduled(schedule, {r: new for r, (new, _) in rewritten.items()}, decisions,
+                       reschedule)
 
 
 def _decision(reduce: Node, operand: int, copy: Node, dim: int, lanes: int) -> FusionDecision:
@@ -167,7 +159,4 @@ def _decision(reduce: Node, operand: int, copy: Node, dim: int, lanes: int) -> F
               f"for {lanes} lanes: operand {list(base.shape)} is copied with axis {dim} "
               f"innermost {list(copy.shape)}, so each vector reads {lanes} consecutive values; "
               f"the {reduce.device} renderer declares relayout_lanes={lanes}")
-    return FusionDecision(base, reduce, False, Reason.RELAYOUT, {
-        "producer_op": base.op.name, "producer_shape": base.shape,
-        "consumer_op": reduce.op.name, "consumer_shape": reduce.shape,
-        "rule": Reason.RELAYOUT.value, "detail": detail, "lanes": lanes})
+    return copy_decision(base, reduce, Reason.RELAYOUT, detail, lanes=lanes)
