@@ -310,10 +310,15 @@ def div(x: Lin, c: int) -> Lin:
         raise ValueError(f"index division by non-positive {c}")
     if c == 1:
         return x
+    return _remembered(_QUOTIENTS, _div, x, c)
+
+
+def _remembered(table: _Memo, compute, x: Lin, c: int) -> Lin:
+    """compute(x, c) through its memo table."""
     key = (x, c)
-    found = _QUOTIENTS.get(key)
+    found = table.get(key)
     if found is None:
-        found = _QUOTIENTS[key] = _div(x, c)
+        found = table[key] = compute(x, c)
     return found
 
 
@@ -345,11 +350,7 @@ def mod(x: Lin, c: int) -> Lin:
         raise ValueError(f"index modulo by non-positive {c}")
     if c == 1:
         return ZERO
-    key = (x, c)
-    found = _REMAINDERS.get(key)
-    if found is None:
-        found = _REMAINDERS[key] = _mod(x, c)
-    return found
+    return _remembered(_REMAINDERS, _mod, x, c)
 
 
 def _mod(x: Lin, c: int) -> Lin:
