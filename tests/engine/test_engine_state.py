@@ -52,7 +52,8 @@ def test_symbolic_intern_table_forgets_dead_expressions():
     a = sym.var("tl_state_a", 0, 1000)
     expression = (a * 3 + 7) // 5
     assert (a * 3 + 7) // 5 is expression  # interned: equal while alive is identical
-    memos = (sym._AS_GIVEN, sym._SUMS, sym._PRODUCTS, sym._LESS_THAN)
+    memos = (sym._AS_GIVEN, sym._SUMS, sym._PRODUCTS, sym._LESS_THAN, sym._QUOTIENTS,
+             sym._REMAINDERS)
     assert all(isinstance(m, sym._Memo) and m.limit for m in memos)  # bounded
     count = len(sym._INTERN)
     del a, expression

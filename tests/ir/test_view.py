@@ -182,3 +182,30 @@ def test_view_on_an_empty_view_below_reads_nothing():
     below = View.contiguous((3,)).pad(((0, 2),)).shrink(((3, 5),))  # all padding
     stacked = ViewStack((below, View.contiguous((2,)).permute((0,))))._merged()
     assert _reads(stacked).tolist() == [-1, -1]
+
+
+def test_view_index_memo_and_broadcast_dims_give_the_unmemoized_answer():
+    """view_index keys its memo with index 0 on dimensions the top view ignores (stride 0,
+    a mask that holds everywhere): the answer must be the very expression the plain
+    composition (to_index on the given indices, then simplify_valid) makes, lane by lane,
+    including lanes past a dimension's end."""
+    from tinylab.ir import symbolic as sym
+    from tinylab.ir.simplify_valid import simplify_valid
+    from tinylab.ir.view import view_index
+    random.seed(3)
+    checked = 0
+    for _ in range(60):
+        shape = tuple(random.choice([1, 2, 3, 4]) for _ in range(3))
+        vs, ref = ViewStack.contiguous(shape), np.arange(int(np.prod(shape))).reshape(shape)
+        for _ in range(random.randint(1, 5)):
+            vs, ref = _apply_random(vs, ref)
+        loops = [sym.var(f"tl_view_memo{d}", 0, max(s // 2, 1)) for d, s in enumerate(vs.shape)]
+        for lane in range(4):  # lanes: a constant on top of the loop index (may run past s)
+            idxs = [v * 2 + (lane if d == len(loops) - 1 else 0) for d, v in enumerate(loops)]
+            fixed = [sym.ZERO if s == 1 else i for s, i in zip(vs.shape, idxs)]
+            expected = simplify_valid(*vs.to_index(fixed))
+            for _ in range(2):  # the first answer and the memoized one
+                index, valid = view_index(vs, idxs)
+                assert index is expected[0] and valid is expected[1], (vs, idxs)
+            checked += 1
+    assert checked == 240

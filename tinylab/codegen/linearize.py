@@ -153,15 +153,23 @@ class _Builder:
         key = (view, tuple(sorted(inst.items())), width)
         if key not in self.index_cache:
             lanes = [self.plan.index_exprs(self.lane_values(inst, lane)) for lane in range(width)]
-            plain = [view_index(view, idxs) for idxs in lanes]
-            if self.plan.padded and len(set(plain)) > 1:
-                # lanes past the end of a padded dim are masked off; a lane-invariant access
-                # (the same element for every lane) is in bounds whenever lane 0 is
-                plain = _continue_dead_lanes(
-                    [view_index(view, idxs, self.plan.padding_valid(idxs, view.shape))
-                     for idxs in lanes])
+            plain = self.lane_indices(view, lanes)
             self.index_cache[key] = (tuple(i for i, _ in plain), tuple(v for _, v in plain))
         return self.index_cache[key]
+
+    def lane_indices(self, view, lanes: list) -> list:
+        """(index, validity) per lane. Lanes past the end of a padded dim are masked off; a
+        lane-invariant access (the same element for every lane) is in bounds whenever lane 0 is,
+        so a padded plan takes the masked form once two lanes differ (the rest of the plain
+        lanes are not needed to tell)."""
+        plain = [view_index(view, lanes[0])]
+        for idxs in lanes[1:]:
+            plain.append(view_index(view, idxs))
+            if self.plan.padded and plain[-1] != plain[0]:
+                return _continue_dead_lanes(
+                    [view_index(view, idxs, self.plan.padding_valid(idxs, view.shape))
+                     for idxs in lanes])
+        return plain
 
     # ---- values ----
     def value(self, node: Node, inst: dict, width: int) -> int:

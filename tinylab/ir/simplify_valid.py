@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 
-from .symbolic import (Atom, Cond, Div, Lin, Mod, Var, and_, div, in_range, lin, lt, mod,
+from .symbolic import (Atom, Cond, Div, Lin, Mod, Var, _Memo, and_, div, in_range, lin, lt, mod,
                        substitute, substitute_cond)
 
 _FRESH = [0]
@@ -167,32 +167,57 @@ def _split_cases(index: Lin, valid: Cond) -> tuple[Lin, Cond]:
                                       for a in _atoms(leaf.x, [])]:
         if isinstance(atom, Var):
             continue
+        found = _rewrite(atom, valid, bounds)
+        if found is None:
+            continue
+        q, y, sign_cond = found
         partner_div, partner_mod = Div(atom.x, atom.c), Mod(atom.x, atom.c)
-        for q, y in _decompositions(atom.x, atom.c):
-            y_lo, y_hi = _range_of(y, bounds)  # what the validity condition says about y
-            if 0 <= y_lo and y_hi < atom.c:  # where valid, x // c is q and x % c is y exactly
-                index = _replace_atom(_replace_atom(index, partner_div, q), partner_mod, y)
-                valid = _replace_atom_cond(_replace_atom_cond(valid, partner_div, q),
-                                           partner_mod, y)
-                return _split_cases(index, valid)
-            if not (-atom.c < y_lo < 0 <= y_hi < atom.c):
-                continue
-            for sign, shift in ((1, 0), (-1, 1)):  # keep y >= 0, or keep y < 0
-                other = _fresh(y_lo, -1) if sign == 1 else _fresh(0, y_hi)
-                other_q = q - (1 if sign == 1 else 0)
-                other_y = lin(other) + (atom.c if sign == 1 else 0)
-                dropped = _replace_atom_cond(_replace_atom_cond(valid, partner_div, other_q),
-                                             partner_mod, other_y)
-                if not dropped.is_false:
-                    continue
-                keep_q, keep_y = q - shift, y + shift * atom.c
-                sign_cond = lt(-y, 1) if sign == 1 else lt(y, 0)  # y >= 0  or  y < 0
-                index = _replace_atom(_replace_atom(index, partner_div, keep_q), partner_mod,
-                                      keep_y)
-                valid = and_(_replace_atom_cond(_replace_atom_cond(valid, partner_div, keep_q),
-                                                partner_mod, keep_y), sign_cond)
-                return _split_cases(index, valid)
+        index = _replace_atom(_replace_atom(index, partner_div, q), partner_mod, y)
+        valid = _replace_atom_cond(_replace_atom_cond(valid, partner_div, q), partner_mod, y)
+        if sign_cond is not None:
+            valid = and_(valid, sign_cond)
+        return _split_cases(index, valid)
     return index, valid
+
+
+_REWRITES = _Memo()  # (atom, valid) -> (rewrite, fresh names it took)
+
+
+def _rewrite(atom: Atom, valid: Cond, bounds: dict):
+    """What _split_cases does with `atom` under `valid` (memoized: each rewrite restarts the
+    scan, which asks again about the atoms before it). A replay also takes the fresh names the
+    first answer took, so later fresh variables are named as without the memo."""
+    key = (atom, valid)
+    found = _REWRITES.get(key)
+    if found is None:
+        start = _FRESH[0]
+        found = _REWRITES[key] = (_decide_rewrite(atom, valid, bounds), _FRESH[0] - start)
+    else:
+        _FRESH[0] += found[1]
+    return found[0]
+
+
+def _decide_rewrite(atom: Atom, valid: Cond, bounds: dict):
+    """(q, y, sign condition or None): x//c is q and x%c is y where valid (and the sign holds),
+    or None when no decomposition of x = q*c + y is decided by the condition."""
+    partner_div, partner_mod = Div(atom.x, atom.c), Mod(atom.x, atom.c)
+    for q, y in _decompositions(atom.x, atom.c):
+        y_lo, y_hi = _range_of(y, bounds)  # what the validity condition says about y
+        if 0 <= y_lo and y_hi < atom.c:  # where valid, x // c is q and x % c is y exactly
+            return q, y, None
+        if not (-atom.c < y_lo < 0 <= y_hi < atom.c):
+            continue
+        for sign, shift in ((1, 0), (-1, 1)):  # keep y >= 0, or keep y < 0
+            other = _fresh(y_lo, -1) if sign == 1 else _fresh(0, y_hi)
+            other_q = q - (1 if sign == 1 else 0)
+            other_y = lin(other) + (atom.c if sign == 1 else 0)
+            dropped = _replace_atom_cond(_replace_atom_cond(valid, partner_div, other_q),
+                                         partner_mod, other_y)
+            if not dropped.is_false:
+                continue
+            sign_cond = lt(-y, 1) if sign == 1 else lt(y, 0)  # y >= 0  or  y < 0
+            return q - shift, y + shift * atom.c, sign_cond
+    return None
 
 
 def _narrowed_vars(valid: Cond) -> dict:

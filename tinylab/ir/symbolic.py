@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import threading
 import weakref
+from _weakref import _remove_dead_weakref
 from typing import Union
 
 
@@ -32,8 +33,9 @@ class _Memo(dict):
 
 
 # the intern table holds each expression only while something else does: equal expressions
-# are the same object while alive, and dead ones leave the table
-_INTERN: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+# are the same object while alive, and dead ones leave the table. A plain dict of weak
+# references (what WeakValueDictionary keeps, without its Python-level lookup)
+_INTERN: dict = {}   # (cls, key) -> weakref.ref to the one live object
 _INTERN_LOCK = threading.Lock()  # codegen runs in compile threads: one object per expression
 _AS_GIVEN = _Memo()  # (terms, const) as a caller gave them -> the canonical Lin they make
 _SUMS = _Memo()      # (Lin, Lin or int) -> their sum
@@ -43,14 +45,28 @@ _PRODUCTS = _Memo()  # (Lin, int) -> the product
 def _intern(cls, key, build):
     """The one live object for (cls, key). `build` runs outside the lock (it may intern the
     expressions it is made of); when two threads build the same one, the first stored wins."""
-    found = _INTERN.get((cls, key))
+    entry = (cls, key)
+    found = _live(entry)
     if found is None:
         built = build()
         with _INTERN_LOCK:
-            found = _INTERN.get((cls, key))
+            found = _live(entry)
             if found is None:
-                found = _INTERN[(cls, key)] = built
+                found = built
+                _INTERN[entry] = weakref.ref(built, _forgetter(entry))
     return found
+
+
+def _live(entry):
+    """The live interned object for (cls, key), or None."""
+    ref = _INTERN.get(entry)
+    return None if ref is None else ref()
+
+
+def _forgetter(entry):
+    """The weakref callback that drops `entry` once its object dies (only if the table still
+    holds that dead reference: a new object for the same key may have taken its place)."""
+    return lambda _, entry=entry: _remove_dead_weakref(_INTERN, entry)
 
 
 class Atom:
@@ -224,7 +240,7 @@ def _fold_div_mod_pairs(merged: dict) -> int:
     carry = 0
     for atom in [a for a in merged if isinstance(a, Mod)]:
         k = merged.get(atom, 0)
-        partner = _INTERN.get((Div, (atom.x, atom.c)))
+        partner = _live((Div, (atom.x, atom.c)))
         if not k or partner is None or merged.get(partner, 0) != k * atom.c:
             continue
         del merged[atom], merged[partner]
@@ -284,12 +300,29 @@ def _small_split(rest: Lin, c: int) -> tuple[Lin, Lin, int] | None:
     return best
 
 
+_QUOTIENTS = _Memo()   # (Lin, c) -> x // c
+_REMAINDERS = _Memo()  # (Lin, c) -> x % c
+
+
 def div(x: Lin, c: int) -> Lin:
     x = lin(x)
     if c <= 0:
         raise ValueError(f"index division by non-positive {c}")
     if c == 1:
         return x
+    return _remembered(_QUOTIENTS, _div, x, c)
+
+
+def _remembered(table: _Memo, compute, x: Lin, c: int) -> Lin:
+    """compute(x, c) through its memo table."""
+    key = (x, c)
+    found = table.get(key)
+    if found is None:
+        found = table[key] = compute(x, c)
+    return found
+
+
+def _div(x: Lin, c: int) -> Lin:
     quotient, rest = _split(x, c)
     if rest.is_const:
         return quotient + rest.const // c
@@ -317,6 +350,10 @@ def mod(x: Lin, c: int) -> Lin:
         raise ValueError(f"index modulo by non-positive {c}")
     if c == 1:
         return ZERO
+    return _remembered(_REMAINDERS, _mod, x, c)
+
+
+def _mod(x: Lin, c: int) -> Lin:
     rest = Lin(tuple((a, k % c) for a, k in x.terms), x.const % c)
     if rest.is_const:
         return rest
@@ -341,12 +378,12 @@ def mod(x: Lin, c: int) -> Lin:
 # ---- conditions ------------------------------------------------------------------------------
 class Cond:
     """A validity condition: True, False, `x < c`, or an And of those. Interned."""
-    __slots__ = ("kind", "x", "c", "parts", "__weakref__")
+    __slots__ = ("kind", "x", "c", "parts", "_str", "__weakref__")
 
     def __new__(cls, kind: str, x: Lin | None = None, c: int = 0, parts: tuple = ()):
         def build():
             o = object.__new__(cls)
-            o.kind, o.x, o.c, o.parts = kind, x, c, parts
+            o.kind, o.x, o.c, o.parts, o._str = kind, x, c, parts, None
             return o
         return _intern(cls, (kind, x, c, parts), build)
 
@@ -516,6 +553,16 @@ def render(x: Lin, div_fn=None, mod_fn=None) -> str:
 
 
 def render_cond(cond: Cond, div_fn=None, mod_fn=None, and_text: str = " && ") -> str:
+    """Text of a condition; the plain text (no div_fn/mod_fn) is kept on it, as render does:
+    and_ orders its leaves by that text."""
+    if div_fn is None and mod_fn is None and and_text == " && ":
+        if cond._str is None:
+            cond._str = _render_cond(cond, None, None, and_text)
+        return cond._str
+    return _render_cond(cond, div_fn, mod_fn, and_text)
+
+
+def _render_cond(cond: Cond, div_fn, mod_fn, and_text: str) -> str:
     if cond.is_true:
         return "1"
     if cond.is_false:

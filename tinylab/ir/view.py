@@ -390,9 +390,32 @@ def view_index(view: ViewStack, idxs: list[sym.Lin],
     """Buffer index and validity of a view whose size-1 dimensions read index 0, simplified
     where the index is valid (the only place it is used); `extra` adds conditions (a padded
     vector axis) that also help simplify."""
-    fixed = [sym.ZERO if s == 1 else i for s, i in zip(view.shape, idxs)]
-    index, valid = view.to_index(fixed)
-    return simplify_valid(index, sym.and_(valid, extra))
+    fixed = tuple(sym.ZERO if s == 1 or _ignored(view.top, d, i) else i
+                  for d, (s, i) in enumerate(zip(view.shape, idxs)))
+    key = (view, fixed, extra)
+    found = _VIEW_INDEX.get(key)
+    if found is None:
+        index, valid = view.to_index(fixed)
+        found = _VIEW_INDEX[key] = simplify_valid(index, sym.and_(valid, extra))
+    return found
+
+
+def _ignored(top: View, dim: int, idx: sym.Lin) -> bool:
+    """Whether the top view ignores dimension `dim` at `idx` (stride 0, and a mask, if any,
+    that holds for every value idx takes): then index 0 gives the very same index and validity
+    (idx * 0 adds nothing; its range condition is TRUE either way)."""
+    if top.strides[dim] != 0 or top.is_empty:
+        return False
+    if top.mask is None:
+        return True
+    lo, hi = top.mask[dim]
+    return isinstance(lo, int) and isinstance(hi, int) and lo <= 0 < hi \
+        and lo <= idx.lo and idx.hi < hi
+
+
+# (view, index expressions, extra) -> view_index's answer: register tiles and kernels that read
+# one view at the same indices ask again (a pure function of interned expressions)
+_VIEW_INDEX = sym._Memo()
 
 
 def dim_stride(view: ViewStack, dim: int) -> int | None:
