@@ -8,7 +8,7 @@ import numpy as np
 
 from bench.common import Row, median_times, optional_torch
 from bench.demo import torch_cnn
-from tinylab import Tensor, TinyJit, nn
+from tinylab import Context, Tensor, TinyJit, nn
 from tinylab.examples.beautiful_mnist import Model
 
 
@@ -48,16 +48,30 @@ def _torch_step(torch, batch: int):
     return step
 
 
+def _relaid(batch: int):
+    """The same step with RELAYOUT=1 (schedule/relayout.py): off by default, measured beside."""
+    with Context(RELAYOUT=1):
+        ours, step = _tinylab_step(batch)
+
+    def run():
+        with Context(RELAYOUT=1):
+            return ours()
+    return run, step
+
+
 def run(batch: int = 512, runs: int = 5) -> list[Row]:
     ours, step = _tinylab_step(batch)
-    fns = {"tinylab": ours}
+    relaid, relaid_step = _relaid(batch)
+    fns = {"tinylab": ours, "RELAYOUT=1": relaid}
     torch = optional_torch()
     if torch is not None:
         fns["torch"] = _torch_step(torch, batch)
     values = median_times(fns, runs, warmup=3)  # steps interleaved: noise hits both alike
     ratio = values["torch"] / values["tinylab"] if "torch" in values else None
     notes = [f"{step.kernel_count} kernels per step, memory planner saved "
-             f"{step.bytes_saved / 2**20:.1f} MiB"]
+             f"{step.bytes_saved / 2**20:.1f} MiB; RELAYOUT=1: {relaid_step.kernel_count} kernels"
+             + (f", {values['torch'] / values['RELAYOUT=1']:.2f}x torch" if "torch" in values
+                else "")]
     return [Row(f"beautiful_mnist train step b{batch}", "s/step", values,
                 "≤ 1.3× torch's time (ratio ≥ 0.77)", ratio, "torch", notes), jit_overhead()]
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from tinylab import Tensor, trace
+from tinylab import Context, Tensor, trace
 from tinylab.engine import realize as engine
 from tinylab.engine.realize import REALIZED
 from tinylab.inspection.what_if import what_if
@@ -21,7 +21,8 @@ RNG = np.random.default_rng(11)
 
 
 def _relayouts(nodes, lanes):
-    sched = schedule(nodes, realized=REALIZED, vector_lanes=lambda device: lanes)
+    sched = schedule(nodes, SchedulerOptions(relayout_operands=True), realized=REALIZED,
+                     vector_lanes=lambda device: lanes)
     return [d for d in sched.decisions if d.reason is Reason.RELAYOUT], sched
 
 
@@ -39,10 +40,19 @@ def _conv_grads(n, c, size, o, k, **conv):
 
 @pytest.fixture
 def lanes(monkeypatch):
-    """Make the engine plan for `lanes` float32 lanes, whatever this CPU has."""
+    """Make the engine relayout (RELAYOUT=1) for `lanes` float32 lanes, whatever this CPU has."""
     def use(count):
         monkeypatch.setattr(engine, "vector_lanes", lambda device: count)
-    return use
+    with Context(RELAYOUT=1):
+        yield use
+
+
+def test_the_engine_relays_out_only_when_asked(monkeypatch):
+    """Off by default: it changes the weight gradients' summation order, and the demo's
+    70-step accuracy moved with it (see README, Speed)."""
+    assert not engine.scheduler_options().relayout_operands
+    with Context(RELAYOUT=1):
+        assert engine.scheduler_options().relayout_operands
 
 
 @pytest.mark.parametrize("count", [16, 8])

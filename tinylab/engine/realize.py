@@ -368,7 +368,8 @@ def _notify_capture(runner: Runner, bufs: list[Buffer], var_vals: dict | None = 
 
 
 def scheduler_options() -> SchedulerOptions:
-    return SchedulerOptions(fuse=bool(config.FUSE.value))
+    return SchedulerOptions(fuse=bool(config.FUSE.value),
+                            relayout_operands=bool(config.RELAYOUT.value))
 
 
 def matmul_panel(device: str) -> int | None:
