@@ -60,9 +60,7 @@ def _plan(reduce: Node, lanes: int) -> tuple[int, int, int] | None:
     shape = product.shape
     if any(not isinstance(s, int) for s in shape):
         return None
-    work = 1
-    for s in shape:
-        work *= s
+    work = ir.prod(shape)
     chains = [operand_chain(src) for src in product.src]
     stacks = [_stack(base, chain) for base, chain in chains]
     outputs = [d for d in range(len(shape)) if d not in reduce.axes and shape[d] > 1]
@@ -81,7 +79,7 @@ def _plan(reduce: Node, lanes: int) -> tuple[int, int, int] | None:
                 continue
             layout = strides_for(base.shape)
             dims = [j for j, s in enumerate(layout) if s == stride and base.shape[j] == shape[d]]
-            nbytes = base.dtype.itemsize * _size(base.shape)
+            nbytes = base.dtype.itemsize * ir.prod(base.shape)
             if len(dims) != 1 or work < MIN_WORK or work < MIN_WORK_PER_BYTE * nbytes:
                 continue
             rank = (not _windowed(stacks[i], shape), nbytes)
@@ -97,13 +95,6 @@ def _windowed(stack: ViewStack, shape) -> bool:
     strides = [dim_stride(stack, d) for d in range(len(shape)) if shape[d] > 1]
     moving = [s for s in strides if s]
     return len(set(moving)) < len(moving)
-
-
-def _size(shape) -> int:
-    total = 1
-    for s in shape:
-        total *= s
-    return total
 
 
 def relaid_reduce(reduce: Node, operand: int, dim: int) -> tuple[Node, Node]:
