@@ -18,9 +18,10 @@ def fusion_decisions(regions, cut, graph, realized, outputs) -> tuple[list, dict
             in_regions[n] = in_regions.get(n, 0) + 1
     seen: dict = {}
     per_region: dict[Node, list] = {}
+    position = {n: i for i, n in enumerate(graph)}  # built once: sorting is per region
     for out, region in regions.items():
         mine = per_region.setdefault(out, [])
-        consumers_here = sorted(region.nodes, key=_order_key(graph))
+        consumers_here = sorted(region.nodes, key=lambda n: position.get(n, -1))
         if out.op is Op.ASSIGN and cut.get(out.src[1], (None,))[0] is Reason.ASSIGN_HAZARD:
             consumers_here.append(out)  # the value got a buffer of its own: say why
         for consumer in consumers_here:
@@ -37,11 +38,6 @@ def fusion_decisions(regions, cut, graph, realized, outputs) -> tuple[list, dict
             decisions.append(FusionDecision(out, None, False, Reason.REQUESTED,
                                             _evidence(out, None, Reason.REQUESTED, None)))
     return decisions, per_region
-
-
-def _order_key(graph):
-    index = {n: i for i, n in enumerate(graph)}
-    return lambda n: index.get(n, -1)
 
 
 def _decide(producer, consumer, region, cut, consumers, in_regions) -> FusionDecision:
