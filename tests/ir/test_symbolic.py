@@ -82,3 +82,50 @@ def test_evaluate_with_arrays():
     a = sym.var("a", 0, 9)
     out = sym.evaluate((a * 3 + 1) // 2, {"a": np.arange(10)})
     assert (out == (np.arange(10) * 3 + 1) // 2).all()
+
+
+RENDER_A_CONV = """
+import sys
+import numpy as np
+from tinylab import Tensor
+from tinylab.engine.realize import render_for
+from tinylab.schedule.schedule import schedule
+
+def sources(t):
+    return [render_for(k.ast, "CPU") for k in schedule([t.node]).kernels]
+
+rng = np.random.default_rng(0)
+if sys.argv[1] == "after_others":  # other padded, strided convolutions simplify their indices first
+    for shape in ((1, 2, 7, 7), (2, 1, 11, 5)):
+        for padding in (1, 3):
+            a = Tensor(rng.random(shape, dtype=np.float32))
+            sources(a.conv2d(Tensor(rng.random((2, shape[1], 3, 3), dtype=np.float32)),
+                             padding=padding, stride=2))
+x = Tensor(np.ones((2, 3, 9, 9), np.float32))
+print("\\n".join(sources(x.conv2d(Tensor(np.ones((4, 3, 3, 3), np.float32)), padding=2,
+                                  stride=2, dilation=2))))
+"""
+
+
+def test_a_kernel_renders_the_same_whatever_compiled_before():
+    """simplify_valid's temporaries are numbered per call: a kernel's source does not depend on
+    what the process simplified before it (compile caches are shared across processes)."""
+    import subprocess
+    import sys
+    alone, after_others = (subprocess.run([sys.executable, "-c", RENDER_A_CONV, order],
+                                          check=True, capture_output=True, text=True,
+                                          timeout=120).stdout
+                           for order in ("alone", "after_others"))
+    assert "for (" in alone and alone == after_others
+
+
+def test_simplify_valid_names_its_temporaries_per_call():
+    from tinylab.ir import simplify_valid as module
+    x = sym.var("tl_fresh_x", 0, 40)
+    index, valid = (x + 5) // 4 * 7 + (x + 5) % 4, sym.and_(sym.lt(x, 30), sym.lt(-x, -2))
+    first = module._simplify_valid_narrowed(index, valid)  # the unmemoized computation
+    y = sym.var("tl_fresh_y", 0, 50)
+    module._simplify_valid_narrowed((y + 3) // 6 + (y + 3) % 6 * 9, sym.lt(-y, -4))
+    again = module._simplify_valid_narrowed(index, valid)
+    assert again[0] is first[0] and again[1] is first[1]
+    assert str(first[0]) == str(module.simplify_valid(index, valid)[0])

@@ -11,12 +11,17 @@ import math
 from .symbolic import (Atom, Cond, Div, Lin, Mod, Var, _Memo, and_, div, in_range, lin, lt, mod,
                        substitute, substitute_cond)
 
-_FRESH = [0]
+class _Fresh:
+    """The temporary variables of one simplification: __t1, __t2, ... counted from 1 in every
+    call, so a result (whose terms sort by name) never depends on what was simplified before, in
+    this process or in another thread."""
 
+    def __init__(self):
+        self.count = 0
 
-def _fresh(lo: int, hi: int) -> Var:
-    _FRESH[0] += 1
-    return Var(f"__t{_FRESH[0]}", lo, hi)
+    def __call__(self, lo: int, hi: int) -> Var:
+        self.count += 1
+        return Var(f"__t{self.count}", lo, hi)
 
 
 def _bounds(valid: Cond) -> dict:
@@ -60,7 +65,7 @@ def _range_of(x: Lin, bounds: dict) -> tuple[int, int]:
     return max(x.lo, min(ends)), min(x.hi, max(ends))
 
 
-def _tightened(operand: Lin, bounds: dict) -> tuple[Lin, dict]:
+def _tightened(operand: Lin, bounds: dict, fresh: _Fresh) -> tuple[Lin, dict]:
     """operand with its terms replaced by a fresh variable of the validity-implied range."""
     found = _bounded(operand, bounds)
     if found is None:
@@ -68,30 +73,30 @@ def _tightened(operand: Lin, bounds: dict) -> tuple[Lin, dict]:
     scale, key, lo, hi = found
     if lo > hi or (lo, hi) == (key.lo, key.hi):
         return operand, {}
-    fresh = _fresh(lo, hi)
-    return lin(fresh) * scale + operand.const, {fresh: key}
+    tight = fresh(lo, hi)
+    return lin(tight) * scale + operand.const, {tight: key}
 
 
-def _rebuild(x: Lin, bounds: dict) -> Lin:
+def _rebuild(x: Lin, bounds: dict, fresh: _Fresh) -> Lin:
     """x with every div/mod re-simplified using the ranges the validity condition implies."""
     out = lin(x.const)
     for atom, coeff in x.terms:
         if isinstance(atom, Var):
             out = out + lin(atom) * coeff
             continue
-        inner = _rebuild(atom.x, bounds)
-        inner_t, back = _tightened(inner, bounds)
+        inner = _rebuild(atom.x, bounds, fresh)
+        inner_t, back = _tightened(inner, bounds, fresh)
         value = div(inner_t, atom.c) if isinstance(atom, Div) else mod(inner_t, atom.c)
         out = out + (substitute(value, back) if back else value) * coeff
     return out
 
 
-def _rebuild_cond(cond: Cond, bounds: dict) -> Cond:
+def _rebuild_cond(cond: Cond, bounds: dict, fresh: _Fresh) -> Cond:
     if cond.kind in ("true", "false"):
         return cond
     parts = []
     for leaf in cond.leaves():
-        parts.append(lt(_rebuild(leaf.x, bounds), leaf.c))
+        parts.append(lt(_rebuild(leaf.x, bounds, fresh), leaf.c))
     return and_(*parts)
 
 
@@ -158,7 +163,7 @@ def _decompositions(x: Lin, c: int, limit: int = 64):
     return [(q, y) for _, q, y in sorted(out, key=lambda t: t[0])]
 
 
-def _split_cases(index: Lin, valid: Cond) -> tuple[Lin, Cond]:
+def _split_cases(index: Lin, valid: Cond, fresh: _Fresh) -> tuple[Lin, Cond]:
     """For x//c or x%c where x = q*c + y and y straddles 0, keep the one sign of y the validity
     condition allows: then x//c is q (or q-1) and x%c is y (or y+c), and the sign becomes part
     of the condition."""
@@ -167,7 +172,7 @@ def _split_cases(index: Lin, valid: Cond) -> tuple[Lin, Cond]:
                                       for a in _atoms(leaf.x, [])]:
         if isinstance(atom, Var):
             continue
-        found = _rewrite(atom, valid, bounds)
+        found = _rewrite(atom, valid, bounds, fresh)
         if found is None:
             continue
         q, y, sign_cond = found
@@ -176,28 +181,28 @@ def _split_cases(index: Lin, valid: Cond) -> tuple[Lin, Cond]:
         valid = _replace_atom_cond(_replace_atom_cond(valid, partner_div, q), partner_mod, y)
         if sign_cond is not None:
             valid = and_(valid, sign_cond)
-        return _split_cases(index, valid)
+        return _split_cases(index, valid, fresh)
     return index, valid
 
 
 _REWRITES = _Memo()  # (atom, valid) -> (rewrite, fresh names it took)
 
 
-def _rewrite(atom: Atom, valid: Cond, bounds: dict):
+def _rewrite(atom: Atom, valid: Cond, bounds: dict, fresh: _Fresh):
     """What _split_cases does with `atom` under `valid` (memoized: each rewrite restarts the
     scan, which asks again about the atoms before it). A replay also takes the fresh names the
     first answer took, so later fresh variables are named as without the memo."""
     key = (atom, valid)
     found = _REWRITES.get(key)
     if found is None:
-        start = _FRESH[0]
-        found = _REWRITES[key] = (_decide_rewrite(atom, valid, bounds), _FRESH[0] - start)
+        start = fresh.count
+        found = _REWRITES[key] = (_decide_rewrite(atom, valid, bounds, fresh), fresh.count - start)
     else:
-        _FRESH[0] += found[1]
+        fresh.count += found[1]
     return found[0]
 
 
-def _decide_rewrite(atom: Atom, valid: Cond, bounds: dict):
+def _decide_rewrite(atom: Atom, valid: Cond, bounds: dict, fresh: _Fresh):
     """(q, y, sign condition or None): x//c is q and x%c is y where valid (and the sign holds),
     or None when no decomposition of x = q*c + y is decided by the condition."""
     partner_div, partner_mod = Div(atom.x, atom.c), Mod(atom.x, atom.c)
@@ -208,7 +213,7 @@ def _decide_rewrite(atom: Atom, valid: Cond, bounds: dict):
         if not (-atom.c < y_lo < 0 <= y_hi < atom.c):
             continue
         for sign, shift in ((1, 0), (-1, 1)):  # keep y >= 0, or keep y < 0
-            other = _fresh(y_lo, -1) if sign == 1 else _fresh(0, y_hi)
+            other = fresh(y_lo, -1) if sign == 1 else fresh(0, y_hi)
             other_q = q - (1 if sign == 1 else 0)
             other_y = lin(other) + (atom.c if sign == 1 else 0)
             dropped = _replace_atom_cond(_replace_atom_cond(valid, partner_div, other_q),
@@ -220,7 +225,7 @@ def _decide_rewrite(atom: Atom, valid: Cond, bounds: dict):
     return None
 
 
-def _narrowed_vars(valid: Cond) -> dict:
+def _narrowed_vars(valid: Cond, fresh: _Fresh) -> dict:
     """Variables the condition bounds on their own (v < c, v >= c): Var -> narrower fresh Var."""
     ranges: dict[Var, list] = {}
     for leaf in valid.leaves():
@@ -234,7 +239,7 @@ def _narrowed_vars(valid: Cond) -> dict:
             ranges[atom][1] = min(hi, leaf.c - 1)
         else:            # -v < c  ->  v >= 1 - c
             ranges[atom][0] = max(lo, 1 - leaf.c)
-    return {v: _fresh(lo, hi) for v, (lo, hi) in ranges.items()
+    return {v: fresh(lo, hi) for v, (lo, hi) in ranges.items()
             if lo <= hi and (lo, hi) != (v.lo, v.hi)}
 
 
@@ -252,22 +257,23 @@ def simplify_valid(index: Lin, valid: Cond) -> tuple[Lin, Cond]:
 
 
 def _simplify_valid_narrowed(index: Lin, valid: Cond) -> tuple[Lin, Cond]:
-    narrowed = _narrowed_vars(valid)
+    fresh = _Fresh()
+    narrowed = _narrowed_vars(valid, fresh)
     if narrowed:  # simplify with the narrower ranges, then put the real variables back
         new_index, new_valid = _simplify_valid(substitute(index, narrowed),
-                                               substitute_cond(valid, narrowed))
+                                               substitute_cond(valid, narrowed), fresh)
         back = {fresh: lin(v) for v, fresh in narrowed.items()}
         # the narrowing came from conditions that now read as always true: keep them
         ranges = [in_range(lin(v), fresh.lo, fresh.hi + 1) for v, fresh in narrowed.items()]
         return substitute(new_index, back), and_(substitute_cond(new_valid, back), *ranges)
-    return _simplify_valid(index, valid)
+    return _simplify_valid(index, valid, fresh)
 
 
-def _simplify_valid(index: Lin, valid: Cond) -> tuple[Lin, Cond]:
+def _simplify_valid(index: Lin, valid: Cond, fresh: _Fresh) -> tuple[Lin, Cond]:
     for _ in range(3):
         bounds = _bounds(valid)
-        new_index, new_valid = _rebuild(index, bounds), _rebuild_cond(valid, bounds)
-        new_index, new_valid = _split_cases(new_index, new_valid)
+        new_index, new_valid = _rebuild(index, bounds, fresh), _rebuild_cond(valid, bounds, fresh)
+        new_index, new_valid = _split_cases(new_index, new_valid, fresh)
         if new_index is index and new_valid is valid:
             break
         index, valid = new_index, new_valid
