@@ -5,7 +5,7 @@ assign hazards. `choose_cuts(graph, outputs, realized, options) -> (cut, regions
 """
 from __future__ import annotations
 
-from ..ir.node import Node
+from ..ir.node import Node, toposort
 from ..ir.ops import ALU, MOVEMENT, REDUCE, Op
 from ..ir.view import ViewStack
 from .fusion import Reason
@@ -97,7 +97,8 @@ def _shared_expensive(regions, context: CutContext) -> dict:
                 kernels[node] = kernels.get(node, 0) + 1
     shared = {n for n, k in kernels.items() if k > 1
               and fused_ops(n, context) >= 2 * options.recompute_limit}
-    inside = {s for n in shared for s in n.toposort() if s is not n}
+    # below another shared node: one walk from all their sources, not one per node
+    inside = set(toposort([src for n in shared for src in n.src]))
     return {n: (Reason.EXPENSIVE_RECOMPUTE, f"{fused_ops(n, context)} ops would be "
                 f"recomputed in {kernels[n]} kernels")
             for n in shared if n not in inside}
