@@ -50,8 +50,10 @@ class Region:
     leaves: set = field(default_factory=set)  # buffers read (BUFFER leaves and cut nodes)
 
 
-def fused_ops(node: Node, context: CutContext) -> int:
-    """ALU ops a kernel recomputes to get `node` (its fused subtree, up to buffers)."""
+def fused_ops(node: Node, context: CutContext, stop_at: int = 0) -> int:
+    """ALU ops a kernel recomputes to get `node` (its fused subtree, up to buffers); with
+    `stop_at`, the count stops there (enough to compare with a limit: a deep subtree costs no
+    full walk)."""
     cut, realized, memo = context.cut, context.realized, context.fused_ops_memo
     if node in memo:
         return memo[node]
@@ -62,6 +64,8 @@ def fused_ops(node: Node, context: CutContext) -> int:
             continue
         seen.add(n)
         count += n.op in ALU
+        if stop_at and count >= stop_at:
+            return count
         stack.extend(n.src)
     memo[node] = count
     return count
