@@ -131,9 +131,13 @@ def kernels():
 
 
 def _accumulator_registers(plan: KernelPlan, target: CPUTarget) -> int:
-    """Vector registers the linearized program's accumulators take on this target."""
+    """Vector registers the linearized program's innermost accumulators take on this target: the
+    ones its inner loop updates. A long reduce's totals (codegen/partial_sums.py) take a partial
+    sum once per partial chain, outside that loop, and may live in memory."""
     program = linearize(plan)
-    bits = [i.dtype.count * i.dtype.itemsize * 8 for i in program.instrs if i.op == "ACC"]
+    instrs = program.instrs
+    hot = {i.src[0] for i in instrs if i.op == "ACC_UPDATE" and instrs[i.src[1]].op != "ACC"}
+    bits = [instrs[a].dtype.count * instrs[a].dtype.itemsize * 8 for a in hot]
     return sum(-(-b // target.vector_bits) for b in bits)
 
 

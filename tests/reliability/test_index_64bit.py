@@ -120,14 +120,18 @@ def test_renderers_declare_64_bit_counters(device):
                 assert f"{TYPE_64[device]} {counter}" in source, f"{name} on {device}:\n{source}"
 
 
-def test_reduce_loop_longer_than_int32_counts_in_64_bits():
-    """Regression: a reduce loop of 2^31 or more steps counted with `int` (it overflowed)."""
-    (ast,) = kernel_asts(tricky_views()["reduce of 2^33 steps"])
+@pytest.mark.parametrize("steps", [2 ** 31, 2 ** 31 + 11])
+def test_reduce_loop_longer_than_int32_counts_in_64_bits(steps):
+    """Regression: a reduce loop of 2^31 or more steps counted with `int` (it overflowed).
+    2^31 + 11 is prime, so partial sums (codegen/partial_sums.py) cannot split its loop; 2^31
+    splits, and every loop that still passes int32 counts in 64 bits."""
+    (ast,) = kernel_asts(padded_four().reshape(1, 4).expand(steps, 4).sum())
     with Context(NOOPT=1):
         source = render_for(ast, "NULL:C")
     loops = re.findall(r"for \((.+?) (ridx\d+) = 0; ridx\d+ < (\d+);", source)
-    assert any(int(bound) > INT32_MAX for _, _, bound in loops), source
-    assert all(kind == "long long" for kind, _, _ in loops), source
+    long_loops = [kind for kind, _, bound in loops if int(bound) > INT32_MAX]
+    assert all(kind == "long long" for kind in long_loops), source
+    assert len(long_loops) == (steps % 2), source  # only the prime loop stays one long loop
 
 
 def test_small_kernels_keep_32_bit_indices():

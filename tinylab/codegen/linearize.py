@@ -19,6 +19,7 @@ from ..ir.node import Node, reduce_identity
 from ..ir.ops import ALU, REDUCE, REDUCE_ALU, Op
 from . import gpu_plan
 from .linear_ops import LinearOp
+from .partial_sums import split_long_chain
 from .plan import AxisKind, KernelPlan, view_index
 
 
@@ -69,6 +70,7 @@ class LinearProgram:
 
 class _Builder:
     def __init__(self, plan: KernelPlan, origins: bool = False):
+        plan, partial_axis = split_long_chain(plan)
         self.plan = plan
         self.origins: dict[int, set] | None = {} if origins else None
         self.current: Node | None = None   # the AST node being computed (for origins)
@@ -87,6 +89,11 @@ class _Builder:
         # loops around the accumulators: the BLOCK loop and the output loops
         self.n_outer = sum(1 for a in self.loop_axes if not plan.axes[a].reduce
                            or plan.axes[a].kind is AxisKind.BLOCK)
+        # a long reduce keeps partial sums: declared inside this loop depth, folded into the
+        # total when the loops inside it end (partial_sums.py); `folds` go after those ENDs
+        self.partial_depth = None if partial_axis is None else \
+            self.loop_axes.index(partial_axis) + 1
+        self.folds: list[int] = []
         vector = [i for i, a in enumerate(plan.axes) if a.kind is AxisKind.VECTOR]
         self.vector_axis = vector[0] if vector else None
         self.lanes = plan.axes[vector[0]].size if vector else 1
@@ -257,12 +264,19 @@ class _Builder:
             key = tuple(sorted(inst.items()))
             acc = self.emit(LinearOp.ACC, acc_dtype, (), identity, depth=self.n_outer, post=False,
                             unique=True)
+            partial = acc if self.partial_depth is None else self.emit(
+                LinearOp.ACC, acc_dtype, (), identity, depth=self.partial_depth, post=False,
+                unique=True)
             for unroll in self.instances(self.unroll):
                 full = {**inst, **unroll}
                 value = self.masked_past_end(self.value(node.src[0], full, width), full, width,
                                              node.dtype, identity)
-                self.emit(LinearOp.ACC_UPDATE, acc_dtype, (acc, value), REDUCE_ALU[node.op].name,
-                          depth=len(self.loop_axes), post=False, unique=True)
+                self.emit(LinearOp.ACC_UPDATE, acc_dtype, (partial, value),
+                          REDUCE_ALU[node.op].name, depth=len(self.loop_axes), post=False,
+                          unique=True)
+            if partial != acc:
+                self.folds.append(self.emit(LinearOp.ACC_UPDATE, acc_dtype, (acc, partial),
+                                            REDUCE_ALU[node.op].name, post=False, unique=True))
             acc = gpu_plan.group_reduce(self, acc, node)  # GPU hook: combine across a work-group
             if self.vector_is_reduce:
                 result = self.emit(LinearOp.VREDUCE, node.dtype, (acc,), REDUCE_ALU[node.op].name,
@@ -328,8 +342,9 @@ class _Builder:
         n_loops = len(self.loop_axes)
         blocks: dict[int, list[int]] = {d: [] for d in range(n_loops + 1)}
         post: list[int] = []
+        folds = set(self.folds)
         for i, instr in enumerate(self.instrs):
-            if instr.op == LinearOp.READ_ACC:
+            if instr.op == LinearOp.READ_ACC or i in folds:
                 continue
             if self.post[i]:
                 post.append(i)
@@ -355,8 +370,14 @@ class _Builder:
                              (v.name, _range_size(a.size), a.kind.value)))
             for i in blocks[d + 1]:
                 put(i)
-        for _ in range(n_loops - self.n_outer):
+        if self.partial_depth == n_loops:  # partials of the unrolled updates only
+            for i in self.folds:
+                put(i)
+        for depth in reversed(range(self.n_outer, n_loops)):
             out.append(Instr(LinearOp.END, dtypes.void))
+            if depth == self.partial_depth:  # the loops inside the partial sums' loop ended
+                for i in self.folds:
+                    put(i)
         for i in post:
             put(i)
         for _ in range(self.n_outer):
@@ -452,8 +473,8 @@ def linearize(plan: KernelPlan, name: str | None = None, origins: bool = False) 
     builder = _Builder(plan, origins)
     builder.build()
     instrs = builder.ordered()
-    loops = [(builder.vars[a].as_atom().name, sym.max_of(plan.axes[a].size),
-              plan.axes[a].kind.value) for a in builder.loop_axes]
+    loops = [(builder.vars[a].as_atom().name, sym.max_of(builder.plan.axes[a].size),
+              builder.plan.axes[a].kind.value) for a in builder.loop_axes]
     loop_names = {v.as_atom().name for v in builder.vars.values()}
     program = LinearProgram(name or plan.name, instrs, builder.params, loops, plan.threads,
                             builder.index_dtype, list(plan.opts), _variables(instrs, loop_names))
