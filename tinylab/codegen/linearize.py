@@ -450,14 +450,19 @@ def _cond_exprs(conds) -> list:
     return [leaf.x for cond in conds for leaf in cond.leaves() if leaf.x is not None]
 
 
-def _largest_term_sum(expr) -> int:
-    """A bound on |every partial sum| of `expr`, looking inside divisions and modulos."""
+def _largest_term_sum(expr, done: dict | None = None) -> int:
+    """A bound on |every partial sum| of `expr`, looking inside divisions and modulos (each
+    shared operand once: `done` remembers them)."""
+    done = {} if done is None else done
+    if expr in done:
+        return done[expr]
     total, inner = abs(expr.const), 0
     for atom, coeff in expr.terms:
         total += abs(coeff) * max(abs(atom.lo), abs(atom.hi))
         if isinstance(atom, (sym.Div, sym.Mod)):  # its operand is computed too
-            inner = max(inner, _largest_term_sum(atom.x))
-    return max(total, inner)
+            inner = max(inner, _largest_term_sum(atom.x, done))
+    done[expr] = max(total, inner)
+    return done[expr]
 
 
 def buffer_extent(view) -> int:

@@ -15,7 +15,7 @@ from ..codegen.heuristic import matmul_panel
 from ..codegen.plan import Action
 from ..dtype import DType, dtypes
 from ..runtimes.cpu_target import CPUTarget, detect
-from .cstyle import INFIX, CStyleRenderer, _Walk, cond_text, guarded, index_text
+from .cstyle import INFIX, CStyleRenderer, _Walk, guarded
 
 NATIVE_LANES = {dtypes.float32: "float", dtypes.int32: "int", dtypes.uint32: "unsigned int"}
 VECTOR_NAMES = {"float": "float", "int": "int", "unsigned int": "uint"}  # `uint8` is 8 lanes
@@ -105,9 +105,9 @@ class _VectorWalk(_Walk):
                 parts = []
                 for x, per_lane in bounds.items():
                     consts = ", ".join(str(big if c is None else c) for c in per_lane)
-                    parts.append(f"((({mask_type}){{}}+{index_text(x)}) < (({mask_type}){{{consts}}}))")
+                    parts.append(f"((({mask_type}){{}}+{self.index(x)}) < (({mask_type}){{{consts}}}))")
                 return "(" + " & ".join(parts) + ")" if parts else f"(({mask_type}){{}}-1)"
-        return f"(({mask_type}){{{', '.join(f'-({cond_text(v)})' for v in valids)}}})"
+        return f"(({mask_type}){{{', '.join(f'-({self.cond(v)})' for v in valids)}}})"
 
     # ---- references ----
     def ref(self, i: int, lane: int) -> str:
@@ -196,9 +196,9 @@ class _VectorWalk(_Walk):
             # one address, lanes masked differently: load once (if any lane needs it), mask lanes
             t = self.vector_type(scalar, len(indices))
             m = self.vector_type(dtypes.int32, len(indices))
-            load = f"data{buf}[{index_text(indices[0])}]"
+            load = f"data{buf}[{self.index(indices[0])}]"
             if not self.in_bounds(buf, indices[0]):  # only read it if some lane needs it
-                any_lane = " || ".join(dict.fromkeys(cond_text(v) for v in valids))
+                any_lane = " || ".join(dict.fromkeys(self.cond(v) for v in valids))
                 load = f"({any_lane}) ? {load} : {self.r.literal(0, scalar)}"
             self.emit(f"{self.r.type_name(scalar)} one{i} = {load};")
             mask = self.lane_mask(valids, m)
@@ -208,23 +208,23 @@ class _VectorWalk(_Walk):
             return True
         same = same_index and all(v is valids[0] for v in valids)
         if same:  # one value for every lane: load once, broadcast on use
-            load = guarded(f"data{buf}[{index_text(indices[0])}]", valids[0],
-                           self.r.literal(0, scalar))
+            load = guarded(f"data{buf}[{self.index(indices[0])}]", valids[0],
+                           self.r.literal(0, scalar), self.shared)
             self.names[i] = [self.define(f"val{i}", 0, 1, self.r.type_name(scalar), load)]
             return True
         t = self.vector_type(scalar, len(indices))
         if _consecutive(indices) and all(v.is_true for v in valids):
             tu = self.vector_type(scalar, len(indices), unaligned=True)
-            value = f"*(({tu}*)(data{buf}+{index_text(indices[0])}))"
+            value = f"*(({tu}*)(data{buf}+{self.index(indices[0])}))"
         elif _consecutive(indices):  # consecutive lanes, some masked: one masked vector load
             m = self.vector_type(dtypes.int32, len(indices))
             mask = self.lane_mask(valids, m)
             size = next(p.size for p in self.p.params if p.index == buf)
             value = f"{self.masked_loader(scalar, len(indices))}(data{buf}, " \
-                    f"{index_text(indices[0])}, {size}, {mask})"
+                    f"{self.index(indices[0])}, {size}, {mask})"
         else:
             zero = self.r.literal(0, scalar)
-            lanes = [guarded(f"data{buf}[{index_text(index)}]", valid, zero)
+            lanes = [guarded(f"data{buf}[{self.index(index)}]", valid, zero, self.shared)
                      for index, valid in zip(indices, valids)]
             value = f"(({t}){{{', '.join(lanes)}}})"
         self.emit(f"{t} val{i} = {value};")
@@ -241,7 +241,7 @@ class _VectorWalk(_Walk):
             return False
         if all(v.is_true for v in valids):
             tu = self.vector_type(instr.dtype.scalar, len(indices), unaligned=True)
-            self.emit(f"*(({tu}*)(data{buf}+{index_text(indices[0])})) = {self.names[value][0]};")
+            self.emit(f"*(({tu}*)(data{buf}+{self.index(indices[0])})) = {self.names[value][0]};")
             return True
         # some lanes run past the end: a masked vector store writes only the valid ones
         scalar, lanes = instr.dtype.scalar, len(indices)
@@ -251,7 +251,7 @@ class _VectorWalk(_Walk):
             self.helpers_used[name] = _masked_store_helper(name, t, m, NATIVE_LANES[scalar], lanes,
                                                            self.r.target.features)
         mask = self.lane_mask(valids, m)
-        self.emit(f"{name}(data{buf}+{index_text(indices[0])}, {mask}, {self.names[value][0]});")
+        self.emit(f"{name}(data{buf}+{self.index(indices[0])}, {mask}, {self.names[value][0]});")
         return True
 
     def native_alu(self, i: int, instr) -> bool:

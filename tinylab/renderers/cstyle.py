@@ -32,21 +32,22 @@ def _floor_mod(text: str, c: int, negative: bool) -> str:
     return f"tl_fmod({text},{c})" if negative else f"({text}%{c})"
 
 
-def index_text(expr: sym.Lin) -> str:
-    return sym.render(expr, _floor_div, _floor_mod)
+def index_text(expr: sym.Lin, names: dict | None = None) -> str:
+    """C text of an index; `names` holds the sub-expressions declared before (_Walk.shared)."""
+    return sym.render(expr, _floor_div, _floor_mod, names)
 
 
-def cond_text(cond: sym.Cond) -> str:
+def cond_text(cond: sym.Cond, names: dict | None = None) -> str:
     # `&` not `&&`: comparisons have no side effects, and without branches compilers hoist and
     # vectorize masks
-    return sym.render_cond(cond, _floor_div, _floor_mod, " & ")
+    return sym.render_cond(cond, _floor_div, _floor_mod, " & ", names)
 
 
-def guarded(load: str, valid: sym.Cond, zero: str) -> str:
+def guarded(load: str, valid: sym.Cond, zero: str, names: dict | None = None) -> str:
     """A load where `valid` holds, zero where it does not (no load at all when never valid)."""
     if valid.is_true:
         return load
-    return zero if valid.is_false else f"({cond_text(valid)}?{load}:{zero})"
+    return zero if valid.is_false else f"({cond_text(valid, names)}?{load}:{zero})"
 
 
 class CStyleRenderer(Renderer):
@@ -221,6 +222,7 @@ class _Walk:
         self.indent = 1
         self.index_type = renderer.type_name(program.index_dtype)
         self.open_ranges: list[bool] = []  # per open loop: did it open a parallel region?
+        self.shared: dict = {}  # {sub-expression: name} declared for the current instruction
 
     def emit(self, text: str) -> None:
         self.lines.append("  " * self.indent + text)
@@ -244,11 +246,35 @@ class _Walk:
             params.append(self.r.variable_param(name, len(params)))
         for i, instr in enumerate(self.p.instrs):
             if instr.op != "PARAM":
+                self.shared = self.declare_repeats(i, instr)
                 self.step(i, instr)
                 self.owners += [i] * (len(self.lines) - len(self.owners))
         body = "\n".join(self.lines)
         head = self.r.preamble + self.r.helpers(self.index_type, body)
         return f"{head}{self.r.signature(self.p.name, params)} {{\n{body}\n}}\n"
+
+    def declare_repeats(self, i: int, instr) -> dict:
+        """Declare, before instruction i, an int for each sub-expression its indices and
+        conditions would otherwise write out more than once with a division inside
+        (sym.repeated_parts); {expression: name}, which index/cond then write."""
+        if instr.op not in ("LOAD", "STORE", "COND"):
+            return {}
+        exprs = instr.arg if instr.op == "COND" else instr.arg[1] + instr.arg[2]
+        names: dict = {}
+        for k, part in enumerate(sym.repeated_parts(exprs)):
+            name = f"tl_index{i}_{k}"
+            self.emit(self.index_declaration(name, index_text(part, names)))
+            names[part] = name
+        return names
+
+    def index_declaration(self, name: str, text: str) -> str:
+        return f"{self.index_type} {name} = {text};"
+
+    def index(self, expr: sym.Lin) -> str:
+        return index_text(expr, self.shared)
+
+    def cond(self, cond: sym.Cond) -> str:
+        return cond_text(cond, self.shared)
 
     # instruction -> the method that renders it; every other instruction is an ALU op
     STEPS = {"RANGE": "open_loop", "END": "close_loop", "CONST": "constant", "COND": "condition",
@@ -283,26 +309,26 @@ class _Walk:
         self.names[i] = [self.r.literal(instr.arg, instr.dtype.scalar)]
 
     def condition(self, i: int, instr) -> None:
-        self.names[i] = [cond_text(c) for c in instr.arg]
+        self.names[i] = [self.cond(c) for c in instr.arg]
 
     def load_lanes(self, i: int, instr) -> None:
         buf, indices, valids = instr.arg
         scalar, t = instr.dtype.scalar, self.r.type_name(instr.dtype.scalar)
         names = []
         for lane in range(instr.dtype.count):
-            load = guarded(f"data{buf}[{index_text(indices[lane])}]", valids[lane],
-                           self.r.literal(0, scalar))
+            load = guarded(f"data{buf}[{self.index(indices[lane])}]", valids[lane],
+                           self.r.literal(0, scalar), self.shared)
             names.append(self.define(f"val{i}", lane, instr.dtype.count, t, load))
         self.names[i] = names
 
     def store_lanes(self, i: int, instr) -> None:
         buf, indices, valids = instr.arg
         for lane in range(instr.dtype.count):
-            store = f"data{buf}[{index_text(indices[lane])}] = {self.ref(instr.src[0], lane)};"
+            store = f"data{buf}[{self.index(indices[lane])}] = {self.ref(instr.src[0], lane)};"
             if valids[lane].is_false:
                 continue  # a lane past the end of a padded dimension: nothing to write
             if not valids[lane].is_true:
-                store = f"if ({cond_text(valids[lane])}) {store}"
+                store = f"if ({self.cond(valids[lane])}) {store}"
             self.emit(store)
 
     def accumulator(self, i: int, instr) -> None:

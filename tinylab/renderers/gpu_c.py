@@ -10,7 +10,7 @@ from ..codegen.plan import Action
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
 from ..runtimes.launch import launch_dims
-from .cstyle import CStyleRenderer, _Walk, cond_text, index_text
+from .cstyle import CStyleRenderer, _Walk
 
 
 class GPURenderer(CStyleRenderer):
@@ -130,12 +130,12 @@ class _GPUWalk(_Walk):
         for lane in range(len(self.names[instr.src[0]])):
             buffer = f"temp{i}" + (f"_{lane}" if len(self.names[instr.src[0]]) > 1 else "")
             self.local_lines.append(f"{self.r.local_qualifier}{t} {buffer}[{size}];")
-            self.emit(f"{buffer}[{index_text(slot)}] = {self.ref(instr.src[0], lane)};")
+            self.emit(f"{buffer}[{self.index(slot)}] = {self.ref(instr.src[0], lane)};")
             self.emit(self.r.barrier)
-            value = f"{buffer}[{index_text(base)}]"
+            value = f"{buffer}[{self.index(base)}]"
             name = self.define(f"red{i}", lane, len(self.names[instr.src[0]]), t, value)
             loop = f"for (int part{i} = 1; part{i} < {count}; part{i}++)"
-            read = f"{buffer}[{index_text(base + sym.var(f'part{i}', 0, count - 1))}]"
+            read = f"{buffer}[{self.index(base + sym.var(f'part{i}', 0, count - 1))}]"
             self.emit(f"{loop} {name} = {self.r.alu(op, [name, read], instr.dtype, instr.dtype)};")
             names.append(name)
         self.names[i] = names
@@ -144,14 +144,14 @@ class _GPUWalk(_Walk):
         buf, indices, valids = instr.arg
         names = []
         for lane in range(instr.dtype.count):
-            index, valid = index_text(indices[lane]), valids[lane]
+            index, valid = self.index(indices[lane]), valids[lane]
             if instr.op == "STORE":
                 store = self.r.store_half(f"data{buf}", index, self.ref(instr.src[0], lane)) + ";"
-                self.emit(store if valid.is_true else f"if {cond_text(valid)} {store}")
+                self.emit(store if valid.is_true else f"if {self.cond(valid)} {store}")
                 continue
             load = self.r.load_half(f"data{buf}", index)
             if not valid.is_true:
-                load = f"({cond_text(valid)}?{load}:0.0f)"
+                load = f"({self.cond(valid)}?{load}:0.0f)"
             names.append(self.define(f"val{i}", lane, instr.dtype.count, "float", load))
         self.names[i] = names
 

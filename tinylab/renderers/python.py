@@ -23,8 +23,8 @@ def _literal(value, dtype: DType) -> str:
     return f"np.{dtype.numpy_name}({value})" if not dtype.is_bool else f"np.bool_({value})"
 
 
-def _cond(cond: sym.Cond) -> str:
-    return sym.render_cond(cond).replace(" && ", " & ")
+def _cond(cond: sym.Cond, names: dict | None = None) -> str:
+    return sym.render_cond(cond, names=names).replace(" && ", " & ")
 
 
 class PythonRenderer(Renderer):
@@ -48,6 +48,7 @@ class _PythonWalk:
         self.names: dict[int, str] = {}
         self.lines: list[str] = []
         self.indent, self.next_global = 1, 0
+        self.shared: dict = {}  # as cstyle._Walk.shared: sub-expressions named for this one
 
     def emit(self, text: str) -> None:
         self.lines.append("    " * self.indent + text)
@@ -62,8 +63,20 @@ class _PythonWalk:
             if instr.dtype.count != 1:
                 raise NotImplementedError("the PYTHON renderer does not render vector lanes")
             args = [self.names[s] for s in instr.src]
+            self.shared = self.declare_repeats(i, instr)
             STEPS.get(instr.op, _PythonWalk.alu)(self, i, instr, args)
         return "import numpy as np\n\n" + "\n".join(self.lines) + "\n"
+
+    def declare_repeats(self, i: int, instr) -> dict:
+        """As cstyle._Walk.declare_repeats: a name for each repeated sub-expression."""
+        if instr.op not in (LinearOp.LOAD, LinearOp.STORE, LinearOp.COND):
+            return {}
+        exprs = instr.arg if instr.op == LinearOp.COND else instr.arg[1] + instr.arg[2]
+        names: dict = {}
+        for k, part in enumerate(sym.repeated_parts(exprs)):
+            self.emit(f"tl_index{i}_{k} = {sym.render(part, names=names)}")
+            names[part] = f"tl_index{i}_{k}"
+        return names
 
     def param(self, i: int, instr, args) -> None:
         self.names[i] = f"data{instr.arg[0]}"
@@ -85,17 +98,18 @@ class _PythonWalk:
         self.names[i] = _literal(instr.arg, instr.dtype.scalar)
 
     def condition(self, i: int, instr, args) -> None:
-        self.names[i] = _cond(instr.arg[0])
+        self.names[i] = _cond(instr.arg[0], self.shared)
 
     def load(self, i: int, instr, args) -> None:
         buf, (index,), (valid,) = instr.arg
-        valid_text = "True" if valid.is_true else _cond(valid)
+        valid_text = "True" if valid.is_true else _cond(valid, self.shared)
+        index = sym.render(index, names=self.shared)
         self.emit(f"val{i} = load(data{buf}, {index}, {valid_text}, ())")
         self.names[i] = f"val{i}"
 
     def store(self, i: int, instr, args) -> None:
         buf, (index,), _ = instr.arg
-        self.emit(f"store(data{buf}, {index}, {args[0]}, shape)")
+        self.emit(f"store(data{buf}, {sym.render(index, names=self.shared)}, {args[0]}, shape)")
 
     def accumulator(self, i: int, instr, args) -> None:
         self.emit(f"acc{i} = np.full(shape, {_literal(instr.arg, instr.dtype.scalar)})")

@@ -16,7 +16,7 @@ import re
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
 from ..runtimes.launch import WEBGPU_BLOCK_LIMIT, flat_launch_dims, webgpu_dispatch
-from .cstyle import INFIX, cond_text, index_text
+from .cstyle import INFIX, cond_text
 from . import wgsl_int64
 from .gpu_c import GPURenderer, _GPUWalk
 
@@ -66,9 +66,10 @@ def _literal_only(text: str) -> bool:
         set(re.findall(r"[A-Za-z_]\w*", text)) <= _LITERAL_WORDS
 
 
-def wgsl_cond(cond: sym.Cond) -> str:
-    """A condition as a WGSL bool expression."""
-    return "true" if cond.is_true else "false" if cond.is_false else wgsl_text(cond_text(cond))
+def wgsl_cond(cond: sym.Cond, names: dict | None = None) -> str:
+    """A condition as a WGSL bool expression; `names` as in cstyle.index_text."""
+    return "true" if cond.is_true else "false" if cond.is_false else \
+        wgsl_text(cond_text(cond, names))
 
 
 def _unsupported(dtype: DType) -> NotImplementedError:
@@ -297,6 +298,7 @@ class _WGSLWalk(_GPUWalk):
                             f"variables: array<i32>;")
         for i, instr in enumerate(self.p.instrs):
             if instr.op != "PARAM":
+                self.shared = self.declare_repeats(i, instr)
                 self.step(i, instr)
         groups, block = self.dims.grid[0], self.dims.block[0]
         head = [f"  let {name}: i32 = variables[{k}];"
@@ -315,13 +317,19 @@ class _WGSLWalk(_GPUWalk):
         helpers += "\n" if helpers else ""
         return helpers + "\n".join(module) + f"\n\n{signature}\n{body}\n}}\n"
 
+    def wgsl_cond(self, cond: sym.Cond) -> str:
+        return wgsl_cond(cond, self.shared)
+
+    def index_declaration(self, name: str, text: str) -> str:
+        return f"let {name}: {self.index_type} = {wgsl_text(text)};"
+
     def step(self, i: int, instr) -> None:
         if instr.op == "LOAD":
             return self.load(i, instr)
         if instr.op == "STORE":
             return self.store(i, instr)
         if instr.op == "COND":
-            self.names[i] = [wgsl_cond(c) for c in instr.arg]
+            self.names[i] = [self.wgsl_cond(c) for c in instr.arg]
             return
         super().step(i, instr)
 
@@ -334,11 +342,11 @@ class _WGSLWalk(_GPUWalk):
     def word_index(self, i: int, lane: int, buf: int, index: sym.Lin, dtype: DType) -> str:
         """Emit the element's u32 index; returns the name."""
         name = f"idx{i}" + (f"_{lane}" if lane else "")
-        self.emit(f"let {name}: u32 = u32({wgsl_text(index_text(index))});")
+        self.emit(f"let {name}: u32 = u32({wgsl_text(self.index(index))});")
         return name
 
     def element(self, buf: int, index: sym.Lin) -> str:
-        text = index_text(index)
+        text = self.index(index)
         if not index.terms and index.const < 0:  # only ever read under a false guard
             text = "0"
         return f"data{buf}[{wgsl_text(text)}]"
@@ -360,7 +368,7 @@ class _WGSLWalk(_GPUWalk):
                 value = self.r.literal(0, dtype)
             elif not valids[lane].is_true:
                 value = f"select({self.r.literal(0, dtype)}, {value}, " \
-                        f"{wgsl_cond(valids[lane])})"
+                        f"{self.wgsl_cond(valids[lane])})"
             names.append(self.define(f"val{i}", lane, instr.dtype.count, t, value))
         self.names[i] = names
 
@@ -388,7 +396,7 @@ class _WGSLWalk(_GPUWalk):
             if dtype.itemsize == 4:
                 lines = [f"{self.element(buf, indices[lane])} = {value};"]
             elif dtype.itemsize == 8:
-                lines = [f"let {at}: u32 = u32({wgsl_text(index_text(indices[lane]))});",
+                lines = [f"let {at}: u32 = u32({wgsl_text(self.index(indices[lane]))});",
                          f"data{buf}[2u * {at}] = {value}.x;",
                          f"data{buf}[2u * {at} + 1u] = {value}.y;"]
             else:
@@ -397,7 +405,7 @@ class _WGSLWalk(_GPUWalk):
                 for line in lines:
                     self.emit(line)
                 continue
-            self.emit(f"if {wgsl_cond(valids[lane])} {{")
+            self.emit(f"if {self.wgsl_cond(valids[lane])} {{")
             for line in lines:
                 self.emit("  " + line)
             self.emit("}")
@@ -412,7 +420,7 @@ class _WGSLWalk(_GPUWalk):
             bits = f"(u32({value}) & {mask}u)"
         shift = f"(({at} % {per_word}u) * {dtype.bits}u)"
         word = f"&data{buf}[{at} / {per_word}u]"
-        return [f"let {at}: u32 = u32({wgsl_text(index_text(index))});",
+        return [f"let {at}: u32 = u32({wgsl_text(self.index(index))});",
                 f"atomicAnd({word}, ~({mask}u << {shift}));",
                 f"atomicOr({word}, {bits} << {shift});"]
 
@@ -424,12 +432,12 @@ class _WGSLWalk(_GPUWalk):
         for lane in range(lanes):
             buffer = f"temp{i}" + (f"_{lane}" if lanes > 1 else "")
             self.local_lines.append(f"var<workgroup> {buffer}: array<{t}, {size}>;")
-            self.emit(f"{buffer}[{wgsl_text(index_text(slot))}] = {self.ref(instr.src[0], lane)};")
+            self.emit(f"{buffer}[{wgsl_text(self.index(slot))}] = {self.ref(instr.src[0], lane)};")
             self.emit("workgroupBarrier();")
             name = self.define(f"red{i}", lane, lanes, t,
-                               f"{buffer}[{wgsl_text(index_text(base))}]")
+                               f"{buffer}[{wgsl_text(self.index(base))}]")
             part = sym.var(f"part{i}", 0, count - 1)
-            read = f"{buffer}[{wgsl_text(index_text(base + part))}]"
+            read = f"{buffer}[{wgsl_text(self.index(base + part))}]"
             self.emit(f"for (var part{i}: i32 = 1; part{i} < {count}; part{i}++) {{ {name} = "
                       f"{self.r.alu(op, [name, read], instr.dtype, instr.dtype)}; }}")
             names.append(name)

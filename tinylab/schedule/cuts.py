@@ -9,7 +9,7 @@ from ..ir.node import Node, toposort
 from ..ir.ops import ALU, MOVEMENT, REDUCE, Op
 from ..ir.view import ViewStack
 from .fusion import Reason
-from .graph import consumers_of, is_alias, is_leaf, kernel_root, through_movement, view_through
+from .graph import MovementTable, consumers_of, is_alias, is_leaf, kernel_root, through_movement
 from .items import ScheduleError
 from .regions import CutContext, Region, fused_ops, walk_region
 
@@ -195,7 +195,8 @@ def _buffer_reads(value: Node, region: Region, realized) -> dict:
     """{buffer: the views through which `value`'s kernel reads it (None: in a reduce loop)}."""
     reads: dict = {}
     seen: set = set()
-    stack = [(value, (), False)]
+    movements = MovementTable()  # interned chains: a long chain's keys hash in O(1)
+    stack = [(value, None, False)]
     while stack:
         node, movs, in_reduce = stack.pop()
         if (node, movs, in_reduce) in seen:
@@ -204,13 +205,13 @@ def _buffer_reads(value: Node, region: Region, realized) -> dict:
         if node in region.leaves or is_leaf(node, realized):
             buffer = _buffer_of(node, realized)
             if buffer is not None:
-                view = None if in_reduce else view_through(node.shape, movs)
+                view = None if in_reduce else movements.view(node.shape, movs)
                 reads.setdefault(buffer, []).append(view)
         elif node in region.nodes:
             if node.op in MOVEMENT:
-                stack.append((node.src[0], ((node.op, node.arg),) + movs, in_reduce))
+                stack.append((node.src[0], movements.push(node.op, node.arg, movs), in_reduce))
             elif node.op in REDUCE:
-                stack.append((node.src[0], (), True))
+                stack.append((node.src[0], None, True))
             else:
                 stack.extend((src, movs, in_reduce) for src in node.src)
     return reads

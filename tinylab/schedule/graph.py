@@ -1,6 +1,6 @@
 """Graph helpers every stage of the scheduler shares: the walk in source order that stops at
-realized nodes, leaves, kernel roots, consumers, aliases, and the view a buffer is read through
-after a chain of movement ops. Pure functions of nodes; used by regions, cuts, lowering, packing.
+realized nodes, leaves, kernel roots, consumers, aliases, and interned chains of movement ops
+with the view a buffer is read through after one. Used by regions, cuts, lowering, packing.
 """
 from __future__ import annotations
 
@@ -69,13 +69,49 @@ def is_alias(node: Node, cut, realized) -> bool:
         and node.src[0].op is not Op.CONST
 
 
-def view_through(shape: tuple, movs: tuple) -> ViewStack:
-    """The view a buffer of `shape` is read through after movement ops `movs` (innermost
-    first)."""
-    view = ViewStack.contiguous(shape)
-    for op, arg in movs:
-        view = apply_movement(view, op, arg)
-    return view
+class Movements:
+    """A chain of movement ops above a node, innermost first, as a linked list whose cells a
+    `MovementTable` interns: equal chains are one object, so a chain hashes, compares and grows
+    by one op in O(1) whatever its length. The empty chain is None."""
+    __slots__ = ("op", "arg", "rest")
+
+    def __init__(self, op: Op, arg, rest: Movements | None):
+        self.op, self.arg, self.rest = op, arg, rest
+
+
+class MovementTable:
+    """Interns the `Movements` chains of one walk and the views they give. `view(shape, chain)`
+    remembers (view so far, ops left) -> final view, so the chains of a long run of movement
+    ops, which share their outer ops, apply each op once where their views meet again (a pad
+    that a shrink undoes) instead of once per chain."""
+
+    def __init__(self):
+        self.chains: dict = {}
+        self.finals: dict = {}
+
+    def push(self, op: Op, arg, rest: Movements | None) -> Movements:
+        """The chain `rest` with (op, arg) put innermost."""
+        key = (op, arg, rest)
+        chain = self.chains.get(key)
+        if chain is None:
+            chain = self.chains[key] = Movements(op, arg, rest)
+        return chain
+
+    def view(self, shape: tuple, chain: Movements | None) -> ViewStack:
+        """The view a buffer of `shape` is read through after the ops of `chain`, each (view so
+        far, ops left) state computed once."""
+        view, walked = ViewStack.contiguous(shape), []
+        while chain is not None:
+            final = self.finals.get((view, chain))
+            if final is not None:
+                view = final
+                break
+            walked.append((view, chain))
+            view = apply_movement(view, chain.op, chain.arg)
+            chain = chain.rest
+        for state in walked:
+            self.finals[state] = view
+        return view
 
 
 def apply_movement(view: ViewStack, op: Op, arg) -> ViewStack:

@@ -11,7 +11,7 @@ from ..ir.node import Node
 from ..ir.ops import ALU, MOVEMENT, REDUCE, Op
 from ..ir.symbolic import unbind_args
 from ..ir.view import ViewStack
-from .graph import kernel_root, view_through
+from .graph import MovementTable, Movements, kernel_root
 from .items import BufferSlot, ScheduleItem
 from .regions import Region
 
@@ -23,7 +23,8 @@ class _Lowerer:
     def __init__(self, region: Region, cut, realized, slot_of):
         self.region, self.cut, self.realized, self.slot_of = region, cut, realized, slot_of
         self.slots: list[BufferSlot] = []
-        self.memo: dict = {}
+        self.memo: dict = {}  # (node, movements above it) -> its kernel-AST node
+        self.movements = MovementTable()
         self.reads_old: set = set()
         self.reads: set = set()
         self.var_vals: dict = {}  # the kernel AST holds unbound variables; their values go here
@@ -38,10 +39,10 @@ class _Lowerer:
         self.slots.append(slot)
         return len(self.slots) - 1
 
-    def view_of(self, node: Node, movs: tuple) -> ViewStack:
-        return view_through(self.unbound(node.shape), movs)
+    def view_of(self, node: Node, movs: Movements | None) -> ViewStack:
+        return self.movements.view(self.unbound(node.shape), movs)
 
-    def lower(self, node: Node, movs: tuple) -> Node:
+    def lower(self, node: Node, movs: Movements | None) -> Node:
         """The kernel-AST node for `node` read through `movs`. An explicit stack, not recursion
         (a chain of thousands of ops is as deep): each (node, movs) pair is expanded in the order
         a recursive walk would reach it, sources left to right, so buffer slots and variables
@@ -64,19 +65,19 @@ class _Lowerer:
             memo[(node, movs)] = self._lower(node, movs, [memo[key] for key in inputs])
         return memo[root]
 
-    def _inputs(self, node: Node, movs: tuple) -> tuple:
+    def _inputs(self, node: Node, movs: Movements | None) -> tuple:
         """The (node, movs) pairs `node`'s lowering is built from."""
         if node.op is Op.CONST or node not in self.region.nodes:
             return ()
         if node.op in MOVEMENT:
-            return ((node.src[0], ((node.op, self.unbound(node.arg)),) + movs),)
+            return ((node.src[0], self.movements.push(node.op, self.unbound(node.arg), movs)),)
         if node.op is Op.DETACH:
             return ((node.src[0], movs),)
         if node.op in REDUCE:
-            return ((node.src[0], ()),)
+            return ((node.src[0], None),)
         return tuple((s, movs) for s in node.src)
 
-    def _lower(self, node: Node, movs: tuple, srcs: list) -> Node:
+    def _lower(self, node: Node, movs: Movements | None, srcs: list) -> Node:
         """`node` lowered, given the lowerings of its `_inputs`."""
         if node.op is Op.CONST:
             view = self.view_of(node, movs)
@@ -102,7 +103,7 @@ class _Lowerer:
         else:
             value = ir.alu(node.op, *srcs)
         not_zero = node.op in NOT_ZERO_AT_ZERO or (node.op is Op.NEG and node.dtype.is_bool)
-        if not_zero and movs:  # bool NEG is logical not: True where the padding reads False
+        if not_zero and movs is not None:  # bool NEG is logical not: True where padding reads False
             view = self.view_of(node, movs)
             if any(v.mask is not None for v in view.views):
                 return ir.alu(Op.WHERE, _valid(view), value, value.const_like(0))
@@ -133,10 +134,11 @@ def lower_region(region: Region, out: Node, out_slot, cut, realized, slot_of) ->
     bound_space = region.reduce.shape if region.reduce is not None else root.shape
     space = lowerer.unbound(bound_space)
     if region.store_chain:  # root = reshapes/permutes of the reduce: undo them in the store
-        value = lowerer.lower(region.store_chain[-1].src[0], ())
+        value = lowerer.lower(region.store_chain[-1].src[0], None)
         store_view = _inverse_store(out.shape, region.store_chain, lowerer.unbound)
     else:
-        movs = ((Op.RESHAPE, space),) if root.shape != bound_space else ()
+        movs = lowerer.movements.push(Op.RESHAPE, space, None) if root.shape != bound_space \
+            else None
         value = lowerer.lower(root, movs)
         store_view = ViewStack.contiguous(lowerer.unbound(out.shape)).reshape(space)
     store = Node(Op.STORE, value.dtype, (value,), (0, store_view), space)
