@@ -4,7 +4,7 @@ with the view a buffer is read through after one. Used by regions, cuts, lowerin
 """
 from __future__ import annotations
 
-from ..ir.node import Node
+from ..ir.node import Node, toposort
 from ..ir.ops import MOVEMENT, Op
 from ..ir.view import ViewStack
 
@@ -15,21 +15,7 @@ def is_leaf(node: Node, realized) -> bool:
 
 def graph_order(outputs, realized) -> list[Node]:
     """Nodes under outputs, sources first, not descending below realized nodes."""
-    order, seen = [], set()
-    stack = [(n, False) for n in reversed(outputs)]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            order.append(node)
-            continue
-        if node in seen:
-            continue
-        seen.add(node)
-        stack.append((node, True))
-        if node in realized:
-            continue
-        stack.extend((s, False) for s in reversed(node.src) if s not in seen)
-    return order
+    return toposort(outputs, lambda node: () if node in realized else node.src)
 
 
 def kernel_root(node: Node) -> Node:
