@@ -92,9 +92,9 @@ THREADS = Setting("THREADS", 0, "CPU threads for parallel loops (0 = all cores)"
 TRAINING = Setting("TRAINING", 0, "1 = Tensor.training (dropout, batchnorm batch stats)")
 JIT = Setting("JIT", 1, "0 disables TinyJit capture (runs the function every time)")
 FUSE = Setting("FUSE", 1, "0 = one kernel per op (the scheduler's fuse=False)")
-RELAYOUT = Setting("RELAYOUT", 0, "1 = a big reduce whose vectors would run mostly masked reads "
+RELAYOUT = Setting("RELAYOUT", 1, "1 = a big reduce whose vectors would run mostly masked reads "
                    "its windowed operand from a relaid-out copy (schedule/relayout.py; faster CNN "
-                   "weight gradients, a different summation order)")
+                   "weight gradients); 0 = never")
 CACHE = Setting("TINYLAB_CACHE", "", "directory for compiled kernels (default ~/.cache/tinylab)")
 DISABLE_CACHE = Setting("DISABLE_COMPILER_CACHE", 0, "1 = always recompile")
 DATA = Setting("TINYLAB_DATA", "", "directory searched first for datasets")

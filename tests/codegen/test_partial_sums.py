@@ -76,9 +76,12 @@ def test_short_reduces_and_work_group_plans_keep_one_accumulator():
     assert split_long_chain(grouped) == (grouped, None)  # a GPU group reduce combines its own
 
 
-def test_a_prime_length_loop_keeps_its_single_chain():
+def test_a_prime_length_loop_a_max_and_an_integer_sum_keep_one_chain():
     plan = _plan(lambda t: t.sum(), np.ones(4099, np.float32))  # 4099 is prime: no split
     assert split_long_chain(plan) == (plan, None)
+    for exact in (_plan(lambda t: t.max(), np.ones(1 << 14, np.float32)),
+                  _plan(lambda t: t.sum(), np.ones(1 << 14, np.int32))):
+        assert split_long_chain(exact) == (exact, None)  # exact in any order
 
 
 # ---- numbers -------------------------------------------------------------------------------

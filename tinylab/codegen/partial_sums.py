@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from ..ir import symbolic as sym
+from ..ir.ops import Op
 from .plan import Axis, AxisKind, KernelPlan
 
 LONG_CHAIN = 1024   # additions one accumulator may take in a row before it gets partial sums
@@ -37,12 +38,14 @@ def _balance(total: int, partial: int) -> int:
 
 def split_long_chain(plan: KernelPlan) -> tuple[KernelPlan, int | None]:
     """The plan to linearize and the axis whose loop restarts the partial accumulator (None:
-    one accumulator is exact enough). Picks the reduce loop that balances the two chains best;
-    if splitting the outermost reduce loop in two balances them much better (a single long
-    loop), the returned plan has that loop split (the kernel keeps its name)."""
-    if plan.reduce_node is None or any(a.kind in (AxisKind.GROUP, AxisKind.LOCAL)
-                                       for a in plan.axes):
-        return plan, None
+    one accumulator is exact enough, as for a max or an integer sum). Picks the reduce loop
+    that balances the two chains best; if splitting the outermost reduce loop in two balances
+    them much better (a single long loop), the returned plan has that loop split (the kernel
+    keeps its name)."""
+    reduce = plan.reduce_node
+    if reduce is None or reduce.op is not Op.REDUCE_SUM or not reduce.dtype.is_float \
+            or any(a.kind in (AxisKind.GROUP, AxisKind.LOCAL) for a in plan.axes):
+        return plan, None  # a max, or an integer sum, is exact in any order
     total, levels = chain_lengths(plan)
     if total <= LONG_CHAIN:
         return plan, None

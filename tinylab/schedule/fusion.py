@@ -84,9 +84,9 @@ class SchedulerOptions:
                                      # than the intermediate buffer it saves (measured)
     pack_matmuls: bool = True        # big matmuls' operands copied into panels first, where the
                                      # device's renderer declares a panel width (packing.py)
-    relayout_operands: bool = False  # a big reduce whose vectors would run mostly masked reads
+    relayout_operands: bool = True   # a big reduce whose vectors would run mostly masked reads
                                      # one operand from a copy laid out for them (relayout.py;
-                                     # the engine sets it from RELAYOUT=1)
+                                     # the engine sets it from RELAYOUT, on by default)
 
     def with_(self, **changes) -> SchedulerOptions:
         return replace(self, **changes)
