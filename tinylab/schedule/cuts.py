@@ -96,8 +96,8 @@ def _shared_expensive(regions, context: CutContext) -> dict:
             if node.op in ALU and node is not kernel_root(region.root):
                 kernels[node] = kernels.get(node, 0) + 1
     limit = 2 * options.recompute_limit
-    shared = {n for n, k in kernels.items() if k > 1
-              and fused_ops(n, context, stop_at=limit) >= limit}
+    shared = [n for n, k in kernels.items() if k > 1
+              and fused_ops(n, context, stop_at=limit) >= limit]
     # below another shared node: one walk from all their sources, not one per node
     inside = set(toposort([src for n in shared for src in n.src]))
     return {n: (Reason.EXPENSIVE_RECOMPUTE, f"{fused_ops(n, context)} ops would be "
