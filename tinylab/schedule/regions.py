@@ -50,6 +50,7 @@ class Region:
     pre: set = field(default_factory=set)     # nodes computed inside the reduce loop
     reduce: Node | None = None
     leaves: set = field(default_factory=set)  # buffers read (BUFFER leaves and cut nodes)
+    checked: set = field(default_factory=set)  # every node whose being cut the walk depended on
 
 
 def fused_ops(node: Node, context: CutContext, stop_at: int = 0) -> int:
@@ -150,6 +151,8 @@ def walk_region(out: Node, context: CutContext, violations: dict) -> Region:
         below = path + (node,) if node.op in MOVEMENT else path
         for src in reversed(node.src):
             stack.append((src, mode, below))
+    # a cut elsewhere leaves this walk as it is (cuts.py reuses it; fused_ops stays inside it)
+    region.checked = {node for node, _ in seen} | region.leaves | set(chain)
     return region
 
 
