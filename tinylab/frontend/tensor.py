@@ -39,7 +39,31 @@ from .pooling import PoolingMixin
 from .reduce import ReduceMixin
 from .sorting import SortingMixin
 
-ALL_TENSORS: weakref.WeakSet = weakref.WeakSet()
+
+class LiveTensors:
+    """The live tensors of a group, weakly held, iterated in the order they were added. A WeakSet
+    iterates in address order, which changes from one process to the next: what is realized
+    together (stale readers, pending copies) would be scheduled in a different order each run."""
+
+    def __init__(self, tensors=()):
+        self._by_id: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        for tensor in tensors:
+            self.add(tensor)
+
+    def add(self, tensor) -> None:
+        self._by_id[id(tensor)] = tensor  # a dead tensor's entry is gone before its id is reused
+
+    def __iter__(self):
+        return iter(list(self._by_id.values()))
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __contains__(self, tensor) -> bool:
+        return self._by_id.get(id(tensor)) is tensor
+
+
+ALL_TENSORS = LiveTensors()
 _BACKWARD_ROOTS: list = []  # weakrefs to tensors backward() ran on, for the next optimizer step
 FOLDED_BY_BUILDERS = (Op.CONST, Op.RESHAPE, Op.PERMUTE, Op.EXPAND)
 _PENDING_COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Buffer -> lazy clones
@@ -346,7 +370,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         out = Tensor(node)
         out.requires_grad = self.requires_grad
         if self.node.op is Op.BUFFER and device == self.device:  # copied before any assign
-            _PENDING_COPIES.setdefault(self.node.buffer, weakref.WeakSet()).add(out)
+            _PENDING_COPIES.setdefault(self.node.buffer, LiveTensors()).add(out)
         return out
 
     def contiguous(self) -> Tensor:
@@ -606,9 +630,10 @@ def _stale_readers(tensors: list) -> tuple[list, list]:
             found = pruned[node] = ((done,) if done is not node else ()) if done is not None \
                 else node.src[1:] if node.op is Op.ASSIGN else node.src
         return found
-    assigns = {n for n in ir.toposort([t.node for t in tensors], sources)
-               if n.op is Op.ASSIGN and n not in computed}
-    targets = {n.src[0] for n in assigns}
+    # dicts as ordered sets: the copies of the targets are made in graph order, every run
+    assigns = dict.fromkeys(n for n in ir.toposort([t.node for t in tensors], sources)
+                            if n.op is Op.ASSIGN and n not in computed)
+    targets = dict.fromkeys(n.src[0] for n in assigns)
     if not targets:
         return [], []
     chosen = {id(t) for t in tensors}

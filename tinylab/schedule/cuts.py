@@ -47,29 +47,73 @@ def _initial_cuts(graph, outputs, realized, options) -> dict:
     return cut
 
 
-def _regions(context: CutContext) -> tuple[dict, dict]:
-    violations: dict = {}
-    regions = {}
-    for out in context.cut:
-        if out.op is Op.COPY or is_alias(out, context.cut, context.realized):
-            continue
-        regions[out] = walk_region(out, context, violations)
-    return regions, violations
+class _Regions:
+    """The regions of every cut node, kept from pass to pass: a region is walked again only when
+    a node its walk checked has been cut since (cut only grows), so a pass costs the regions it
+    changes, not every region again. Also notes, per ALU node, the kernels that compute it."""
+
+    def __init__(self):
+        self.walked: dict = {}    # cut node -> its Region, as last walked
+        self.checkers: dict = {}  # node -> the cut nodes whose last walk checked it
+        self.kernels: dict = {}   # ALU node -> the regions (cut nodes) that compute it
+
+    def update(self, context: CutContext, newly_cut) -> tuple[dict, dict]:
+        """(cut node -> Region for every kernel, violations the new walks found)."""
+        for node in newly_cut:
+            for out in self.checkers.pop(node, ()):
+                self._forget(out)
+        violations: dict = {}
+        regions = {}
+        for out in context.cut:
+            if out.op is Op.COPY or is_alias(out, context.cut, context.realized):
+                self._forget(out)
+                continue
+            if out not in self.walked:
+                self._remember(out, walk_region(out, context, violations))
+            regions[out] = self.walked[out]
+        return regions, violations
+
+    def _remember(self, out: Node, region: Region) -> None:
+        self.walked[out] = region
+        for node in region.checked:
+            self.checkers.setdefault(node, set()).add(out)
+        for node in _computed(region):
+            self.kernels.setdefault(node, set()).add(out)
+
+    def _forget(self, out: Node) -> None:
+        region = self.walked.pop(out, None)
+        if region is None:
+            return
+        for node in region.checked:
+            self.checkers.get(node, set()).discard(out)
+        for node in _computed(region):
+            readers = self.kernels[node]
+            readers.discard(out)
+            if not readers:
+                del self.kernels[node]
+
+
+def _computed(region: Region):
+    """The ALU nodes a region's kernel computes besides its own value."""
+    root = kernel_root(region.root)
+    return (node for node in region.nodes if node.op in ALU and node is not root)
 
 
 def choose_cuts(graph, outputs, realized, options) -> tuple[dict, dict]:
     """(node -> (reason, detail) for every node that gets a buffer, node -> its Region)."""
     cut = _initial_cuts(graph, outputs, realized, options)
+    walks, newly_cut = _Regions(), ()
     for _ in range(len(graph) + 1):
         context = CutContext(cut, realized, options)  # cut only grows between passes
-        regions, violations = _regions(context)
+        regions, violations = walks.update(context, newly_cut)
         if not violations:
             violations = (_shared_reduces(regions) or
-                          _shared_expensive(regions, context) or
+                          _shared_expensive(regions, walks.kernels, context) or
                           _buffer_limit(regions, options) or
                           _assign_hazards(regions, context))
         if not violations:
             return cut, regions
+        newly_cut = [node for node in violations if node not in cut]
         for node, why in violations.items():
             cut.setdefault(node, why)
     raise ScheduleError("scheduler did not converge")  # pragma: no cover
@@ -84,25 +128,37 @@ def _shared_reduces(regions) -> dict:
             for r, roots in owners.items() if len(roots) > 1}
 
 
-def _shared_expensive(regions, context: CutContext) -> dict:
+def _shared_expensive(regions, kernels: dict, context: CutContext) -> dict:
     """Long elementwise computations that several kernels would each redo (a random-number hash
-    read by every kernel of a softmax, say) get a buffer instead."""
+    read by every kernel of a softmax, say) get a buffer instead. `kernels`: ALU node -> the
+    regions that compute it."""
     options = context.options
     if not options.recompute_limit:
         return {}
-    kernels: dict[Node, int] = {}
-    for region in regions.values():
-        for node in region.nodes:
-            if node.op in ALU and node is not kernel_root(region.root):
-                kernels[node] = kernels.get(node, 0) + 1
     limit = 2 * options.recompute_limit
-    shared = {n for n, k in kernels.items() if k > 1
-              and fused_ops(n, context, stop_at=limit) >= limit}
+    shared = [n for n, outs in kernels.items() if len(outs) > 1
+              and fused_ops(n, context, stop_at=limit) >= limit]
     # below another shared node: one walk from all their sources, not one per node
     inside = set(toposort([src for n in shared for src in n.src]))
+    chosen = _in_region_order([n for n in shared if n not in inside], regions, kernels)
     return {n: (Reason.EXPENSIVE_RECOMPUTE, f"{fused_ops(n, context)} ops would be "
-                f"recomputed in {kernels[n]} kernels")
-            for n in shared if n not in inside}
+                f"recomputed in {len(kernels[n])} kernels")
+            for n in chosen}
+
+
+def _in_region_order(nodes: list, regions: dict, kernels: dict) -> list:
+    """`nodes` in the order a walk over the regions (in cut order) and their nodes meets them:
+    the order they are cut in, and so the order of the regions and decisions that follow."""
+    if len(nodes) < 2:
+        return nodes
+    wanted, found = set(nodes), []
+    rank = {out: i for i, out in enumerate(regions)}
+    for out in sorted({out for n in nodes for out in kernels[n]}, key=rank.__getitem__):
+        for node in regions[out].nodes:
+            if node in wanted:
+                wanted.discard(node)
+                found.append(node)
+    return found
 
 
 def _buffer_limit(regions, options) -> dict:

@@ -143,6 +143,6 @@ def lower_region(region: Region, out: Node, out_slot, cut, realized, slot_of) ->
         store_view = ViewStack.contiguous(lowerer.unbound(out.shape)).reshape(space)
     store = Node(Op.STORE, value.dtype, (value,), (0, store_view), space)
     sink = Node(Op.SINK, dtypes.void, (store,), None, ())
-    fused = [n for n in region.nodes]
+    fused = list(region.nodes)
     return ScheduleItem("kernel", out, lowerer.slots, sink, fused, reads_old=lowerer.reads_old,
                         reads=lowerer.reads, var_vals=lowerer.var_vals)

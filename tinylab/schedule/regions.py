@@ -44,10 +44,13 @@ class Region:
     """The nodes one kernel computes, from the node that gets its buffer down to its leaves."""
     root: Node
     store_chain: tuple = ()  # reshapes/permutes between the kernel's reduce and its output
-    nodes: set = field(default_factory=set)
+    # the nodes in walk order (a dict as an ordered set: Nodes hash by identity, so a set's
+    # order, and every choice made by iterating it, would change from one process to the next)
+    nodes: dict = field(default_factory=dict)
     pre: set = field(default_factory=set)     # nodes computed inside the reduce loop
     reduce: Node | None = None
     leaves: set = field(default_factory=set)  # buffers read (BUFFER leaves and cut nodes)
+    checked: set = field(default_factory=set)  # every node whose being cut the walk depended on
 
 
 def fused_ops(node: Node, context: CutContext, stop_at: int = 0) -> int:
@@ -100,7 +103,7 @@ def walk_region(out: Node, context: CutContext, violations: dict) -> Region:
     chain, below = _store_chain(root, cut, realized)
     if chain and below is not out:  # a reduce stored in a reader's order: the store does it
         region.store_chain = chain
-        region.nodes.update(chain)
+        region.nodes.update(dict.fromkeys(chain))
         root = below
     stack = [(root, Mode.POST, ())]
     seen = set()
@@ -113,7 +116,7 @@ def walk_region(out: Node, context: CutContext, violations: dict) -> Region:
             if node.op is not Op.CONST:
                 region.leaves.add(node)
             continue
-        region.nodes.add(node)
+        region.nodes[node] = None
         if mode is Mode.PRE:
             region.pre.add(node)
         if node.op in REDUCE:
@@ -126,7 +129,7 @@ def walk_region(out: Node, context: CutContext, violations: dict) -> Region:
                 continue
             if problem is not None:
                 violations.setdefault(node, problem)
-                region.nodes.discard(node)
+                del region.nodes[node]
                 region.leaves.add(node)
                 continue
             region.reduce = node
@@ -148,6 +151,8 @@ def walk_region(out: Node, context: CutContext, violations: dict) -> Region:
         below = path + (node,) if node.op in MOVEMENT else path
         for src in reversed(node.src):
             stack.append((src, mode, below))
+    # a cut elsewhere leaves this walk as it is (cuts.py reuses it; fused_ops stays inside it)
+    region.checked = {node for node, _ in seen} | region.leaves | set(chain)
     return region
 
 
