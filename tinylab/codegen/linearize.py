@@ -370,11 +370,9 @@ class _Builder:
                              (v.name, _range_size(a.size), a.kind.value)))
             for i in blocks[d + 1]:
                 put(i)
-        if self.partial_depth == n_loops:  # partials of the unrolled updates only
-            for i in self.folds:
-                put(i)
-        for depth in reversed(range(self.n_outer, n_loops)):
-            out.append(Instr(LinearOp.END, dtypes.void))
+        for depth in reversed(range(self.n_outer, n_loops + 1)):
+            if depth < n_loops:  # close loop `depth`: back in the body of the loop around it
+                out.append(Instr(LinearOp.END, dtypes.void))
             if depth == self.partial_depth:  # the loops inside the partial sums' loop ended
                 for i in self.folds:
                     put(i)

@@ -14,7 +14,7 @@ import math
 
 from ..ir import symbolic as sym
 from ..ir.ops import Op
-from .plan import Axis, AxisKind, KernelPlan
+from .plan import AxisKind, KernelPlan
 
 LONG_CHAIN = 1024   # additions one accumulator may take in a row before it gets partial sums
 SHORTEST_PARTIAL = 16  # a partial takes at least this many (its fold is one more addition)
@@ -71,9 +71,7 @@ def _split_outermost(plan: KernelPlan, total: int, levels: list) -> tuple[int, K
         return None
     balance, inner = min(choices)
     split = plan.copy()
-    split.axes[axis_number:axis_number + 1] = [
-        Axis(axis.size // inner, AxisKind.REDUCE, axis.origin, axis.mult * inner, True),
-        Axis(inner, AxisKind.REDUCE, axis.origin, axis.mult, True)]
+    split.split_loop(axis_number, inner, AxisKind.REDUCE)
     return balance, split
 
 

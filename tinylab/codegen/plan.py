@@ -389,10 +389,15 @@ class KernelPlan:
                                f"it is (partial results are kept in the output buffer)")
             if stores[0].buffer_index in {n.buffer_index for n in self.loads}:
                 raise OptError(f"{opt}: the kernel reads the buffer it writes")
-        outer = Axis(axis.size // opt.amount, AxisKind.BLOCK, axis.origin, axis.mult * opt.amount,
-                     axis.reduce)
-        inner = Axis(opt.amount, axis.kind, axis.origin, axis.mult, axis.reduce)
-        self.axes[opt.axis:opt.axis + 1] = [outer, inner]
+        self.split_loop(opt.axis, opt.amount, AxisKind.BLOCK)
+
+    def split_loop(self, number: int, inner: int, outer_kind: AxisKind) -> None:
+        """Replace loop axis `number` by an outer loop of `outer_kind` and an inner loop of
+        `inner` iterations right after it, in place (BLOCK; partial sums split a reduce loop)."""
+        axis = self.axes[number]
+        self.axes[number:number + 1] = [
+            Axis(axis.size // inner, outer_kind, axis.origin, axis.mult * inner, axis.reduce),
+            Axis(inner, axis.kind, axis.origin, axis.mult, axis.reduce)]
 
     # ---- index expressions ----
     def loop_vars(self) -> dict[int, sym.Lin]:

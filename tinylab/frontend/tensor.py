@@ -43,24 +43,27 @@ from .sorting import SortingMixin
 class LiveTensors:
     """The live tensors of a group, weakly held, iterated in the order they were added. A WeakSet
     iterates in address order, which changes from one process to the next: what is realized
-    together (stale readers, pending copies) would be scheduled in a different order each run."""
+    together (stale readers, pending copies) would be scheduled in a different order each run.
+    A dict of weak references keeps insertion order; a reference equals another to the same
+    tensor, so adding one twice keeps the first (and its place)."""
 
     def __init__(self, tensors=()):
-        self._by_id: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        refs: dict[weakref.ref, None] = {}
+        self._refs, self._forget = refs, lambda ref: refs.pop(ref, None)  # one callback for all
         for tensor in tensors:
             self.add(tensor)
 
     def add(self, tensor) -> None:
-        self._by_id[id(tensor)] = tensor  # a dead tensor's entry is gone before its id is reused
+        self._refs[weakref.ref(tensor, self._forget)] = None
 
     def __iter__(self):
-        return iter(list(self._by_id.values()))
+        return iter([t for t in map(weakref.ref.__call__, list(self._refs)) if t is not None])
 
     def __len__(self) -> int:
-        return len(self._by_id)
+        return len(self._refs)
 
     def __contains__(self, tensor) -> bool:
-        return self._by_id.get(id(tensor)) is tensor
+        return weakref.ref(tensor) in self._refs
 
 
 ALL_TENSORS = LiveTensors()
