@@ -8,8 +8,9 @@ STAMP := $(VENV)/.installed
 .PHONY: demo test lab notebooks bench fuzz system binder-check clean
 
 # Debian packages the stack uses (C compiler, graphviz, chromium, Fashion-MNIST, Mesa's Vulkan
-# drivers: lavapipe runs the WEBGPU device on the CPU), installed only when running as root and
-# only if missing.
+# drivers: lavapipe runs the WEBGPU device on the CPU; Debian's PoCL: the PoCL bundled with
+# pyopencl's wheel links LLVM 14, which names a CPU newer than Zen 3 'generic' and then refuses
+# to build for it), installed only when running as root and only if missing.
 system:
 	@if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null; then \
 	  need=""; \
@@ -17,6 +18,7 @@ system:
 	  command -v dot >/dev/null || need="$$need graphviz"; \
 	  command -v chromium >/dev/null || need="$$need chromium"; \
 	  dpkg -s mesa-vulkan-drivers >/dev/null 2>&1 || need="$$need mesa-vulkan-drivers"; \
+	  dpkg -s pocl-opencl-icd >/dev/null 2>&1 || need="$$need pocl-opencl-icd"; \
 	  [ -d /usr/share/dataset-fashion-mnist ] || dpkg -s dataset-fashion-mnist >/dev/null 2>&1 || need="$$need dataset-fashion-mnist"; \
 	  if [ -n "$$need" ]; then echo "apt-get install$$need"; \
 	    (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null; fi; \
