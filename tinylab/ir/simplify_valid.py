@@ -8,7 +8,8 @@ from __future__ import annotations
 import itertools
 import math
 
-from .symbolic import (Atom, Cond, Div, Lin, Mod, Var, _Memo, and_, div, in_range, lin, lt, mod,
+from ..memo import Memo
+from .symbolic import (Atom, Cond, Div, Lin, Mod, Var, and_, div, in_range, lin, lt, mod,
                        substitute, substitute_cond)
 
 class _Fresh:
@@ -109,7 +110,7 @@ def _atoms(x: Lin, found: list) -> list:
     return found
 
 
-_REPLACED: dict = {}
+_REPLACED = Memo("simplify_valid_replaced")
 
 
 def _replace_atom(x: Lin, old: Atom, new: Lin) -> Lin:
@@ -185,7 +186,8 @@ def _split_cases(index: Lin, valid: Cond, fresh: _Fresh) -> tuple[Lin, Cond]:
     return index, valid
 
 
-_REWRITES = _Memo()  # (atom, valid) -> (rewrite, fresh names it took)
+# (atom, valid) -> (rewrite, fresh names it took)
+_REWRITES = Memo("simplify_valid_rewrites")
 
 
 def _rewrite(atom: Atom, valid: Cond, bounds: dict, fresh: _Fresh):
@@ -243,7 +245,7 @@ def _narrowed_vars(valid: Cond, fresh: _Fresh) -> dict:
             if lo <= hi and (lo, hi) != (v.lo, v.hi)}
 
 
-_SIMPLIFIED: dict = {}
+_SIMPLIFIED = Memo("simplify_valid_simplified")
 
 
 def simplify_valid(index: Lin, valid: Cond) -> tuple[Lin, Cond]:

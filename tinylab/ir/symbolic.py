@@ -14,32 +14,21 @@ from __future__ import annotations
 import math
 import threading
 import weakref
-from _weakref import _remove_dead_weakref
 from typing import Union
 
-
-class _Memo(dict):
-    """A memo table that forgets everything once it holds `limit` entries: bounded memory, and
-    a forgotten entry is only computed again (its values are interned expressions)."""
-
-    def __init__(self, limit: int = 1 << 17):
-        super().__init__()
-        self.limit = limit
-
-    def __setitem__(self, key, value) -> None:
-        if len(self) >= self.limit:
-            self.clear()
-        super().__setitem__(key, value)
+from ..memo import Memo
 
 
 # the intern table holds each expression only while something else does: equal expressions
 # are the same object while alive, and dead ones leave the table. A plain dict of weak
 # references (what WeakValueDictionary keeps, without its Python-level lookup)
 _INTERN: dict = {}   # (cls, key) -> weakref.ref to the one live object
-_INTERN_LOCK = threading.Lock()  # codegen runs in compile threads: one object per expression
-_AS_GIVEN = _Memo()  # (terms, const) as a caller gave them -> the canonical Lin they make
-_SUMS = _Memo()      # (Lin, Lin or int) -> their sum
-_PRODUCTS = _Memo()  # (Lin, int) -> the product
+_INTERN_LOCK = threading.RLock()  # compile threads: one object per expression; re-entered by
+                                  # a weakref callback that a collection runs inside the lock
+# (terms, const) as a caller gave them -> the canonical Lin they make
+_AS_GIVEN = Memo("symbolic_as_given")
+_SUMS = Memo("symbolic_sums")      # (Lin, Lin or int) -> their sum
+_PRODUCTS = Memo("symbolic_products")  # (Lin, int) -> the product
 
 
 def _intern(cls, key, build):
@@ -66,7 +55,11 @@ def _live(entry):
 def _forgetter(entry):
     """The weakref callback that drops `entry` once its object dies (only if the table still
     holds that dead reference: a new object for the same key may have taken its place)."""
-    return lambda _, entry=entry: _remove_dead_weakref(_INTERN, entry)
+    def forget(dead_ref, entry=entry) -> None:
+        with _INTERN_LOCK:
+            if _INTERN.get(entry) is dead_ref:
+                del _INTERN[entry]
+    return forget
 
 
 class Atom:
@@ -305,8 +298,8 @@ def _small_split(rest: Lin, c: int) -> tuple[Lin, Lin, int] | None:
     return best
 
 
-_QUOTIENTS = _Memo()   # (Lin, c) -> x // c
-_REMAINDERS = _Memo()  # (Lin, c) -> x % c
+_QUOTIENTS = Memo("symbolic_quotients")   # (Lin, c) -> x // c
+_REMAINDERS = Memo("symbolic_remainders")  # (Lin, c) -> x % c
 
 
 def div(x: Lin, c: int) -> Lin:
@@ -318,7 +311,7 @@ def div(x: Lin, c: int) -> Lin:
     return _remembered(_QUOTIENTS, _div, x, c)
 
 
-def _remembered(table: _Memo, compute, x: Lin, c: int) -> Lin:
+def _remembered(table: Memo, compute, x: Lin, c: int) -> Lin:
     """compute(x, c) through its memo table."""
     key = (x, c)
     found = table.get(key)
@@ -423,7 +416,7 @@ TRUE = Cond("true")
 FALSE = Cond("false")
 
 
-_LESS_THAN = _Memo()
+_LESS_THAN = Memo("symbolic_less_than")
 
 
 def lt(x, c) -> Cond:

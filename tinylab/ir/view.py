@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from ..memo import Memo
 from . import symbolic as sym
 from .node import prod
 from .simplify_valid import simplify_valid
@@ -415,7 +416,7 @@ def _ignored(top: View, dim: int, idx: sym.Lin) -> bool:
 
 # (view, index expressions, extra) -> view_index's answer: register tiles and kernels that read
 # one view at the same indices ask again (a pure function of interned expressions)
-_VIEW_INDEX = sym._Memo()
+_VIEW_INDEX = Memo("view_index")
 
 
 def dim_stride(view: ViewStack, dim: int) -> int | None:
