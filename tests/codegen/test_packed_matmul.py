@@ -13,7 +13,7 @@ from tinylab import Context, Device, Tensor, trace
 from tinylab.codegen.heuristic import choose_opts
 from tinylab.runtimes.cpu_target import PRESETS
 from tinylab.codegen.plan import KernelPlan
-from tinylab.engine.realize import REALIZED, matmul_panel
+from tinylab.engine.realize import REALIZED
 from tinylab.inspection.what_if import schedule_bytes, what_if
 from tinylab.ir.ops import Op
 from tinylab.schedule.fusion import Reason, SchedulerOptions
@@ -24,7 +24,7 @@ AVX512 = dataclasses.replace(PRESETS["avx512"], cores=2)  # choices below are th
 
 
 def _kernels(out: Tensor, **options):
-    return schedule([out.node], realized=REALIZED, matmul_panel=matmul_panel, **options).kernels
+    return schedule([out.node], realized=REALIZED, caps=Device.caps(), **options).kernels
 
 
 def _operands(m, k, n, dtype=np.float32):
@@ -111,7 +111,7 @@ def test_the_frontend_builds_one_graph_for_every_device():
 
 def test_packing_appears_only_where_the_renderer_declares_a_panel():
     a, b = _operands(256, 384, 512)
-    declared = {name: matmul_panel(name) for name in ("CPU", "PYTHON", "CL", "CUDA")}
+    declared = {name: Device[name].caps.panel_width for name in ("CPU", "PYTHON", "CL", "CUDA")}
     assert declared["CPU"] and not any(declared[name] for name in ("PYTHON", "CL", "CUDA"))
     for device in ["CPU", "PYTHON"] + (["CL"] if Device["CL"].available else []):
         out = Tensor(a, device=device).realize() @ Tensor(b, device=device).realize()
@@ -131,7 +131,7 @@ def test_packing_is_a_recorded_decision_and_the_what_if_switches_it_off():
     np.testing.assert_allclose(got, np.maximum(a @ b + bias, 0), rtol=1e-4, atol=1e-3)
     record = t.realizes[-1]
     packs = [d for d in record.schedule.decisions if d.reason is Reason.PACKED_MATMUL]
-    panel = matmul_panel("CPU")
+    panel = Device["CPU"].caps.panel_width
     assert [d.producer.shape for d in packs] == [(m, k), (k, n)]
     assert all(f"matmul_panel={panel}" in d.describe() for d in packs)
     copies = [item for item in record.schedule.kernels if item.output.op is Op.CONTIGUOUS]
@@ -144,7 +144,7 @@ def test_packing_is_a_recorded_decision_and_the_what_if_switches_it_off():
     # which the bias kernel reads back: 2 (m k + k n + m n) floats more than the one kernel
     assert off["delta_bytes"] == -2 * 4 * (m * k + k * n + m * n)
     unpacked = schedule(record.outputs, record.schedule.options.with_(pack_matmuls=False),
-                        realized=record.schedule.leaves, matmul_panel=matmul_panel)
+                        realized=record.schedule.leaves, caps=Device.caps())
     assert off["bytes"] == schedule_bytes(unpacked)
     small = Tensor(a[:64, :64]).realize() @ Tensor(b[:64, :64]).realize()
     with trace() as t:

@@ -4,11 +4,13 @@ convolution's weight gradient is the case: checked against PyTorch with the copy
 and 8 lanes, whatever this CPU's own are), composed with padding, stride, dilation and a batch
 norm before it; where it must not fire (forward convolution, input gradient, matmul, small
 kernels, devices that declare no lanes); the decision and the what-if that switches it off."""
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
 
-from tinylab import Context, Tensor, trace
+from tinylab import Context, Device, Tensor, trace
 from tinylab.engine import realize as engine
 from tinylab.engine.realize import REALIZED
 from tinylab.inspection.what_if import what_if
@@ -20,9 +22,15 @@ from tinylab.schedule.schedule import schedule
 RNG = np.random.default_rng(11)
 
 
+def _caps_with_lanes(lanes):
+    """Device.caps() with the CPU relaying out for `lanes` float32 lanes."""
+    return {name: dataclasses.replace(caps, relayout_lanes=lanes) if name == "CPU" else caps
+            for name, caps in Device.caps().items()}
+
+
 def _relayouts(nodes, lanes):
     sched = schedule(nodes, SchedulerOptions(relayout_operands=True), realized=REALIZED,
-                     vector_lanes=lambda device: lanes)
+                     caps=_caps_with_lanes(lanes))
     return [d for d in sched.decisions if d.reason is Reason.RELAYOUT], sched
 
 
@@ -42,7 +50,8 @@ def _conv_grads(n, c, size, o, k, **conv):
 def lanes(monkeypatch):
     """Make the engine relayout (RELAYOUT=1) for `lanes` float32 lanes, whatever this CPU has."""
     def use(count):
-        monkeypatch.setattr(engine, "vector_lanes", lambda device: count)
+        table = _caps_with_lanes(count)
+        monkeypatch.setattr(Device, "caps", lambda: table)
     with Context(RELAYOUT=1):
         yield use
 
@@ -134,7 +143,7 @@ def test_relayout_is_a_recorded_decision_and_the_what_if_switches_it_off(lanes):
     (off,) = [s for s in what_if(record, {}) if s["key"] == "no_relayout"]
     assert off["delta_kernels"] == -1
     plain = schedule(record.outputs, SchedulerOptions(relayout_operands=False),
-                     realized=record.schedule.leaves, vector_lanes=lambda device: 16)
+                     realized=record.schedule.leaves, caps=_caps_with_lanes(16))
     assert not [d for d in plain.decisions if d.reason is Reason.RELAYOUT]
     rw = torch.tensor(w.numpy(), requires_grad=True)
     (torch.nn.functional.conv2d(torch.tensor(x.numpy()), rw) * torch.tensor(g)).sum().backward()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .. import config
+from ..caps import DeviceCaps
 from ..errors import DeviceError
 from .state import EngineState
 
@@ -192,6 +193,15 @@ class DeviceSpec:
             text += "; usable, not chosen by default"
         return text
 
+    @property
+    def caps(self) -> DeviceCaps:
+        """What this device can do, as the value the scheduler and planner are handed."""
+        renderer = self.renderer
+        return DeviceCaps(self.name, renderer.matmul_panel, renderer.relayout_lanes,
+                          tuple(renderer.native_widths),
+                          "gpu" if renderer.is_gpu else "cpu", tuple(renderer.supported_actions),
+                          renderer.max_work_group, renderer.target)
+
     def __repr__(self):
         return f"<Device {self.name}>"
 
@@ -199,6 +209,7 @@ class DeviceSpec:
 class _DeviceRegistry:
     def __init__(self):
         self._opened: dict[str, DeviceSpec] = {}
+        self._caps: dict = {}       # CPU target keys -> {device name: DeviceCaps}
         self.state = EngineState()  # what realize keeps between calls (engine/state.py)
 
     def canonicalize(self, name: str | None) -> str:
@@ -223,6 +234,16 @@ class _DeviceRegistry:
 
     def known(self) -> list[str]:
         return list(BACKENDS) + list(RENDER_ONLY_ALIASES)
+
+    def caps(self) -> dict[str, DeviceCaps]:
+        """{device name: DeviceCaps} for every known device, made once per pair of CPU targets
+        (the one CPU_TARGET names, the one this CPU runs): what realize hands schedule()."""
+        from ..runtimes.cpu_target import current_target, runnable_target
+        key = (current_target().key, runnable_target().key)
+        found = self._caps.get(key)
+        if found is None:
+            found = self._caps[key] = {name: self[name].caps for name in self.known()}
+        return found
 
     def __getitem__(self, name) -> DeviceSpec:
         key = self.canonicalize(name)

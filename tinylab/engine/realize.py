@@ -372,18 +372,6 @@ def scheduler_options() -> SchedulerOptions:
                             relayout_operands=bool(config.RELAYOUT.value))
 
 
-def matmul_panel(device: str) -> int | None:
-    """The panel width `device`'s renderer declares for packing big matmuls (None: it does not);
-    the scheduler's packing rewrite (schedule/packing.py) reads it."""
-    return Device[device].renderer.matmul_panel
-
-
-def vector_lanes(device: str) -> int | None:
-    """The float32 vector lanes `device`'s renderer declares for relaying out a reduce's operand
-    (None: it does not); the scheduler's relayout rewrite (schedule/relayout.py) reads it."""
-    return Device[device].renderer.relayout_lanes
-
-
 def _graph_nodes(outputs, sched: Schedule) -> list[Node]:
     """The lazy nodes a schedule covered (stopping at realized leaves)."""
     from ..schedule.graph import graph_order
@@ -407,8 +395,7 @@ def realize(nodes: list[Node], computed_outside: dict | None = None,
                   if n.op is not Op.BUFFER and n not in todo]
     results = {}
     if todo:
-        sched = schedule(todo, scheduler_options(), realized=realized, matmul_panel=matmul_panel,
-                         vector_lanes=vector_lanes)
+        sched = schedule(todo, scheduler_options(), realized=realized, caps=Device.caps())
         debug = int(config.DEBUG.value)
         if debug >= 1:
             print(f"scheduled {len(sched.kernels)} kernel(s) for {len(todo)} output(s)")

@@ -16,4 +16,4 @@ def counterfactual(record, changes: dict) -> Schedule:
     if not scheduling:
         return actual
     return schedule(record.outputs, actual.options.with_(**scheduling), realized=actual.leaves,
-                    matmul_panel=actual.matmul_panel, vector_lanes=actual.vector_lanes)
+                    caps=actual.caps)

@@ -58,8 +58,7 @@ class Schedule:
     options: SchedulerOptions
     leaves: dict = field(default_factory=dict)  # realized nodes it read -> their BUFFER node
     graph_outputs: list = field(default_factory=list)  # the outputs after the graph rewrites
-    matmul_panel: object = None    # device -> panel width (packing.py), to schedule again
-    vector_lanes: object = None    # device -> float32 lanes (relayout.py), to schedule again
+    caps: dict = field(default_factory=dict)  # device -> DeviceCaps it was scheduled for
 
     @property
     def kernels(self) -> list[ScheduleItem]:

@@ -15,8 +15,8 @@ order), packing.py and relayout.py (after the cut); items.py holds what a Schedu
 """
 from __future__ import annotations
 
-from typing import Callable
 
+from ..caps import panel_width_of, relayout_lanes_of
 from ..ir.node import Node
 from ..ir.ops import Op
 from .cuts import choose_cuts
@@ -34,31 +34,32 @@ __all__ = ["schedule", "Schedule", "ScheduleItem", "BufferSlot", "ScheduleError"
 
 
 def schedule(outputs, options: SchedulerOptions | None = None, realized=None,
-             fuse: bool | None = None, matmul_panel: Callable | None = None,
-             vector_lanes: Callable | None = None) -> Schedule:
+             fuse: bool | None = None, caps: dict | None = None) -> Schedule:
     """Cut the graph under `outputs` into kernels. `realized` maps nodes that already have a
-    buffer to their BUFFER node; `fuse=False` is a shortcut for options.fuse;
-    `matmul_panel(device)` is the panel width a device's renderer declares (packing.py), and
-    `vector_lanes(device)` its float32 vector lanes (relayout.py)."""
+    buffer to their BUFFER node; `fuse=False` is a shortcut for options.fuse; `caps` maps each
+    device name to its DeviceCaps (tinylab/caps.py): the panel width packing.py packs matmuls
+    into and the lanes relayout.py lays operands out for (no entry: neither rewrite)."""
     options = options or SchedulerOptions()
     if fuse is not None:
         options = options.with_(fuse=fuse)
     realized = realized or {}
+    caps = dict(caps or {})
     requested = list(dict.fromkeys(outputs))
 
     def cut_and_lower(graph_outputs: list) -> Schedule:
-        return _schedule(requested, graph_outputs, options, realized, matmul_panel, vector_lanes)
+        return _schedule(requested, graph_outputs, options, realized, caps)
 
     sched = cut_and_lower(requested)
-    if matmul_panel is not None and options.pack_matmuls:
-        sched = pack_matmuls(sched, matmul_panel, cut_and_lower)
-    if vector_lanes is not None and options.relayout_operands:
-        sched = relayout_operands(sched, vector_lanes, cut_and_lower)
+    if caps and options.pack_matmuls:
+        sched = pack_matmuls(sched, lambda device: panel_width_of(caps, device), cut_and_lower)
+    if caps and options.relayout_operands:
+        sched = relayout_operands(sched, lambda device: relayout_lanes_of(caps, device),
+                                  cut_and_lower)
     return sched
 
 
 def _schedule(requested: list, outputs: list, options: SchedulerOptions, realized,
-              matmul_panel, vector_lanes) -> Schedule:
+              caps: dict) -> Schedule:
     """The device-free schedule of `outputs` (the requested nodes, or a rewrite of them)."""
     folds = []
     if options.fold_reduces and options.fuse:
@@ -104,5 +105,4 @@ def _schedule(requested: list, outputs: list, options: SchedulerOptions, realize
     items = order_items(items, realized)
     leaves = {n: realized[n] for n in graph if n in realized}
     slots_out = {r: slot_of(o) for r, o in zip(requested, outputs)}
-    return Schedule(items, folds + decisions, slots_out, options, leaves, outputs, matmul_panel,
-                    vector_lanes)
+    return Schedule(items, folds + decisions, slots_out, options, leaves, outputs, caps)
