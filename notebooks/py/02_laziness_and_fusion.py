@@ -207,8 +207,6 @@ EXPRESSIONS = {
     "x.layernorm()": (lambda x, y, w: x.layernorm()),
     "t = (x+1).exp(); t + t.T": (lambda x, y, w: (lambda t: t + t.T)((x + 1).exp())),
     "m = x @ y; m + m.T": (lambda x, y, w: (lambda m: m + m.T)(x @ y)),
-    "x + (y - x) * w": (lambda x, y, w: x + (y - x) * w),
-    "x * (1 - w) + y * w": (lambda x, y, w: x * (1 - w) + y * w),
     "x.cumsum(1)": (lambda x, y, w: x.cumsum(1)),
 }
 for text, fn in EXPRESSIONS.items():
@@ -217,8 +215,21 @@ for text, fn in EXPRESSIONS.items():
 
 # %% [markdown]
 # tinygrad users asked why `a + (b - a) * w` is one kernel there but `a * (1 - w) + b * w` is
-# two, with nothing to say why (tinygrad issue #5527). Here each boundary carries its reason;
-# compare the two rows above.
+# two, with nothing to say why (tinygrad issue #5527). The issue's `w` is a broadcast scalar of
+# shape `(1,)`, not a full tensor; here are both forms with that `w`, each boundary with its
+# reason:
+
+# %%
+LERPS = {"x + (y - x) * w": (lambda x, y, w: x + (y - x) * w),
+         "x * (1 - w) + y * w": (lambda x, y, w: x * (1 - w) + y * w)}
+for text, fn in LERPS.items():
+    counted = run(fn, (8, 8), (8, 8), (1,))
+    print(f"{text:<28} w of shape (1,): {len(counted.kernels)} kernel(s)   "
+          f"cuts: {cut_reasons(counted)}")
+
+# %% [markdown]
+# Here both are one kernel: `(1 - w)` is computed per element inside the kernel that reads it, so
+# neither form makes a buffer of its own; the only cut is the `requested` output.
 #
 # ## DEBUG levels
 #

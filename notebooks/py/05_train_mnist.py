@@ -69,9 +69,12 @@ print("...")
 answer_parameters = ...
 
 # %%
-check("trainable parameters", answer_parameters, sum(p.numel() for p in parameters),
+trainable = sum(p.numel() for p in parameters if p.requires_grad)   # running stats do not train
+check("trainable parameters", answer_parameters, trainable,
       "; ".join(f"{name} {t.numel()}" for name, t in nn.state.get_state_dict(model).items()
-                if t.requires_grad))
+                if t.requires_grad),
+      hint="only tensors that train (requires_grad): weights and biases; batch norm's "
+           "running mean and variance are state, not parameters")
 
 # %% [markdown]
 # ## One step, traced

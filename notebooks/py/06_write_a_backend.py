@@ -234,7 +234,9 @@ for device in ("CPU", "TINY_FIXED"):
 #
 # `MAX` is not in the table, so codegen rewrites `max(a, b)` as `where(b < a or a != a, a, b)`.
 # Write a row for it (a format string using `{0}` and `{1}`, like the rows of `OPS`); the check
-# registers a renderer with your row, runs the `MAX` op checks and shows the new source.
+# registers a renderer with your row, runs the `MAX` op checks, then the point of the rewrite:
+# `a != a` is there so a NaN in either input gives NaN, as `np.maximum` and `torch.maximum` do.
+# Python's `max(a, b)` keeps `a` when `b` is NaN — the check feeds NaNs on both sides.
 
 # %%
 my_max_row = ...
@@ -245,7 +247,15 @@ if my_max_row is ...:
 else:
     mine = register("TINY_MAX", dict(FIXED, MAX=my_max_row))
     results = [r for r in op_checks(mine) if r[0].startswith("MAX")]
-    check("MAX op checks pass", True, all(what == "ok" for _, what in results), str(results))
+    check("MAX op checks pass", True, all(what == "ok" for _, what in results), str(results),
+          hint=str([r for r in results if r[1] != "ok"]))
+    left = np.array([np.nan, 1, 5, np.nan], dtype=np.float32)
+    right = np.array([2, np.nan, 3, np.nan], dtype=np.float32)
+    got = Tensor(left, device=mine).maximum(Tensor(right, device=mine)).numpy()
+    check("MAX propagates NaN from either side", True,
+          bool(np.array_equal(got, np.maximum(left, right), equal_nan=True)),
+          hint=f"max of {left.tolist()} and {right.tolist()} gave {got.tolist()}: "
+               "what does your row give when {1} is NaN? when {0} is?")
     with trace() as with_max:
         Tensor(x, device=mine).maximum(Tensor(x[::-1].copy(), device=mine)).realize()
     print(with_max.kernels[0].source)

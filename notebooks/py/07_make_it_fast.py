@@ -399,6 +399,10 @@ my_actions = ...   # e.g. [Opt("UPCAST", 0, 4), Opt("VECTORIZE", 1, 8)]
 if my_actions is ...:
     check("your plan", ..., None)
     mine = None
+elif not my_actions:
+    check("your plan changes the plain plan", True, False,
+          hint="an empty list applies no action: that is NOOPT's plain plan, not yours")
+    mine = None
 else:
     mine = plain
     try:
