@@ -72,7 +72,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="notebook names (default: every twin)")
     args = parser.parse_args()
-    names = args.names or sorted(p.stem for p in TWINS.glob("[0-9][0-9]_*.py"))
+    names = args.names or sorted(p.stem for p in TWINS.glob("[0-9][0-9]*_*.py"))  # 07b too
     for name in names:
         seconds = build(name.removesuffix(".py").removesuffix(".ipynb"))
         print(f"{name}: executed in {seconds:.1f} s", flush=True)

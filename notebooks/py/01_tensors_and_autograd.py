@@ -194,7 +194,7 @@ def softsign_rule(grad: Tensor, x: Tensor, out: Tensor) -> Tensor:
 
 
 # %%
-check_reverse_rule(softsign_rule)
+rule_passes = check_reverse_rule(softsign_rule)
 
 # %% [markdown]
 # **Next:** `02_laziness_and_fusion` — when these graphs run, and how many kernels they become.

@@ -263,4 +263,4 @@ else:
 # %% [markdown]
 # A real backend adds speed, not structure: `tinylab/renderers/c.py` is the same walk producing
 # C with vector types and OpenMP-style threads, and `tinylab/runtimes/cpu.py` compiles it with
-# the system compiler and loads it with ctypes. **Next:** `07_make_it_fast`.
+# the system compiler and loads it with ctypes. **Next:** `07_actions_blocks_targets`.
