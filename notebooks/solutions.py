@@ -15,7 +15,15 @@ def softsign_reverse_rule(grad, x, out):
     return grad / ((1 + x.abs()) * (1 + x.abs()))
 
 
+def div_rewrite(x, c):
+    """03: x // c is the constant x.lo // c when every value of x lies in one multiple of c."""
+    from tinylab.ir import symbolic as sym
+    return sym.const(x.lo // c) if x.lo // c == x.hi // c else None
+
+
 MAX_ROW = "({0} if ({0} > {1} or {0} != {0}) else {1})"   # 06: NaN in either input wins
 WRONG_MAX_ROW = "max({0}, {1})"   # 06: Python's max drops a NaN in its second argument
 
-PLAN_07 = None   # 07's plan lives in the notebook (it names the kernel's axes); see its cell
+# 07: actions for the 128 x 128 matmul's plain plan, as (action, axis, amount): a vector of
+# 8 columns, a 4 x 2 register tile of independent accumulators, two threads (the heuristic's)
+PLAN_07 = [("VECTORIZE", 1, 8), ("UPCAST", 1, 2), ("UPCAST", 0, 4), ("THREAD", 0, 2)]

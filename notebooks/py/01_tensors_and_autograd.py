@@ -4,6 +4,8 @@
 # The `Tensor` API looks like PyTorch and tinygrad. Under it is a small, fixed set of primitive
 # ops: every method is written with them, and autograd is one rule per primitive. This notebook
 # shows the API, broadcasting, the primitive-op table, and backward as a table of rules.
+#
+# Kernel names, loop IR, masks and ranges are explained in the [reading guide](READING.md).
 
 # %%
 # %load_ext tinylab

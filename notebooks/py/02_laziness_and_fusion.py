@@ -4,6 +4,8 @@
 # A tinylab program is a lazy graph. When a value is needed, the **scheduler** cuts the graph
 # into kernels: everything it can compute in one loop nest shares a kernel, and every boundary
 # it places is recorded as a `FusionDecision` with a reason. This notebook reads those decisions.
+#
+# Kernel names, loop IR, masks and ranges are explained in the [reading guide](READING.md).
 
 # %%
 # %load_ext tinylab
@@ -228,8 +230,11 @@ for text, fn in LERPS.items():
           f"cuts: {cut_reasons(counted)}")
 
 # %% [markdown]
-# Here both are one kernel: `(1 - w)` is computed per element inside the kernel that reads it, so
-# neither form makes a buffer of its own; the only cut is the `requested` output.
+# The two forms differ here too, and the cut says why: in `x * (1 - w) + y * w` the value
+# `1 - w` is read through the broadcast, so fusing it would redo that computation for each of the
+# 64 outputs (`expensive_recompute`; the decision's detail gives the op counts and the limit), and
+# the scheduler computes it once in a kernel of its own. `x + (y - x) * w` broadcasts `w` itself,
+# a buffer, which costs only a load: one kernel.
 #
 # ## DEBUG levels
 #

@@ -5,6 +5,8 @@
 # `beautiful_mnist` model) trained for a handful of small steps, so the notebook stays quick:
 # a live training monitor, the kernels of one step and why they are cut where they are, and the
 # weights saved and loaded as safetensors. `make demo` trains it properly (70 steps of 512).
+#
+# Kernel names, loop IR, masks and ranges are explained in the [reading guide](READING.md).
 
 # %%
 # %load_ext tinylab

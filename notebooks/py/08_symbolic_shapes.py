@@ -8,6 +8,8 @@
 # tinygrad's answer, and tinylab's: a size may be a **bound variable**.
 # `Variable("i", 1, 64).bind(5)` stands for "some i between 1 and 64, 5 this time". The kernel
 # is compiled once with `i` as an `int` argument, and every length reuses it.
+#
+# Kernel names, loop IR, masks and ranges are explained in the [reading guide](READING.md).
 
 # %%
 # %load_ext tinylab

@@ -51,6 +51,43 @@ def test_reverse_rule_both_ways(wrong):
     assert not exercises.check_reverse_rule(wrong)
 
 
+def _always_constant(x, c):
+    from tinylab.ir import symbolic as sym
+    return sym.const(x.lo // c)   # right only where x stays within one multiple of c
+
+
+@pytest.mark.parametrize("wrong", [lambda x, c: None, _always_constant, lambda x, c: x])
+def test_div_rewrite_both_ways(wrong):
+    assert exercises.check_div_rewrite(solutions.div_rewrite)
+    assert not exercises.check_div_rewrite(wrong)
+
+
 def test_a_rule_that_raises_fails_cleanly(capsys):
     assert not exercises.check_reverse_rule(lambda grad, x, out: grad.reshape(7))
     assert "[!] softsign reverse rule" in capsys.readouterr().out
+
+
+def _run_twin(name: str, replace: dict) -> str:
+    """Notebook `name`'s twin run as a script, with `replace` applied to its source (how the
+    reader would answer), on the notebooks' CPU target; returns what it printed."""
+    import os
+    import subprocess
+    source = (NOTEBOOKS / "py" / f"{name}.py").read_text()
+    for old, new in replace.items():
+        assert old in source, f"{name}: {old!r} is not in the twin any more"
+        source = source.replace(old, new)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "DEBUG"))}
+    env.update(CPU_TARGET="avx2", PYTHONPATH=str(NOTEBOOKS))
+    done = subprocess.run([sys.executable, "-c", source], cwd=NOTEBOOKS, env=env, timeout=300,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@pytest.mark.parametrize("row, verdict", [("MAX_ROW", "[x] MAX row: every check passes"),
+                                          ("WRONG_MAX_ROW", "[!] MAX row: max of")])
+def test_max_row_both_ways(row, verdict):
+    """06: the reference row passes the op checks and NaN propagation; Python's max does not."""
+    out = _run_twin("06_write_a_backend",
+                    {"my_max_row = ...": f"import solutions; my_max_row = solutions.{row}"})
+    assert verdict in out, out[-2000:]

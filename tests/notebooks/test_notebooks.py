@@ -134,3 +134,18 @@ def test_binder_environment_files():
     readme = (ROOT / "README.md").read_text()
     assert "mybinder.org/badge_logo.svg" in readme and "notebooks/00_tour.ipynb" in readme
 
+
+
+def test_inspector_tutorial_is_built_and_stripped():
+    """notebooks/inspector.ipynb is built by notebooks/build.py from its twin like the others
+    (tests/widgets/test_notebook.py executes it and checks the live widget state)."""
+    jupytext = pytest.importorskip("jupytext")
+    path = NOTEBOOKS / "inspector.ipynb"
+    assert path.stat().st_size < 300_000, f"inspector.ipynb is {path.stat().st_size} bytes"
+    notebook = _read("inspector")
+    assert "widgets" not in notebook.metadata, "saved widget state: rebuild with build.py"
+    twin = jupytext.read(NOTEBOOKS / "py" / "inspector.py")
+    assert [c.source.strip() for c in twin.cells] == [c.source.strip() for c in notebook.cells]
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            assert WIDGET_VIEW not in output.get("data", {})
