@@ -30,7 +30,8 @@ from tinylab.runtimes.cpu_target import detect
 rng = np.random.default_rng(0)
 cpu = Device["CPU"]
 N = 128
-MEASURED_ON = detect().describe().split(":")[0]   # the CPU every timing below was measured on
+# the CPU every timing below was measured on, and the target its kernels were built for
+MEASURED_ON = f"{detect().describe().split(':')[0]}, kernels built for {Device['CPU'].target.name}"
 
 # %% [markdown]
 # ## One kernel, measured by hand
