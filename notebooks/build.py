@@ -1,7 +1,7 @@
 """Build the tutorial notebooks from their jupytext twins: notebooks/py/NN_name.py (percent format,
 the text you edit and review) -> notebooks/NN_name.ipynb, executed top to bottom in a fresh kernel
 of this Python, widget state and timestamps stripped. `make notebooks` or
-`python notebooks/build.py [00_tour ...]`; tests/notebooks checks the result with nbval.
+`python notebooks/build.py [00_tour ... inspector]`; tests/notebooks checks the result with nbval.
 The kernels run with CPU_TARGET=avx2 (NOTEBOOK_TARGET), so the plans and sources the notebooks
 print are the same on every machine that runs AVX2 code, whatever its own CPU.
 """
@@ -72,7 +72,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="notebook names (default: every twin)")
     args = parser.parse_args()
-    names = args.names or sorted(p.stem for p in TWINS.glob("[0-9][0-9]_*.py"))
+    names = args.names or sorted(p.stem for p in TWINS.glob("[0-9][0-9]*_*.py")) + ["inspector"]
     for name in names:
         seconds = build(name.removesuffix(".py").removesuffix(".ipynb"))
         print(f"{name}: executed in {seconds:.1f} s", flush=True)

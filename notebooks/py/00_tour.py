@@ -18,7 +18,8 @@
 # | 04_backends | the same kernel as C, OpenCL and CUDA; PoCL; the Python interpreter |
 # | 05_train_mnist | a CNN on Fashion-MNIST with the training monitor; saving weights |
 # | 06_write_a_backend | a renderer written in a cell, checked by the test suite's op checks |
-# | 07_make_it_fast | optimization actions, BEAM, TinyJit, a roofline |
+# | 07_actions_blocks_targets | optimization actions, cache blocks, CPU targets |
+# | 07b_search_jit_roofline | BEAM search, TinyJit, a roofline |
 # | 08_symbolic_shapes | variables in shapes: one kernel for every length, a tiny GPT's KV cache |
 #
 # Every number and every piece of source below is computed by the cell above it — rerun any cell
@@ -72,8 +73,11 @@ for decision in recorded.decisions:
 # %% [markdown]
 # The multiply is computed *inside* the reduce loop (`into_reduce`), the reshape and the `+ 1`
 # ride along in the same kernel, and the only boundary is the one you asked for (`requested`):
-# `.numpy()` needs the result in a buffer. `r_4_8` says it has a reduce (`r_`) over a 4 × 8 loop
-# nest.
+# `.numpy()` needs the result in a buffer. `r_4_8` says it has a reduce (`r_`) and names the
+# sizes of its plan's axes: a loop over 4 rows and the 8-long reduce, which this CPU plan reads as the 8
+# lanes of one vector (section 5 shows the plan). Names follow each backend's plan, so the CUDA
+# kernel of section 8 is `r_8_4`; the [reading guide](READING.md) says how to read names, loop
+# IR, masks and ranges.
 #
 # ## 4. The inspector shows the same thing beside the cell
 #
@@ -127,7 +131,8 @@ print(annotated_source(build_model(recorded, timings=False)))
 # ## 8. The same kernel for a GPU
 #
 # Any kernel renders for any backend, without the hardware. On CUDA the 4 rows become 4 threads
-# of a block (`threadIdx.x`) and the reduce stays a loop:
+# of a block (`threadIdx.x`) and the reduce stays a loop, so the plan differs from the CPU's and
+# so does the name: `r_8_4` lists the reduce loop of 8, then the 4 local threads.
 
 # %%
 print(kernel.render("CUDA"))
@@ -136,10 +141,14 @@ print(kernel.render("CUDA"))
 # ## 9. What it cost
 #
 # `GlobalCounters` counts what the engine ran since the last reset: kernel launches, FLOPs and
-# bytes moved (times are in `GlobalCounters.time_sum_s`).
+# bytes moved (times are in `GlobalCounters.time_sum_s`). The cell resets it first, so it counts
+# only its own kernel, not the `%%tinygrad` cell's. FLOPs are the kernel's ALU instructions times
+# their loop trips (the lane fold and the `+ 1` included), not a textbook count.
 
 # %%
-print(f"{GlobalCounters.kernel_count} kernels, {GlobalCounters.global_ops} FLOPs, "
+GlobalCounters.reset()                   # count this cell's work only
+(Tensor(a.numpy()) * Tensor(b.numpy())).sum(axis=1).add(1).realize()   # `c` again, fresh inputs
+print(f"{GlobalCounters.kernel_count} kernel, {GlobalCounters.global_ops} FLOPs, "
       f"{GlobalCounters.global_mem} bytes moved")
 print(f"kernel {kernel.name}: {kernel.flops} FLOPs, {kernel.bytes_moved} bytes")
 

@@ -4,6 +4,8 @@
 # A tinylab program is a lazy graph. When a value is needed, the **scheduler** cuts the graph
 # into kernels: everything it can compute in one loop nest shares a kernel, and every boundary
 # it places is recorded as a `FusionDecision` with a reason. This notebook reads those decisions.
+#
+# Kernel names, loop IR, masks and ranges are explained in the [reading guide](READING.md).
 
 # %%
 # %load_ext tinylab
@@ -207,8 +209,6 @@ EXPRESSIONS = {
     "x.layernorm()": (lambda x, y, w: x.layernorm()),
     "t = (x+1).exp(); t + t.T": (lambda x, y, w: (lambda t: t + t.T)((x + 1).exp())),
     "m = x @ y; m + m.T": (lambda x, y, w: (lambda m: m + m.T)(x @ y)),
-    "x + (y - x) * w": (lambda x, y, w: x + (y - x) * w),
-    "x * (1 - w) + y * w": (lambda x, y, w: x * (1 - w) + y * w),
     "x.cumsum(1)": (lambda x, y, w: x.cumsum(1)),
 }
 for text, fn in EXPRESSIONS.items():
@@ -217,8 +217,24 @@ for text, fn in EXPRESSIONS.items():
 
 # %% [markdown]
 # tinygrad users asked why `a + (b - a) * w` is one kernel there but `a * (1 - w) + b * w` is
-# two, with nothing to say why (tinygrad issue #5527). Here each boundary carries its reason;
-# compare the two rows above.
+# two, with nothing to say why (tinygrad issue #5527). The issue's `w` is a broadcast scalar of
+# shape `(1,)`, not a full tensor; here are both forms with that `w`, each boundary with its
+# reason:
+
+# %%
+LERPS = {"x + (y - x) * w": (lambda x, y, w: x + (y - x) * w),
+         "x * (1 - w) + y * w": (lambda x, y, w: x * (1 - w) + y * w)}
+for text, fn in LERPS.items():
+    counted = run(fn, (8, 8), (8, 8), (1,))
+    print(f"{text:<28} w of shape (1,): {len(counted.kernels)} kernel(s)   "
+          f"cuts: {cut_reasons(counted)}")
+
+# %% [markdown]
+# The two forms differ here too, and the cut says why: in `x * (1 - w) + y * w` the value
+# `1 - w` is read through the broadcast, so fusing it would redo that computation for each of the
+# 64 outputs (`expensive_recompute`; the decision's detail gives the op counts and the limit), and
+# the scheduler computes it once in a kernel of its own. `x + (y - x) * w` broadcasts `w` itself,
+# a buffer, which costs only a load: one kernel.
 #
 # ## DEBUG levels
 #

@@ -4,11 +4,13 @@
 # Inside one kernel: how movement ops become index arithmetic (views and the symbolic
 # simplifier), what a scheduled kernel looks like (the kernel AST), how it becomes loops (the
 # plan and its optimization actions), a flat program (linearize) and finally C.
+#
+# Kernel names, loop IR, masks and ranges are explained in the [reading guide](READING.md).
 
 # %%
 # %load_ext tinylab
 import numpy as np
-from exercises import check
+from exercises import check, check_div_rewrite
 from tinylab import Device, Tensor, trace
 from tinylab.codegen.linearize import linearize
 from tinylab.codegen.plan import KernelPlan, Opt, OptError
@@ -224,6 +226,23 @@ check("name after UPCAST(1,2) and UNROLL by 4", answer_name, step.name,
       "axes " + ", ".join(f"{axis.size} ({axis.kind.value})" for axis in step.axes))
 print("and it still computes a @ b:",
       np.allclose(run_in_python(step, a.numpy(), b.numpy()), a.numpy() @ b.numpy(), atol=1e-5))
+
+# %% [markdown]
+# **3. Build a simplifier rule.** Index expressions are `Lin` objects (`tinylab/ir/symbolic.py`):
+# sums of bounded variables, each with its bounds `x.lo` and `x.hi`. Write a rewrite for
+# `x // c`: return a simpler `Lin` that equals `x // c` for every value the variables can take,
+# or `None` where your rule does not apply. The check fuzzes it: hundreds of random expressions
+# with random bounds, each answer compared with floor division at random points inside the
+# bounds, and the rule must fire wherever `x // c` is in fact a constant. (`sym.const(k)` builds
+# a constant.)
+
+# %%
+def div_rewrite(x, c: int):
+    return None   # replace: this rule never fires
+
+
+# %%
+rule_ok = check_div_rewrite(div_rewrite)
 
 # %% [markdown]
 # **Next:** `04_backends` — the same program as OpenCL, CUDA and Python.

@@ -65,8 +65,12 @@ for backend in ("WGSL", "METAL"):
 
 # %% [markdown]
 # The loop body — load, multiply, accumulate — is the same in all six. What differs is where
-# the rows go, and each backend's heuristic chooses that: lanes of a vector register, one GPU
-# thread per row (`get_local_id(0)` / `threadIdx.x`), or one numpy array holding every row.
+# the rows go, and each backend's heuristic chooses that: a plain loop on the CPU (for this
+# 4 × 6 kernel neither axis is a multiple of the AVX2 target's 8 float lanes, so the plan keeps
+# scalar loops; bigger kernels get vectors, as in notebooks 00 and 07), one GPU thread per row
+# (`get_local_id(0)` / `threadIdx.x`), or one numpy array holding every row. (Names follow each
+# backend's plan: `r_4_6` on the CPU, `r_6_4` on the GPUs — see the
+# [reading guide](READING.md).)
 #
 # ## Running on OpenCL (PoCL)
 #
@@ -82,6 +86,29 @@ if Device["CL"].available:
     print(on_cl.kernels[0].source)
 else:
     print("OpenCL cannot run here:", dict((n, w) for n, _, w in Device.status())["CL"])
+
+# %% [markdown]
+# ## Many workgroups, local memory and a barrier
+#
+# Four rows fit in one workgroup of 4 threads. Sum the rows of a 64 × 1024 matrix instead: the
+# GPU heuristic gives each row a **workgroup** (`get_group_id(0)` picks the row: 64 groups) and
+# splits the row across its 256 **threads** (`get_local_id(0)`), each adding 4 values. The 256
+# partial sums meet in **local memory** (`__local`, shared by the workgroup); the **barrier**
+# waits until every thread has written its part before they are read back, and one thread
+# stores the row's total.
+
+# %%
+wide = rng.standard_normal((64, 1024)).astype(np.float32)
+if Device["CL"].available:
+    with trace() as grouped:
+        row_sums = Tensor(wide, device="CL").sum(axis=1).numpy()
+    print("ran on", grouped.kernels[0].device, "| matches numpy:",
+          np.allclose(row_sums, wide.sum(axis=1), rtol=1e-5, atol=1e-4))
+    print(grouped.kernels[0].source)
+else:
+    with trace() as grouped:
+        Tensor(wide).sum(axis=1).realize()
+    print(grouped.kernels[0].render("CL"))
 
 # %% [markdown]
 # ## Render-only devices

@@ -5,6 +5,8 @@
 # `beautiful_mnist` model) trained for a handful of small steps, so the notebook stays quick:
 # a live training monitor, the kernels of one step and why they are cut where they are, and the
 # weights saved and loaded as safetensors. `make demo` trains it properly (70 steps of 512).
+#
+# Kernel names, loop IR, masks and ranges are explained in the [reading guide](READING.md).
 
 # %%
 # %load_ext tinylab
@@ -69,9 +71,12 @@ print("...")
 answer_parameters = ...
 
 # %%
-check("trainable parameters", answer_parameters, sum(p.numel() for p in parameters),
+trainable = sum(p.numel() for p in parameters if p.requires_grad)   # running stats do not train
+check("trainable parameters", answer_parameters, trainable,
       "; ".join(f"{name} {t.numel()}" for name, t in nn.state.get_state_dict(model).items()
-                if t.requires_grad))
+                if t.requires_grad),
+      hint="only tensors that train (requires_grad): weights and biases; batch norm's "
+           "running mean and variance are state, not parameters")
 
 # %% [markdown]
 # ## One step, traced

@@ -7,6 +7,8 @@
 # `tinylab.engine.devices.BACKENDS`.
 # Here we write one whose "source" is plain Python with one scalar operation per line, register
 # it, and run the test suite's own op checks against it — which find a real bug in our first try.
+#
+# Kernel names, loop IR, masks and ranges are explained in the [reading guide](READING.md).
 
 # %%
 # %load_ext tinylab
@@ -15,7 +17,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from exercises import check
+from exercises import check, passed
 from tinylab import Context, Device, Tensor, trace
 from tinylab.engine.devices import BACKENDS, Backend
 from tinylab.ir import symbolic as sym
@@ -234,7 +236,9 @@ for device in ("CPU", "TINY_FIXED"):
 #
 # `MAX` is not in the table, so codegen rewrites `max(a, b)` as `where(b < a or a != a, a, b)`.
 # Write a row for it (a format string using `{0}` and `{1}`, like the rows of `OPS`); the check
-# registers a renderer with your row, runs the `MAX` op checks and shows the new source.
+# registers a renderer with your row, runs the `MAX` op checks, then the point of the rewrite:
+# `a != a` is there so a NaN in either input gives NaN, as `np.maximum` and `torch.maximum` do.
+# Python's `max(a, b)` keeps `a` when `b` is NaN — the check feeds NaNs on both sides.
 
 # %%
 my_max_row = ...
@@ -245,7 +249,14 @@ if my_max_row is ...:
 else:
     mine = register("TINY_MAX", dict(FIXED, MAX=my_max_row))
     results = [r for r in op_checks(mine) if r[0].startswith("MAX")]
-    check("MAX op checks pass", True, all(what == "ok" for _, what in results), str(results))
+    failures = [f"{title}: {what}" for title, what in results if what != "ok"]
+    left = np.array([np.nan, 1, 5, np.nan], dtype=np.float32)
+    right = np.array([2, np.nan, 3, np.nan], dtype=np.float32)
+    got = Tensor(left, device=mine).maximum(Tensor(right, device=mine)).numpy()
+    if not np.array_equal(got, np.maximum(left, right), equal_nan=True):
+        failures.append(f"max of {left.tolist()} and {right.tolist()} gave {got.tolist()}")
+    passed("MAX row", failures, hint="what does your row give when {1} is NaN? when {0} is? "
+           "np.maximum gives NaN for both")
     with trace() as with_max:
         Tensor(x, device=mine).maximum(Tensor(x[::-1].copy(), device=mine)).realize()
     print(with_max.kernels[0].source)
@@ -253,4 +264,4 @@ else:
 # %% [markdown]
 # A real backend adds speed, not structure: `tinylab/renderers/c.py` is the same walk producing
 # C with vector types and OpenMP-style threads, and `tinylab/runtimes/cpu.py` compiles it with
-# the system compiler and loads it with ctypes. **Next:** `07_make_it_fast`.
+# the system compiler and loads it with ctypes. **Next:** `07_actions_blocks_targets`.

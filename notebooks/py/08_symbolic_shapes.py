@@ -8,10 +8,13 @@
 # tinygrad's answer, and tinylab's: a size may be a **bound variable**.
 # `Variable("i", 1, 64).bind(5)` stands for "some i between 1 and 64, 5 this time". The kernel
 # is compiled once with `i` as an `int` argument, and every length reuses it.
+#
+# Kernel names, loop IR, masks and ranges are explained in the [reading guide](READING.md).
 
 # %%
 # %load_ext tinylab
 import numpy as np
+from exercises import check
 from tinylab import GlobalCounters, Tensor, TinyJit, Variable, trace
 
 x_host = np.arange(64, dtype=np.float32)
@@ -142,7 +145,20 @@ def count_kernels(generated: int) -> None:
 
 GlobalCounters.reset()
 tokens = generate(model, text.encode("The "), 100, on_token=count_kernels)
-print(f"kernels built after 20 tokens: {compiled[20]}, after 100 tokens: {compiled[100]}")
+print(f"kernels built after 20 tokens: {compiled[20]}")
+
+# %% [markdown]
+# **Exercise.** Predict how many kernels have been built after 100 tokens. With a kernel for each
+# length it would keep growing; with symbolic shapes the jitted step replays what it built.
+
+# %%
+answer_kernels_after_100 = ...
+
+# %%
+check("kernels built after 100 tokens", answer_kernels_after_100, compiled[100],
+      "the step's kernels take the position as a symbolic variable, so positions 21-100 replay "
+      "the kernels built for the first two calls",
+      hint="compare with the count after 20 tokens: what would make it grow?")
 
 # %% [markdown]
 # After 12 training steps the text is mostly letters and spaces in a plausible rhythm; the

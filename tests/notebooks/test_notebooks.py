@@ -20,8 +20,8 @@ NOTEBOOK_TARGET = re.search(r'NOTEBOOK_TARGET = "(\w+)"',
                             (NOTEBOOKS / "build.py").read_text()).group(1)
 SANITIZE = NOTEBOOKS / "nbval_sanitize.cfg"
 TUTORIALS = ["00_tour", "01_tensors_and_autograd", "02_laziness_and_fusion", "03_ir_and_codegen",
-             "04_backends", "05_train_mnist", "06_write_a_backend", "07_make_it_fast",
-             "08_symbolic_shapes"]
+             "04_backends", "05_train_mnist", "06_write_a_backend", "07_actions_blocks_targets",
+             "07b_search_jit_roofline", "08_symbolic_shapes"]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 MAX_BYTES = 160_000     # small enough to review as a diff (05 holds a conv backward with its gutter)
 NBVAL_TIMEOUT_S = 900
@@ -84,9 +84,9 @@ def test_committed_notebook_is_clean_and_executed(name):
 
 
 def test_every_tutorial_is_listed_and_nothing_else():
-    found = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    found = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb"))
     assert found == TUTORIALS
-    assert sorted(p.stem for p in (NOTEBOOKS / "py").glob("[0-9][0-9]_*.py")) == TUTORIALS
+    assert sorted(p.stem for p in (NOTEBOOKS / "py").glob("[0-9][0-9]*_*.py")) == TUTORIALS
 
 
 def test_sanitize_rules_parse_and_leave_reasons_alone():
@@ -115,8 +115,9 @@ def test_exercise_checks_say_right_wrong_and_unanswered(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("[ ] kernels")
     assert lines[1].startswith("[x] kernels: 3 is right")
-    assert lines[2].startswith("[!] kernels: you said 2, the implementation says 3")
-    assert lines[3].startswith("[x] shape")
+    assert lines[2].startswith("[!] kernels: you said 2, which is not")
+    assert "3" not in lines[2] and lines[3].startswith("    hint:")   # no answer on a first try
+    assert lines[5].startswith("[x] shape")
     assert lines[-1] == "1/2 right"
 
 
@@ -133,3 +134,18 @@ def test_binder_environment_files():
     readme = (ROOT / "README.md").read_text()
     assert "mybinder.org/badge_logo.svg" in readme and "notebooks/00_tour.ipynb" in readme
 
+
+
+def test_inspector_tutorial_is_built_and_stripped():
+    """notebooks/inspector.ipynb is built by notebooks/build.py from its twin like the others
+    (tests/widgets/test_notebook.py executes it and checks the live widget state)."""
+    jupytext = pytest.importorskip("jupytext")
+    path = NOTEBOOKS / "inspector.ipynb"
+    assert path.stat().st_size < 300_000, f"inspector.ipynb is {path.stat().st_size} bytes"
+    notebook = _read("inspector")
+    assert "widgets" not in notebook.metadata, "saved widget state: rebuild with build.py"
+    twin = jupytext.read(NOTEBOOKS / "py" / "inspector.py")
+    assert [c.source.strip() for c in twin.cells] == [c.source.strip() for c in notebook.cells]
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            assert WIDGET_VIEW not in output.get("data", {})

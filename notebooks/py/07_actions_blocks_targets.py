@@ -1,0 +1,259 @@
+# %% [markdown]
+# # 07 · Making it fast: actions, blocks and targets
+#
+# The same kernel can run at very different speeds depending on how its loops are arranged.
+# tinylab makes each arrangement an explicit **optimization action** on the plan, chosen by a
+# readable heuristic. After this notebook you can read a plan's actions, say what each one buys,
+# see how the CPU target changes the plan, and build a plan of your own that beats the plain
+# loops. (`07b_search_jit_roofline` goes on with BEAM search, TinyJit and the roofline.)
+# Names, loop IR and masks are explained in the [reading guide](READING.md).
+#
+# Timings depend on the machine and its load: cells that print them are marked for nbval not to
+# compare, say which CPU they were measured on, and everything else (actions, names, FLOPs,
+# bytes) is exact.
+
+# %%
+# %load_ext tinylab
+import importlib.util
+import time
+
+import numpy as np
+from exercises import check, passed
+from tinylab import Context, Device, Tensor, TinyJit, trace
+from tinylab.codegen.linearize import linearize
+from tinylab.codegen.plan import KernelPlan, Opt, OptError
+from tinylab.engine.realize import choose_plan
+from tinylab.ir.node import prod
+from tinylab.runtimes.buffer import Buffer
+from tinylab.runtimes.cpu_target import detect
+
+rng = np.random.default_rng(0)
+cpu = Device["CPU"]
+N = 128
+# the CPU every timing below was measured on, and the target its kernels were built for
+MEASURED_ON = f"{detect().describe().split(':')[0]}, kernels built for {Device['CPU'].target.name}"
+
+# %% [markdown]
+# ## One kernel, measured by hand
+#
+# Trace a matmul, then keep its kernel AST and the buffers it reads. `run_plan` compiles any
+# plan of that AST with the C renderer and the CPU runtime, checks the result against numpy and
+# returns the best of a few timings.
+
+# %%
+a = Tensor(rng.standard_normal((N, N)).astype(np.float32))
+b = Tensor(rng.standard_normal((N, N)).astype(np.float32))
+with trace() as recorded:
+    expected = (a @ b).numpy()
+kernel = recorded.kernels[0]
+item = recorded.realizes[0].schedule.items[kernel.schedule_index]
+buffers = [slot.existing if slot.existing is not None else
+           Buffer("CPU", prod(slot.shape), slot.dtype, cpu.allocator) for slot in item.slots]
+
+
+def run_plan(plan: KernelPlan, repeats: int = 5) -> float:
+    program = linearize(plan, plan.name)
+    library, _ = cpu.runtime.compile(cpu.renderer.render(program))
+    launch = cpu.runtime.load(library, program.name)
+    seconds = min(launch(*[buf.handle for buf in buffers], global_size=program.loops)
+                  for _ in range(repeats))
+    result = buffers[0].numpy().reshape(expected.shape)
+    assert np.allclose(result, expected, atol=1e-3), f"{plan.name} computed a wrong result"
+    return seconds
+
+
+plain = choose_plan("CPU", kernel.ast, noopt=True, beam=0)      # NOOPT: no actions
+chosen = choose_plan("CPU", kernel.ast, noopt=False, beam=0)    # the heuristic's plan
+print(f"{kernel.flops} FLOPs, {kernel.bytes_moved} bytes per run")
+print("plain plan:     ", plain.name)
+print("heuristic plan: ", chosen.name, "=", ", ".join(str(o) for o in chosen.opts))
+
+# %% tags=["nbval-ignore-output"]
+print("measured on", MEASURED_ON)
+for title, plan in (("plain (NOOPT)", plain), ("heuristic", chosen)):
+    seconds = run_plan(plan)
+    print(f"{title:<14} {seconds * 1e3:8.3f} ms  {kernel.flops / seconds / 1e9:7.2f} GFLOPS")
+
+# %% [markdown]
+# ## What each action buys
+#
+# Apply the heuristic's actions one at a time and time each step. Each action is a rule of
+# `tinylab/codegen/heuristic.py`: vectorize the axis where lanes save the most memory
+# operations, tile two output axes into registers so each load feeds several accumulators,
+# unroll the reduce loop, and spread the outer loop over the CPU's cores.
+
+# %%
+steps = [plain]
+for opt in chosen.opts:
+    steps.append(steps[-1].apply(opt))
+for plan in steps[1:]:
+    print(f"{str(plan.opts[-1]):<16} -> {plan.name}")
+
+# %% tags=["nbval-ignore-output"]
+print("measured on", MEASURED_ON)
+for plan in steps:
+    seconds = run_plan(plan)
+    label = str(plan.opts[-1]) if plan.opts else "(none)"
+    print(f"{label:<16} {plan.name:<26} {kernel.flops / seconds / 1e9:7.2f} GFLOPS")
+
+# %% [markdown]
+# `VECTORIZE` alone buys nothing (a few percent either way, which is noise): gcc 12 already
+# vectorizes the plain plan's column loop at `-O2` by itself (`gcc -fopt-info-vec` on the plain
+# kernel says "loop vectorized using 32 byte vectors"), so writing the 8 lanes by hand gives the
+# same machine code's speed. In both, one vector accumulator makes every multiply-add wait for the
+# previous one. The gain starts with `UPCAST`: several independent accumulators in flight.
+#
+# The register tile is visible in the loop IR: several accumulators per trip through the
+# reduce loop.
+
+# %%
+print(chosen.describe())
+
+# %% [markdown]
+# ## Cache blocks: when the operands stop fitting
+#
+# At 128 × 128 both matrices sit in the L2 cache. At 1024 × 1024 each is 4 MiB: a register tile
+# that runs the whole reduce loop streams a 1024-deep panel of `b` from further away for every
+# row of tiles. `BLOCK` on the reduce axis splits it into cache-sized blocks and moves the block
+# loop *outside* the output loops; each pass adds its block's partial sums to the output
+# buffer (the first pass starts from zero), so one block of `b` stays in cache while every
+# output tile uses it. The heuristic blocks a reduce when its operands overflow the cache and a
+# block of the shared one fits in half the CPU's L2 (`bidx` is the block loop).
+#
+# A big `a @ b` on the CPU also *packs* its operands first, as BLAS libraries do: two small copy
+# kernels lay `a` out as panels of 16 rows side by side (`(M/16, K, 16)`) and `b` as panels of 16
+# columns (`(N/16, K, 16)`): 16 floats are one 64-byte cache line. A register tile of 16 rows
+# then reads 16 consecutive floats per step of the reduce, where in row-major `a` its rows are
+# 4 KiB apart — a power-of-two stride that lands them all in the same few cache sets. The
+# product is still a `MUL` and a `SUM`:
+
+# %%
+big_a = Tensor(rng.standard_normal((1024, 1024)).astype(np.float32))
+big_b = Tensor(rng.standard_normal((1024, 1024)).astype(np.float32))
+with trace() as big_trace:
+    (big_a @ big_b).realize()
+for k in big_trace.kernels:
+    print(f"{k.name:<24} {k.flops / 1e6:8.1f} MFLOP")
+product = max(big_trace.kernels, key=lambda k: k.flops)
+big_plan = choose_plan("CPU", product.ast, noopt=False, beam=0)
+print(big_plan.name, "=", ", ".join(str(o) for o in big_plan.opts))
+print(big_plan.describe())
+
+# %% [markdown]
+# ## The CPU target: the same rules on different data
+#
+# Nothing above is a constant of one CPU. The heuristic reads a **CPU target**: the vector width
+# (lanes per vector), how many vector registers hold the register tile's accumulators, the cache
+# sizes the blocks must fit, the cores to thread over. tinylab detects it once per process from
+# the compiler's view of `-march=native` and from the OS; `python -m tinylab.device` and
+# `DEBUG=1` print it. What this machine says (it differs from machine to machine, so nbval does
+# not compare this cell):
+
+# %% tags=["nbval-ignore-output"]
+from dataclasses import replace  # noqa: E402
+
+from tinylab.codegen.heuristic import accumulator_budget, cache_bytes, choose_opts  # noqa: E402
+from tinylab.runtimes.cpu_target import PRESETS  # noqa: E402
+
+print("detected:  ", detect().describe())
+print("CPU device:", cpu.target.describe())
+
+# %% [markdown]
+# `CPU_TARGET=avx2` (or `sse4`, `avx512`, `neon`) replaces the detected target with a named
+# preset, so anyone can see what the planner does for another CPU. A preset this CPU cannot run
+# only renders (`DEV=NULL:C`); the CPU device keeps one it can run. (These notebooks are built
+# with `CPU_TARGET=avx2`, which every x86 machine of the last decade runs, so their printed plans
+# and sources are the same wherever they are rebuilt.) Here are the presets, and the 1024 product
+# kernel planned for two of them: an AVX-512 register holds 16 floats and there are 32 of them;
+# AVX2 has 16 registers of 8 floats, so its tile keeps fewer, narrower accumulators. Both take
+# 128-deep blocks of the reduce (`BLOCK(…, 128)`); AVX2's smaller cache budget (256 KiB against
+# 512 KiB) adds a second block over the output columns, `BLOCK(1, 32)`, so the part of B it
+# revisits stays within that budget.
+
+# %%
+for preset in PRESETS.values():
+    print(replace(preset, cores=2).describe())
+print()
+for name in ("avx512", "avx2"):
+    target = replace(PRESETS[name], cores=2)
+    product_plan = KernelPlan.from_ast(product.ast)
+    opts = choose_opts(product_plan, cpu.renderer.supported_actions, target)
+    print(f"{name}: {target.lanes_of(4)} lanes, {accumulator_budget(target)} accumulator "
+          f"registers, blocks of B within {cache_bytes(target) // 1024} KiB")
+    print(f"  {product_plan.apply_all(opts).name} = {', '.join(str(o) for o in opts)}")
+
+# %% [markdown]
+# The C renderer follows the target too: vector types no wider than its registers, and masked
+# loads (the lanes of a vector that run past the end of a row) in the form its ISA has —
+# AVX-512 mask registers, AVX2's `vmaskmov`, and on SSE or NEON, which have neither, one whole
+# vector load and a lane select when the vector lies inside the buffer. The helper each target
+# gets for the 29-column matmul below:
+
+# %%
+from tinylab.renderers.c import CRenderer  # noqa: E402
+
+odd = Tensor(rng.standard_normal((37, 53)).astype(np.float32)) @ \
+    Tensor(rng.standard_normal((53, 29)).astype(np.float32))
+with trace() as odd_trace:
+    odd.realize()
+for name in ("avx512", "avx2", "neon"):
+    target = replace(PRESETS[name], cores=2)
+    odd_plan = KernelPlan.from_ast(odd_trace.kernels[0].ast)
+    odd_plan = odd_plan.apply_all(choose_opts(odd_plan, cpu.renderer.supported_actions, target))
+    source = CRenderer(target).render(linearize(odd_plan, odd_plan.name))
+    helper = source[source.index("static inline"):source.index("}\n") + 2]
+    print(f"--- {name}: {odd_plan.name}\n{helper}")
+
+# %% [markdown]
+#
+# ## Exercise: arrange the loops yourself
+#
+# Pick actions for the 128 × 128 matmul's plain plan — a list of `Opt(action, axis, amount)`
+# with actions from `UPCAST`, `UNROLL`, `VECTORIZE`, `THREAD`, `SWAP`, `BLOCK`. Axis numbers refer to
+# the plan as it is when the action is applied (`print(plan.axes)` shows them). The check
+# applies them, says whether each fits, and verifies the result against numpy; the next cell
+# times yours against the plain plan and the heuristic: **it must run at least 2× faster than
+# NOOPT**, with no BEAM.
+
+# %%
+SPEEDUP = 2
+print([f"{n}: {axis.size} {axis.kind.value}" for n, axis in enumerate(plain.axes)])
+my_actions = ...   # e.g. [Opt("UPCAST", 0, 4), Opt("VECTORIZE", 1, 8)]
+
+# %%
+if my_actions is ...:
+    check("your plan", ..., None)
+    mine = None
+elif not my_actions:
+    passed("your plan", ["an empty list applies no action"],
+           hint="that is NOOPT's plain plan, not yours: pick at least one action")
+    mine = None
+else:
+    mine = plain
+    try:
+        for opt in my_actions:
+            mine = mine.apply(opt)
+        run_plan(mine, repeats=1)
+        passed("your plan computes a @ b", [], hint="")
+        print(f"{mine.name}: " + mine.describe())
+    except (OptError, AssertionError) as error:
+        passed("your plan is valid", [str(error)], hint="print(mine.axes) after each action "
+               "shows the axis numbers the next one refers to")
+        mine = None
+
+# %% tags=["nbval-ignore-output"]
+if mine is not None:
+    print("measured on", MEASURED_ON)
+    timed = {title: run_plan(plan) for title, plan in
+             (("plain", plain), ("yours", mine), ("heuristic", chosen))}
+    for title, seconds in timed.items():
+        print(f"{title:<10} {kernel.flops / seconds / 1e9:7.2f} GFLOPS")
+    speedup = timed["plain"] / timed["yours"]
+    passed(f"your plan is at least {SPEEDUP}x faster than NOOPT",
+           [] if speedup >= SPEEDUP else [f"it is {speedup:.1f}x"],
+           hint="independent accumulators (UPCAST of an output axis) and threads are where the "
+                "heuristic's speed came from; VECTORIZE alone is what gcc already does")
+
+# %% [markdown]
+# **Next:** `07b_search_jit_roofline` — BEAM search, TinyJit and a roofline of measured
+# kernels.

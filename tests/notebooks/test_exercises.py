@@ -1,0 +1,93 @@
+"""Every builder exercise of the notebooks, both ways: its checker (notebooks/exercises.py) passes
+the reference solution (notebooks/solutions.py) and fails a trivial or wrong answer; and the
+prediction checks teach: a wrong answer gets a hint, the answer only on request or after three
+tries.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+sys.path.insert(0, str(NOTEBOOKS))
+import exercises  # noqa: E402
+import solutions  # noqa: E402
+
+sys.path.remove(str(NOTEBOOKS))
+
+
+def test_a_wrong_answer_gets_a_hint_and_the_answer_only_after_three_tries(capsys):
+    exercises.check("q", 41, 42, "because", hint="count the kernels")
+    first = capsys.readouterr().out
+    assert "42" not in first and "because" not in first and "count the kernels" in first
+    exercises.show_answer("q")
+    assert "answer: 42" in capsys.readouterr().out
+    exercises.check("q", 40, 42)
+    assert "42" not in capsys.readouterr().out
+    exercises.check("q", 39, 42, "because")
+    third = capsys.readouterr().out
+    assert "answer: 42" in third and "because" in third
+    exercises.check("q", 42, 42)
+    assert capsys.readouterr().out.startswith("[x] q: 42 is right")
+
+
+def test_my_sigmoid_both_ways(capsys):
+    from tinylab import Tensor
+    assert exercises.check_my_sigmoid(solutions.my_sigmoid)
+    assert not exercises.check_my_sigmoid(lambda t: t.sigmoid())   # a registered composite
+    assert not exercises.check_my_sigmoid(lambda t: (1 + t.exp()).reciprocal())   # wrong values
+    assert not exercises.check_my_sigmoid(lambda t: ...)
+    assert "composite" in capsys.readouterr().out
+    assert isinstance(solutions.my_sigmoid(Tensor([0.0])), Tensor)
+
+
+@pytest.mark.parametrize("wrong", [lambda grad, x, out: grad,
+                                   lambda grad, x, out: grad / (1 + x.abs()),
+                                   lambda grad, x, out: 1 / ((1 + x.abs()) * (1 + x.abs()))])
+def test_reverse_rule_both_ways(wrong):
+    assert exercises.check_reverse_rule(solutions.softsign_reverse_rule)
+    assert not exercises.check_reverse_rule(wrong)
+
+
+def _always_constant(x, c):
+    from tinylab.ir import symbolic as sym
+    return sym.const(x.lo // c)   # right only where x stays within one multiple of c
+
+
+@pytest.mark.parametrize("wrong", [lambda x, c: None, _always_constant, lambda x, c: x])
+def test_div_rewrite_both_ways(wrong):
+    assert exercises.check_div_rewrite(solutions.div_rewrite)
+    assert not exercises.check_div_rewrite(wrong)
+
+
+def test_a_rule_that_raises_fails_cleanly(capsys):
+    assert not exercises.check_reverse_rule(lambda grad, x, out: grad.reshape(7))
+    assert "[!] softsign reverse rule" in capsys.readouterr().out
+
+
+def _run_twin(name: str, replace: dict) -> str:
+    """Notebook `name`'s twin run as a script, with `replace` applied to its source (how the
+    reader would answer), on the notebooks' CPU target; returns what it printed."""
+    import os
+    import subprocess
+    source = (NOTEBOOKS / "py" / f"{name}.py").read_text()
+    for old, new in replace.items():
+        assert old in source, f"{name}: {old!r} is not in the twin any more"
+        source = source.replace(old, new)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "DEBUG"))}
+    env.update(CPU_TARGET="avx2", PYTHONPATH=str(NOTEBOOKS))
+    done = subprocess.run([sys.executable, "-c", source], cwd=NOTEBOOKS, env=env, timeout=300,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@pytest.mark.parametrize("row, verdict", [("MAX_ROW", "[x] MAX row: every check passes"),
+                                          ("WRONG_MAX_ROW", "[!] MAX row: max of")])
+def test_max_row_both_ways(row, verdict):
+    """06: the reference row passes the op checks and NaN propagation; Python's max does not."""
+    out = _run_twin("06_write_a_backend",
+                    {"my_max_row = ...": f"import solutions; my_max_row = solutions.{row}"})
+    assert verdict in out, out[-2000:]
