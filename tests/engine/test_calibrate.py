@@ -37,12 +37,12 @@ class FakeRenderer:
 class FakeClock:
     """Seconds per candidate from a table (others 1 s); records what it was asked to time."""
 
-    def __init__(self, table):
-        self.table, self.asked = table, []
+    def __init__(self, table, others=1.0):
+        self.table, self.asked, self.others = table, [], others
 
     def __call__(self, candidate, run):
         self.asked.append(candidate)
-        return self.table.get(candidate, 1.0)
+        return self.table.get(candidate, self.others)
 
 
 @pytest.fixture(autouse=True)
@@ -144,3 +144,30 @@ def test_a_measured_plan_computes_the_product():
     fn(*[b.handle for b in buffers])
     np.testing.assert_allclose(buffers[0].numpy().reshape(m, n), x.astype(np.float64) @ w,
                                rtol=1e-3, atol=1e-2)
+
+
+def test_a_near_tie_goes_to_the_bigger_tile(tmp_path):
+    rows = {c: calibrate.matmul_plan(c[0]).shape[0] for c in [(6, 2, 0), (2, 4, 0)]}
+    # the 2x4 tile measured 2% faster (noise on a busy machine): the 6x2 tile is kept
+    clock = FakeClock({(6, 2, 0): rows[6, 2, 0] / 1.0, (2, 4, 0): rows[2, 4, 0] / 1.02},
+                      others=1e6)
+    assert calibrate.calibrated(AVX2, FakeRenderer(), FakeRuntime(), tmp_path,
+                                clock).micro_kernel[:2] == (6, 2)
+
+
+def test_a_packed_panel_of_two_vectors_takes_the_measured_rows():
+    """A packed AVX2 matmul (panels of 16 floats: two 8-lane vectors per row) with a measured
+    6x16 tile: both vectors of the panel and the most rows up to 6 that divide the panel."""
+    from tinylab.engine.realize import REALIZED
+    from tinylab.schedule.schedule import schedule
+    from tinylab import Tensor
+    from tinylab.codegen.plan import KernelPlan
+    a = Tensor(np.ones((512, 512), np.float32)).realize()
+    sched = schedule([(a @ a).node], realized=REALIZED, matmul_panel=lambda device: 16)
+    plan = KernelPlan.from_ast(sched.kernels[-1].ast)
+    target = dataclasses.replace(AVX2, micro_kernel=(6, 2, 0))
+    planned = plan.apply_all(choose_opts(plan, ACTIONS, target))
+    upcast = {a.origin: a.size for a in planned.axes if a.kind is AxisKind.UPCAST}
+    vector = planned.vector_axis
+    assert vector.size == 8 and upcast.get(vector.origin) == 2
+    assert sorted(upcast.values()) == [2, 4]  # 6 does not divide the 16-row panel: 4 rows

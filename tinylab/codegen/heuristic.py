@@ -239,7 +239,7 @@ def measured_tile(plan: KernelPlan, target: CPUTarget) -> KernelPlan | None:
     rows, vectors = target.micro_kernel[:2]
     size = plan.axes[outer].size
     amount = _largest_divisor(size, vectors)
-    if amount > 1 and size > amount:
+    if amount > 1:  # a packed panel of exactly two vectors is upcast whole
         plan = _try(plan, Opt(Action.UPCAST, outer, amount))
     candidates = _tile_candidates(plan, accesses(plan))
     if not candidates:

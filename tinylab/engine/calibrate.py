@@ -35,6 +35,7 @@ from . import progress
 VERSION = 1
 BUDGET_S = 10.0             # calibration stops timing new candidates after this
 RUNS = 3                    # best of, per candidate (thread CPU time: immune to other processes)
+TIE = 0.05                  # candidates this close to the fastest count as equally fast
 ROWS_TARGET, COLUMNS, DEPTH = 240, 384, 2048  # the timed matmul: its right operand (3 MiB)
 MAX_ROWS = 14               # overflows every L2 up to 2 MiB, so reduce blocks matter
 _LOCK = threading.Lock()
@@ -171,7 +172,7 @@ def _calibrate(target: CPUTarget, renderer, runtime, measure, budget_s: float) -
             shown.advance()
             if time.perf_counter() - start > budget_s:
                 break
-        best = min(timed, key=timed.get) if timed else None
+        best = _best(_flops(timed)) if timed else None
         if best:  # a tile won (not the model's plan): its reduce-block depth
             for depth in depths:
                 if time.perf_counter() - start > budget_s:
@@ -195,14 +196,30 @@ def _record(target: CPUTarget, timed: dict, seconds: float) -> dict:
     if not timed:
         return {"micro_kernel": [], "timed": {}, "summary": "not timed (no candidate ran); "
                                                             "the model plans"}
-    flops = {c: 2 * matmul_plan(c[0] if c else ROWS_TARGET).shape[0] * COLUMNS * DEPTH / s
-             for c, s in timed.items()}
-    best = max(flops, key=flops.get)
+    flops = _flops(timed)
+    best = _best(flops)
     label = _label(best, target)
     summary = (f"micro-kernel {label} at {flops[best] / 1e9:.1f} GFLOPS on 1 core "
                f"(model {flops.get((), 0) / 1e9:.1f}), {len(timed)} candidates in {seconds:.1f} s")
     return {"micro_kernel": list(best), "summary": summary,
             "timed": {_label(c, target): round(f / 1e9, 2) for c, f in flops.items()}}
+
+
+def _flops(timed: dict) -> dict:
+    """Candidate -> FLOP/s (each candidate's matmul has a row count its tile divides)."""
+    return {c: 2 * matmul_plan(c[0] if c else ROWS_TARGET).shape[0] * COLUMNS * DEPTH / s
+            for c, s in timed.items()}
+
+
+def _best(flops: dict) -> tuple:
+    """The fastest candidate, except that among those within TIE of it the tile with the most
+    accumulators wins (a difference that small is noise on a busy machine; more accumulators
+    hide more FMA latency on the real kernels), and the model's plan must win outright."""
+    fastest = max(flops.values())
+    close = [c for c, f in flops.items() if f >= fastest * (1 - TIE) and c]
+    if not close:
+        return max(flops, key=flops.get)
+    return max(close, key=lambda c: (c[0] * c[1], flops[c]))
 
 
 def _label(candidate: tuple, target: CPUTarget) -> str:
