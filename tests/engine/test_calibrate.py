@@ -171,3 +171,16 @@ def test_a_packed_panel_of_two_vectors_takes_the_measured_rows():
     vector = planned.vector_axis
     assert vector.size == 8 and upcast.get(vector.origin) == 2
     assert sorted(upcast.values()) == [2, 4]  # 6 does not divide the 16-row panel: 4 rows
+
+
+def test_progress_is_shown_while_it_runs(tmp_path):
+    from tinylab.engine import progress
+    events = []
+    progress.add_listener(events.append)
+    try:
+        calibrate.calibrated(AVX2, FakeRenderer(), FakeRuntime(), tmp_path, FakeClock({}))
+    finally:
+        progress.remove_listener(events.append)
+    mine = [e for e in events if e.kind == "calibrate"]
+    assert mine[0].done == 0 and mine[-1].finished and mine[-1].done == len(mine) - 2
+    assert "timing micro-kernels of Test CPU A" in mine[1].describe()
