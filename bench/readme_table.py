@@ -35,8 +35,9 @@ def load(folder: Path = RESULTS) -> list[dict]:
 def column(report: dict) -> str:
     cpu = report.get("cpu", {})
     isa = report.get("isa") or _isa(cpu)
-    date = report.get("date", "")
-    return f"{cpu.get('model', '?')} · {isa} ({report.get('target', 'native')}) · {date}".strip()
+    date, load = report.get("date", ""), report.get("load", "")
+    load = f"load {load}" if load.replace(".", "").isdigit() else load
+    return f"{cpu.get('model', '?')} · {isa} ({report.get('target', 'native')}) · {date}, {load}"
 
 
 def _isa(cpu: dict) -> str:
@@ -52,11 +53,15 @@ def cell(row: dict) -> str:
     ratio, reference = row.get("ratio"), row.get("reference", "")
     ours = row.get("values", {}).get("tinylab")
     if ratio is None or not ratio:
-        return "—" if ours is None else f"{ours:,.3g} {row.get('metric', '')}"
+        return "—" if ours is None else f"{_number(ours)} {row.get('metric', '')}"
     name = {"torch": "PyTorch", "numpy": "numpy"}.get(reference, reference)
     if row.get("metric") in SPEEDS:
         return f"{ratio:.2f}× {name} ({ours:,.0f} {row['metric']})"
-    return f"{1 / ratio:.2f}× {name}'s time ({ours:,.3g} {row.get('metric', '')})"
+    return f"{1 / ratio:.2f}× {name}'s time ({_number(ours)} {row.get('metric', '')})"
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
 def table(reports: list[dict]) -> str:

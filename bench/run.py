@@ -81,7 +81,7 @@ def save(cpu: dict, rows: list[Row], seconds: float) -> Path:
         row.pop("cpu", None)  # once per file
     described = {k: v for k, v in cpu.items() if k != "target_fields"}
     report = {"cpu": described, "target": target, "date": time.strftime("%Y-%m-%d"),
-              "load": f"load average {os.getloadavg()[0]:.1f} at the end",
+              "load": f"{os.getloadavg()[0]:.1f}",  # the 1-minute load average at the end
               "machine": platform.platform(), "seconds": seconds,
               "source": "python -m bench.run", "rows": kept + list(new.values())}
     RESULTS.mkdir(exist_ok=True)

@@ -124,8 +124,6 @@ class _Builder:
         values = run.var_vals if run is not None else item.var_vals
         if values:  # a symbolic kernel: the values this launch passed
             entry["variables"] = dict(values)
-        if run is not None and run.target:  # the CPU it was planned for, with what was measured
-            entry["target"] = _target_line(run.device)
         if run is not None:   # per kernel AST node, the graph nodes it computes (provenance)
             entry["ast_nodes"] = kernel_ast_nodes(item, run.ast, self.node_ids)
         self.producer[item.output] = kernel_id
@@ -217,10 +215,3 @@ def forced_code(forced_by: str) -> str:
     file name, scripts keep it, so the text is the same on every run."""
     code = forced_by.partition("  ")[2]
     return f"{code}  ({user_location(forced_by)})" if code else forced_by
-
-
-def _target_line(device: str) -> str:
-    """The device's CPU target in one line (its calibration included: engine/calibrate.py)."""
-    from ..engine.devices import Device
-    target = Device[device].target
-    return target.describe() if target is not None else ""
