@@ -4,8 +4,9 @@
 heuristic's, tries every single action on each of the `width` fastest plans so far, compiles and
 times each candidate on random inputs, keeps the fastest `width`, and repeats until a round brings
 no gain. The winner is checked against the plain plan's output, replaces the heuristic's plan only
-when faster beyond the noise of repeated runs (faster_beyond_noise), and is cached on disk by kernel AST, device and CPU target,
-so later processes reuse it (ignore_cache=True, from IGNORE_BEAM_CACHE=1, searches again).
+when faster beyond the noise of repeated runs (faster_beyond_noise), and is cached on disk by
+kernel AST, device and CPU target, so later processes reuse it (ignore_cache=True, from
+IGNORE_BEAM_CACHE=1, searches again).
 `device` is the engine's DeviceSpec (a renderer and a runtime), passed in so this layer imports
 neither; `target` (a CPUTarget, or None off the CPU) bounds the vector widths and gives the
 cores. Called by the engine when BEAM=n (and TUNE=1: `tune`).
