@@ -1,6 +1,6 @@
 """`python -m tinylab.device`: list every backend, whether it works here, and if not, why, and the
-CPU target the C backend plans and compiles for, with what its calibration measured. `from tinylab.device import Device` is the same
-registry as `tinylab.Device`."""
+CPU target the C backend plans and compiles for, with what its calibration measured.
+`from tinylab.device import Device` is the same registry as `tinylab.Device`."""
 from __future__ import annotations
 
 from .engine.devices import Device
