@@ -3,6 +3,8 @@ CPU target the C backend plans and compiles for, with what its calibration measu
 `from tinylab.device import Device` is the same registry as `tinylab.Device`."""
 from __future__ import annotations
 
+import dataclasses
+
 from .engine.devices import Device
 
 __all__ = ["Device"]
@@ -27,7 +29,7 @@ def main() -> None:
     print(f"CPU target: {runs.describe()}")
     if not runs.measured:
         print("calibration: off (TINYLAB_CALIBRATE=0): the model plans every kernel")
-    if renders != runs:
+    if renders.key != dataclasses.replace(runs, micro_kernel=(), measured="").key:
         print(f"NULL:C target: {renders.describe()} (rendered only: this CPU cannot run it)")
 
 
