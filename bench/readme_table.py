@@ -37,7 +37,7 @@ def column(report: dict) -> str:
     isa = report.get("isa") or _isa(cpu)
     date, load = report.get("date", ""), report.get("load", "")
     load = f"load {load}" if load.replace(".", "").isdigit() else load
-    return f"{cpu.get('model', '?')} · {isa} ({report.get('target', 'native')}) · {date}, {load}"
+    return f"{cpu.get('model', '?')} · {isa}, {report.get('target', 'native')} target · {date}, {load}"
 
 
 def _isa(cpu: dict) -> str:

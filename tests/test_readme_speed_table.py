@@ -30,4 +30,4 @@ def test_a_run_replaces_its_rows_and_keeps_the_others(tmp_path, monkeypatch):
     rows = {r["workload"]: r["values"]["tinylab"] for r in json.loads(path.read_text())["rows"]}
     assert rows == {"a": 1.0, "b": 3.0}
     (report,) = readme_table.load(tmp_path)
-    assert "Test CPU, family 1 · AVX2 (avx2)" in readme_table.column(report)
+    assert "Test CPU, family 1 · AVX2, avx2 target" in readme_table.column(report)
