@@ -109,6 +109,11 @@ def cpu_description() -> dict:
         described["target"] = f"(no CPU target in this tree) lscpu ISA: {' '.join(described['isa'])}"
         return described
     target = current_target()
+    try:  # the CPU device's target: the one it runs, with its calibration
+        from tinylab import Device
+        target = Device["CPU"].target
+    except Exception:  # noqa: BLE001 - a tree or a machine without it: the planner's
+        pass
     described["target"] = target.describe()
     described["target_fields"] = target.as_dict()
     return described

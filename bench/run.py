@@ -1,13 +1,16 @@
 """`make bench`: every benchmark, tinylab beside numpy / PyTorch measured in the same run; prints
 the CPU it runs on and the CPU target the planner uses, then a table of medians and ratios, and
-writes bench/results/latest.json (the CPU and the target recorded with every row). `--quick`
+merges them into bench/results/<cpu>--<target>.json (one file per CPU and target, the latest run
+of each row; `python -m bench.readme_table --write` makes the README's table from those). `--quick`
 shrinks the slow ones; `--only demo,conv` runs some suites.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import re
 import time
 from pathlib import Path
 
@@ -55,12 +58,35 @@ def main(argv=None) -> list[Row]:
             row.cpu = cpu
             print(format_row(row), flush=True)
             rows.append(row)
-    RESULTS.mkdir(exist_ok=True)
-    report = {"machine": platform.platform(), "processor": platform.processor(), "cpu": cpu,
-              "seconds": round(time.time() - started, 1), "rows": [r.as_dict() for r in rows]}
-    (RESULTS / "latest.json").write_text(json.dumps(report, indent=2))
-    print(f"wrote {RESULTS / 'latest.json'}")
+    path = save(cpu, rows, round(time.time() - started, 1))
+    print(f"wrote {path} (python -m bench.readme_table --write puts it in the README)")
     return rows
+
+
+def results_path(cpu: dict, target: str) -> Path:
+    """bench/results/<cpu model>--<target>.json: one file per CPU and CPU target."""
+    slug = re.sub(r"[^a-z0-9]+", "-", cpu["model"].lower()).strip("-")
+    return RESULTS / f"{slug}--{target}.json"
+
+
+def save(cpu: dict, rows: list[Row], seconds: float) -> Path:
+    """Merge `rows` into this CPU's results file: a workload run again replaces its row, the
+    others keep theirs (each the latest run of that row)."""
+    target = cpu.get("target_fields", {}).get("name", "native")
+    path = results_path(cpu, target)
+    old = json.loads(path.read_text()).get("rows", []) if path.exists() else []
+    new = {r.workload: r.as_dict() for r in rows}
+    kept = [r for r in old if r["workload"] not in new]
+    for row in new.values():
+        row.pop("cpu", None)  # once per file
+    described = {k: v for k, v in cpu.items() if k != "target_fields"}
+    report = {"cpu": described, "target": target, "date": time.strftime("%Y-%m-%d"),
+              "load": f"{os.getloadavg()[0]:.1f}",  # the 1-minute load average at the end
+              "machine": platform.platform(), "seconds": seconds,
+              "source": "python -m bench.run", "rows": kept + list(new.values())}
+    RESULTS.mkdir(exist_ok=True)
+    path.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+    return path
 
 
 if __name__ == "__main__":

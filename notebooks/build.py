@@ -69,6 +69,7 @@ def build(name: str, timeout: int = 600) -> float:
 
 def main() -> int:
     os.environ["CPU_TARGET"] = NOTEBOOK_TARGET  # inherited by the notebooks' kernels
+    os.environ["TINYLAB_CALIBRATE"] = "0"  # plans from the model: the same on every machine
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="notebook names (default: every twin)")
     args = parser.parse_args()

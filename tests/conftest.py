@@ -8,6 +8,9 @@ rendered as WGSL and validated by naga (wgsl_check.py)."""
 import os
 from pathlib import Path
 
+# plan from the model: calibration (engine/calibrate.py) is timed in its own tests only
+os.environ.setdefault("TINYLAB_CALIBRATE", "0")
+
 import numpy as np
 import pytest
 

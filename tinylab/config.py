@@ -95,6 +95,9 @@ FUSE = Setting("FUSE", 1, "0 = one kernel per op (the scheduler's fuse=False)")
 RELAYOUT = Setting("RELAYOUT", 1, "1 = a big reduce whose vectors would run mostly masked reads "
                    "its windowed operand from a relaid-out copy (schedule/relayout.py; faster CNN "
                    "weight gradients); 0 = never")
+CALIBRATE = Setting("TINYLAB_CALIBRATE", 1, "1 = on first use of a CPU, time a few matmul "
+                    "micro-kernels (~10 s, kept in the kernel cache per CPU, target and compiler) "
+                    "and plan from the fastest; 0 = plan from the model alone")
 CACHE = Setting("TINYLAB_CACHE", "", "directory for compiled kernels (default ~/.cache/tinylab)")
 DISABLE_CACHE = Setting("DISABLE_COMPILER_CACHE", 0, "1 = always recompile")
 DATA = Setting("TINYLAB_DATA", "", "directory searched first for datasets")

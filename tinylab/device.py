@@ -1,7 +1,9 @@
 """`python -m tinylab.device`: list every backend, whether it works here, and if not, why, and the
-CPU target the C backend plans and compiles for. `from tinylab.device import Device` is the same
-registry as `tinylab.Device`."""
+CPU target the C backend plans and compiles for, with what its calibration measured.
+`from tinylab.device import Device` is the same registry as `tinylab.Device`."""
 from __future__ import annotations
+
+import dataclasses
 
 from .engine.devices import Device
 
@@ -25,7 +27,9 @@ def main() -> None:
         print(f"CPU target: none ({exc})")
         return
     print(f"CPU target: {runs.describe()}")
-    if renders != runs:
+    if not runs.measured:
+        print("calibration: off (TINYLAB_CALIBRATE=0): the model plans every kernel")
+    if renders.key != dataclasses.replace(runs, micro_kernel=(), measured="").key:
         print(f"NULL:C target: {renders.describe()} (rendered only: this CPU cannot run it)")
 
 

@@ -1,10 +1,12 @@
 """BEAM search: find optimization actions by timing candidates on the device.
 
-`beam_search(plan, device, width, cache_dir, target)` starts from the plain plan, tries every
-single action on each of the `width` fastest plans so far, compiles and times each candidate on
-random inputs, keeps the fastest `width`, and repeats until a round brings no gain. The winner is
-checked against the plain plan's output and cached on disk by kernel AST, device and CPU target,
-so later processes reuse it (ignore_cache=True, from IGNORE_BEAM_CACHE=1, searches again).
+`beam_search(plan, device, width, cache_dir, target)` starts from the plain plan and the
+heuristic's, tries every single action on each of the `width` fastest plans so far, compiles and
+times each candidate on random inputs, keeps the fastest `width`, and repeats until a round brings
+no gain. The winner is checked against the plain plan's output, replaces the heuristic's plan only
+when faster beyond the noise of repeated runs (faster_beyond_noise), and is cached on disk by
+kernel AST, device and CPU target, so later processes reuse it (ignore_cache=True, from
+IGNORE_BEAM_CACHE=1, searches again).
 `device` is the engine's DeviceSpec (a renderer and a runtime), passed in so this layer imports
 neither; `target` (a CPUTarget, or None off the CPU) bounds the vector widths and gives the
 cores. Called by the engine when BEAM=n (and TUNE=1: `tune`).
@@ -29,6 +31,34 @@ AMOUNTS = (2, 3, 4, 8, 16)
 BLOCK_AMOUNTS = (32, 64, 128, 256)  # cache blocks are bigger than register tiles
 MAX_ROUNDS = 5
 RUNS = 3
+CONFIRM_RUNS = 7    # runs of the final pair (a winner against the default's plan)
+MIN_MARGIN = 0.03   # a winner must be this much faster than the default, or its runs' spread
+CONFIRM_MAX_S = 0.5  # a kernel slower than this is confirmed on fewer runs
+
+
+def faster_beyond_noise(default: list[float], challenger: list[float],
+                        min_margin: float = MIN_MARGIN) -> bool:
+    """Whether `challenger`'s runs are faster than `default`'s by more than the noise: its median
+    below the default's by more than MIN_MARGIN and by more than either's relative spread
+    ((slowest - fastest) / median over the runs, a machine's noise as these runs saw it)."""
+    if not default or not challenger or min(challenger) == float("inf"):
+        return False
+    base, new = float(np.median(default)), float(np.median(challenger))
+    if base == float("inf"):
+        return True
+    spread = max((max(runs) - min(runs)) / max(float(np.median(runs)), 1e-12)
+                 for runs in (default, challenger))
+    return new < base * (1 - max(min_margin, spread))
+
+
+def keep_default_unless_faster(timer, default: "KernelPlan", winner: "KernelPlan") -> "KernelPlan":
+    """The winner of a search if it is faster than the default's plan beyond the noise (timed
+    again, CONFIRM_RUNS each, fewer for slow kernels), else the default's plan."""
+    if tuple(winner.opts) == tuple(default.opts):
+        return default
+    runs = CONFIRM_RUNS if timer.time(default) < CONFIRM_MAX_S else RUNS
+    base, new = timer.samples(default, runs), timer.samples(winner, runs)
+    return winner if faster_beyond_noise(base, new) else default
 
 
 def _candidates(plan: KernelPlan, actions, target) -> list[KernelPlan]:
@@ -107,6 +137,16 @@ class _Timer:
                 self.seen[key] = float("inf")
         return self.seen[key]
 
+    def samples(self, plan: KernelPlan, runs: int = CONFIRM_RUNS) -> list[float]:
+        """`runs` more timed runs of the plan (compiled and warm by now): what a final
+        comparison against the default's plan rests on."""
+        try:
+            fn, handles = self.program(plan), [b.handle for b in self.buffers]
+            self._run(fn, handles)
+            return [self._run(fn, handles) for _ in range(runs)]
+        except Exception:  # noqa: BLE001 - a plan that fails never wins
+            return [float("inf")]
+
     def _run(self, fn, handles) -> float:
         """Seconds one run takes: the runtime's clock, or this thread's CPU time for a
         single-threaded CPU kernel (immune to other processes taking turns on the cores)."""
@@ -160,10 +200,14 @@ def _store(cache: Path | None, key: str, opts: list[Opt]) -> None:
 
 def beam_search(plan: KernelPlan, device, width: int, cache_dir: Path | None = None,
                 target=None, rounds: int = MAX_ROUNDS, progress=None,
-                ignore_cache: bool = False) -> KernelPlan:
+                ignore_cache: bool = False, default: KernelPlan | None = None,
+                timer=None) -> KernelPlan:
     """`progress(done, total)`, if given, hears of each candidate timed (the total grows by
     each round's candidates). ignore_cache: search even when a winner is cached
-    (IGNORE_BEAM_CACHE); it is rewritten."""
+    (IGNORE_BEAM_CACHE); it is rewritten. `default` (the heuristic's plan) starts in the beam
+    beside the plain plan, and the search's winner replaces it only when faster beyond the
+    noise (keep_default_unless_faster): BEAM is never slower than the default. `timer`: a
+    _Timer-like clock (tests)."""
     cache = secure_dir(cache_dir) if cache_dir is not None else None
     key = _key(plan, device, width, target)
     cached = None if ignore_cache else _load(cache, key)
@@ -173,8 +217,10 @@ def beam_search(plan: KernelPlan, device, width: int, cache_dir: Path | None = N
         except OptError:
             pass  # an old cache entry from a different plan shape: search again
     actions = [a for a in device.renderer.supported_actions if a in ACTIONS]
-    timer = _Timer(device, plan)
-    beam = [(timer.time(plan), plan)]
+    timer = timer or _Timer(device, plan)
+    default = plan if default is None else default
+    beam = sorted({tuple(p.opts): (timer.time(p), p) for p in (plan, default)}.values(),
+                  key=lambda c: c[0])
     timed = 0
     for _ in range(rounds):
         candidates = [child for _, parent in beam
@@ -193,7 +239,8 @@ def beam_search(plan: KernelPlan, device, width: int, cache_dir: Path | None = N
     winner = min(beam, key=lambda c: c[0])[1]
     if winner is not plan and not np.allclose(timer.output(winner), timer.output(plan),
                                               rtol=1e-4, atol=1e-4, equal_nan=True):
-        winner = plan  # never trade correctness for speed
+        winner = default  # never trade correctness for speed
+    winner = keep_default_unless_faster(timer, default, winner)
     _store(cache, key, winner.opts)
     return winner
 
@@ -202,11 +249,14 @@ TUNE_MAX_BYTES = 1 << 28  # kernels whose buffers are bigger are not timed (rand
 
 
 def tune(plan: KernelPlan, device, target, cache_dir: Path | None = None,
-         progress=None, ignore_cache: bool = False) -> KernelPlan:
+         progress=None, ignore_cache: bool = False, timer=None) -> KernelPlan:
     """The heuristic's candidate plans for `target` (one per vector axis and width, each with its
     register tile), timed single-threaded on the device; the fastest wins, then gets threads. A
     cheap, narrow search for the big kernels, cached like BEAM's winners (ignore_cache as there).
-    `progress(done, total)`, if given, hears of each candidate timed."""
+    The model's favourite (the default plan) is the first candidate and stays unless another
+    is faster beyond the noise (keep_default_unless_faster): TUNE is never slower than the
+    default. `progress(done, total)`, if given, hears of each candidate timed; `timer`: a
+    _Timer-like clock (tests)."""
     from .heuristic import candidates, choose_opts, thread
     cache = secure_dir(cache_dir) if cache_dir is not None else None
     key = "tune-" + _key(plan, device, 0, target)
@@ -220,7 +270,7 @@ def tune(plan: KernelPlan, device, target, cache_dir: Path | None = None,
     program = linearize(plan)
     if sum(max(p.size, 1) * p.dtype.itemsize for p in program.params) > TUNE_MAX_BYTES:
         return plan.apply_all(choose_opts(plan, actions, target))
-    timer = _Timer(device, plan, cpu_time=True, program=program)  # candidates have no THREAD yet
+    timer = timer or _Timer(device, plan, cpu_time=True, program=program)  # no THREAD yet
     options = candidates(plan, actions, target)
     timed: list = []
     for index, option in enumerate(options):
@@ -228,10 +278,11 @@ def tune(plan: KernelPlan, device, target, cache_dir: Path | None = None,
         timed.append((timer.time(option, give_up), index, option))
         if progress is not None:
             progress(len(timed), len(options))
-    best = min(timed)[2]
+    best = min(timed, key=lambda t: t[:2])[2]
     if best is not options[0] and not np.allclose(timer.output(best), timer.output(plan),
                                                   rtol=1e-4, atol=1e-4, equal_nan=True):
         best = options[0]
+    best = keep_default_unless_faster(timer, options[0], best)
     if Action.THREAD in actions:
         best = thread(best, target, Action.SWAP in actions)
     _store(cache, key, best.opts)

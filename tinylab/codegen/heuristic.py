@@ -8,7 +8,9 @@ vector width, registers, caches, cores). In order:
    a gather of scalars;
 2. register-tile: upcast up to two more global axes whose loads are shared by the other
    (a matmul's rows and columns, a conv's channels), so each load feeds several accumulators;
-   the accumulators fit the target's vector registers;
+   the accumulators fit the target's vector registers; where the target carries a measured
+   micro-kernel (engine/calibrate.py: rows x vectors timed on this CPU) a matmul-like kernel takes
+   that tile instead of the model's;
 3. unroll a long inner reduce loop when the tile is small;
 4. block a long reduce whose operands overflow the cache: each pass adds a block of the reduce to
    the output, so one block of the operands stays in L2 while every output tile reads it;
@@ -60,7 +62,11 @@ def block_sizes(target: CPUTarget, itemsize: int = 4) -> tuple[int, ...]:
     the reduce) fits L1d, deepest first; the shallowest is always allowed."""
     per_step = 2 * target.lanes_of(itemsize) * itemsize
     fitting = tuple(d for d in BLOCK_SIZES if d * per_step <= target.l1d_bytes)
-    return fitting or BLOCK_SIZES[-1:]
+    fitting = fitting or BLOCK_SIZES[-1:]
+    measured = target.micro_kernel[2:]  # the measured depth first, where it fits L1d
+    if measured and 0 < measured[0] and measured[0] * per_step <= target.l1d_bytes:
+        fitting = measured + tuple(d for d in fitting if d != measured[0])
+    return fitting
 
 
 def thread_min_work(target: CPUTarget) -> int:
@@ -216,9 +222,39 @@ def _two_vectors_first(plan: KernelPlan, outer_size: int, budget: int) -> bool:
     return outer_size == 2 or budget < 2 * TILE_SIZES[0]
 
 
+def _largest_divisor(size: int, at_most: int) -> int:
+    return next(a for a in range(min(size, at_most), 0, -1) if size % a == 0)
+
+
+def measured_tile(plan: KernelPlan, target: CPUTarget) -> KernelPlan | None:
+    """The target's measured micro-kernel (rows x vectors of its lanes) on a kernel whose vector
+    runs along dense outputs (a matmul's columns): the vectors per row, then the rows on the best
+    tile axis, each the largest amount at most the measured one that divides the axis. None
+    where the kernel is not of that kind (the model plans it): a conv (several reduce axes) or
+    a packed matmul whose panel is one vector (no second vector per row to choose)."""
+    outer = _vector_outer(plan)
+    if not target.micro_kernel or outer is None or plan.n_reduce != 1 or \
+            not _dense_vectors(plan) or plan.vector_axis.origin in plan.padded:
+        return None
+    rows, vectors = target.micro_kernel[:2]
+    size = plan.axes[outer].size
+    amount = _largest_divisor(size, vectors)
+    if amount > 1:  # a packed panel of exactly two vectors is upcast whole
+        plan = _try(plan, Opt(Action.UPCAST, outer, amount))
+    candidates = _tile_candidates(plan, accesses(plan))
+    if not candidates:
+        return None
+    size, axis, _ = candidates[0]
+    amount = _largest_divisor(size, rows)
+    return _try(plan, Opt(Action.UPCAST, axis, amount)) if amount > 1 else plan
+
+
 def register_tile(plan: KernelPlan, target: CPUTarget) -> KernelPlan:
     if not plan.has_reduce:
         return plan
+    measured = measured_tile(plan, target)
+    if measured is not None:
+        return measured
     budget = accumulator_budget(target)
     outer = _vector_outer(plan)
     if outer is not None and _two_vectors_first(plan, plan.axes[outer].size, budget):
@@ -292,7 +328,7 @@ def block(plan: KernelPlan, target: CPUTarget) -> KernelPlan:
                if axis.size % a == 0 and axis.size >= 2 * a]
     if not amounts or not shared:
         return plan
-    amount = next((a for a in amounts if per_step * a <= cache), amounts[-1])
+    amount = next((a for a in amounts if per_step * a <= cache), min(amounts))
     if per_step * amount > cache:  # narrow the columns of a block
         share = cache / (per_step * amount)
         for g in globals_[1:]:

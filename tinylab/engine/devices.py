@@ -123,17 +123,30 @@ class DeviceSpec:
     render_only: bool = False
     _renderers: dict = field(default_factory=dict)  # by target key (None off the CPU)
     _runtimes: dict = field(default_factory=dict)
+    _calibrated: dict = field(default_factory=dict)  # (target key, cache dir) -> measured target
     _error: str | None = field(default=None)
 
     @property
     def target(self):
         """The CPUTarget this device plans, renders and compiles for (None: not a CPU backend).
         A render-only device takes the one CPU_TARGET names; a running one keeps a target this
-        CPU can execute (runtimes/cpu_target.py warns once when that differs)."""
+        CPU can execute (runtimes/cpu_target.py warns once when that differs), calibrated on
+        this CPU unless TINYLAB_CALIBRATE=0 (engine/calibrate.py)."""
         if not self.backend.cpu_target:
             return None
         from ..runtimes.cpu_target import current_target, runnable_target
-        return current_target() if self.render_only else runnable_target()
+        if self.render_only:
+            return current_target()
+        target = runnable_target()
+        if not config.CALIBRATE.value or self.backend.make_runtime is None:
+            return target
+        where = (target.key, config.cache_dir())
+        if where not in self._calibrated:
+            from .calibrate import calibrated  # measured micro-kernels, once per CPU key
+            self._calibrated[where] = calibrated(
+                target, self.backend.make_renderer(target), self.backend.make_runtime(target),
+                config.cache_dir() / "calibration")
+        return self._calibrated[where]
 
     def _made(self, made: dict, make):
         target = self.target

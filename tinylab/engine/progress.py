@@ -24,7 +24,8 @@ from .. import config
 @dataclass(frozen=True)
 class ProgressEvent:
     task_id: int        # unique per task in this process
-    kind: str           # "compile" (a schedule's kernels), "tune" or "beam" (one kernel's search)
+    kind: str           # "compile" (a schedule's kernels), "tune" or "beam" (one kernel's search),
+                        # "calibrate" (a CPU's micro-kernels, engine/calibrate.py)
     name: str           # what the task works on, e.g. "5 kernels" or a kernel's name
     done: int
     total: int          # may grow while a BEAM search finds more candidates
@@ -47,7 +48,8 @@ class ProgressEvent:
         return f"{VERBS.get(self.kind, self.kind)} {self.name}: {self.done}/{self.total}{tail}"
 
 
-VERBS = {"compile": "compiling", "tune": "tuning", "beam": "BEAM search on"}
+VERBS = {"compile": "compiling", "tune": "tuning", "beam": "BEAM search on",
+         "calibrate": "timing micro-kernels of"}
 
 _LISTENERS: list = []
 _LOCK = threading.RLock()        # one event at a time, in order, whatever thread sends it

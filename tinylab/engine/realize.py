@@ -98,9 +98,11 @@ def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
     if beam and not spec.render_only:
         from ..codegen.beam import beam_search
         cache = None if config.DISABLE_CACHE.value else config.cache_dir() / "beam"
+        default = plan.apply_all(choose_gpu_opts(plan, actions) if spec.renderer.is_gpu
+                                 else choose_opts(plan, actions, target))
         with progress.task("beam", plan.name, 0) as searching:
             return beam_search(plan, spec, beam, cache, target,
-                               progress=searching.update,
+                               progress=searching.update, default=default,
                                ignore_cache=bool(config.IGNORE_BEAM_CACHE.value))
     if spec.renderer.is_gpu:  # OpenCL / CUDA / WGSL / Metal: work-groups
         return plan.apply_all(choose_gpu_opts(plan, actions))

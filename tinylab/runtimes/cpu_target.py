@@ -53,6 +53,9 @@ class CPUTarget:
     cache_line_bytes: int = 64  # x86 and most ARM cores; Apple's are 128
     model: str = ""            # the CPU's name, or what a preset stands for
     notes: tuple[str, ...] = ()  # values that are documented defaults, not measured
+    micro_kernel: tuple[int, ...] = ()  # measured (rows, vectors, reduce block) of the fastest
+                                        # register tile (engine/calibrate.py); () = the model's
+    measured: str = ""         # what the calibration timed, one line ("" = not calibrated)
 
     def lanes_of(self, itemsize: int) -> int:
         """Elements of `itemsize` bytes in one vector register."""
@@ -93,6 +96,7 @@ class CPUTarget:
         model = f", {self.model}" if self.model else ""
         flags = " ".join(self.flags) or "no ISA flags"
         default = f"; defaults for {', '.join(self.notes)}" if self.notes else ""
+        default += f"; measured: {self.measured}" if self.measured else ""
         return (f"{self.name} ({self.isa}{model}): {self.vector_bits}-bit vectors "
                 f"({self.lanes_of(4)} float32 lanes) x {self.vector_registers} registers, "
                 f"{'FMA' if self.fma else 'no FMA'}, L1d/L2/L3 {caches}, {self.cores} core"

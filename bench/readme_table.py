@@ -1,0 +1,109 @@
+"""`python -m bench.readme_table [--write]`: the README's speed table, generated from
+bench/results/*.json (one file per CPU and target, the latest `bench.run` of each row there).
+One column per file, its CPU, ISA and date in the header; one line per workload with the
+issue's bar. Prints the table, or with --write replaces it in README.md between its markers
+(tests/test_readme_speed_table.py checks the README holds exactly this table).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+RESULTS = Path(__file__).parent / "results"
+README = Path(__file__).parent.parent / "README.md"
+BEGIN = "<!-- speed table: python -m bench.readme_table --write; edit the JSON, not this -->"
+END = "<!-- end of speed table -->"
+SPEEDS = ("GFLOPS", "GB/s eq.", "tokens/s")  # higher is better; the rest are times
+BARS = {  # workload -> the bar it is held to (issue 30), when its row names none
+    "matmul 1024x1024 fp32": "≥ 0.9× numpy",
+    "matmul 4096x4096 fp32": "≥ 0.9× numpy",
+    "conv2 32->32 5x5 @24 forward b512": "≤ 1.0× PyTorch's time",
+    "conv2 32->32 5x5 @24 backward b512": "≤ 1.0× PyTorch's time",
+    "beautiful_mnist train step b512": "≤ 1.15× PyTorch's time",
+}
+
+
+def load(folder: Path = RESULTS) -> list[dict]:
+    """Every results file, ordered by its column name."""
+    files = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))
+             if p.name != "latest.json"]
+    return sorted(files, key=column)
+
+
+def column(report: dict) -> str:
+    cpu = report.get("cpu", {})
+    isa = report.get("isa") or _isa(cpu)
+    date, load = report.get("date", ""), report.get("load", "")
+    load = f"load {load}" if load.replace(".", "").isdigit() else load
+    return f"{cpu.get('model', '?')} · {isa}, {report.get('target', 'native')} target · {date}, {load}"
+
+
+def _isa(cpu: dict) -> str:
+    flags = cpu.get("isa", [])
+    return "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else \
+        (flags[-1].upper() if flags else "?")
+
+
+def cell(row: dict) -> str:
+    """A row's ratio in words: speed against the reference for speeds, time for times."""
+    if row.get("cell"):
+        return row["cell"]
+    ratio, reference = row.get("ratio"), row.get("reference", "")
+    ours = row.get("values", {}).get("tinylab")
+    if ratio is None or not ratio:
+        return "—" if ours is None else f"{_number(ours)} {row.get('metric', '')}"
+    name = {"torch": "PyTorch", "numpy": "numpy"}.get(reference, reference)
+    if row.get("metric") in SPEEDS:
+        return f"{ratio:.2f}× {name} ({ours:,.0f} {row['metric']})"
+    return f"{1 / ratio:.2f}× {name}'s time ({_number(ours)} {row.get('metric', '')})"
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def table(reports: list[dict]) -> str:
+    workloads: list[str] = []
+    for report in reports:
+        for row in report["rows"]:
+            if row["workload"] not in workloads and row.get("values") is not None:
+                workloads.append(row["workload"])
+    order = list(BARS)
+    workloads.sort(key=lambda w: (order.index(w) if w in order else len(order)))
+    lines = ["| workload | bar | " + " | ".join(column(r) for r in reports) + " |",
+             "|---|---|" + "---|" * len(reports)]
+    for workload in workloads:
+        rows = [{r["workload"]: r for r in report["rows"]}.get(workload) for report in reports]
+        bar = BARS.get(workload) or next((r.get("target", "") for r in rows if r), "")
+        cells = [cell(r) if r else "—" for r in rows]
+        lines.append(f"| {workload} | {bar} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def readme_table(text: str) -> str:
+    """The table as the README holds it now (between the markers)."""
+    match = re.search(re.escape(BEGIN) + r"\n(.*?)\n" + re.escape(END), text, re.S)
+    if match is None:
+        raise SystemExit(f"README.md has no speed-table markers ({BEGIN!r})")
+    return match.group(1)
+
+
+def write(readme: Path = README) -> None:
+    text = readme.read_text()
+    old = readme_table(text)
+    readme.write_text(text.replace(f"{BEGIN}\n{old}\n{END}", f"{BEGIN}\n{table(load())}\n{END}"))
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--write", action="store_true", help="replace the table in README.md")
+    if parser.parse_args(argv).write:
+        write()
+    else:
+        print(table(load()))
+
+
+if __name__ == "__main__":
+    main()
