@@ -163,7 +163,9 @@ def test_a_packed_panel_of_two_vectors_takes_the_measured_rows():
     from tinylab import Tensor
     from tinylab.codegen.plan import KernelPlan
     a = Tensor(np.ones((512, 512), np.float32)).realize()
-    sched = schedule([(a @ a).node], realized=REALIZED, matmul_panel=lambda device: 16)
+    from tinylab.caps import DeviceCaps
+    caps = {a.device: DeviceCaps(a.device, panel_width=16)}
+    sched = schedule([(a @ a).node], realized=REALIZED, caps=caps)
     plan = KernelPlan.from_ast(sched.kernels[-1].ast)
     target = dataclasses.replace(AVX2, micro_kernel=(6, 2, 0))
     planned = plan.apply_all(choose_opts(plan, ACTIONS, target))

@@ -48,28 +48,6 @@ def test_compile_threads_share_one_runner_per_kernel():
     assert len(runners) == 4 and all(r is runners[0] for r in runners)
 
 
-def test_symbolic_intern_table_forgets_dead_expressions():
-    a = sym.var("tl_state_a", 0, 1000)
-    expression = (a * 3 + 7) // 5
-    assert (a * 3 + 7) // 5 is expression  # interned: equal while alive is identical
-    memos = (sym._AS_GIVEN, sym._SUMS, sym._PRODUCTS, sym._LESS_THAN, sym._QUOTIENTS,
-             sym._REMAINDERS)
-    assert all(isinstance(m, sym._Memo) and m.limit for m in memos)  # bounded
-    count = len(sym._INTERN)
-    del a, expression
-    for memo in memos:  # what a full memo table does: forget
-        memo.clear()
-    gc.collect()
-    assert len(sym._INTERN) < count
-
-
-def test_memo_table_is_bounded():
-    memo = sym._Memo(limit=8)
-    for key in range(100):
-        memo[key] = key
-    assert len(memo) <= 8 and memo[99] == 99
-
-
 def test_trace_suspend_and_resume():
     x = Tensor(np.ones(4, dtype=np.float32)).realize()
     with trace() as recorded:
