@@ -77,10 +77,9 @@ class EngineState:
         self.runners: dict = {}           # (device, ast, noopt, beam, target) -> Runner
         self.announced: set = set()       # (device, target) pairs DEBUG>=1 has reported
         self.realized = RealizedTable()   # lazy node -> BUFFER node holding its value
-        self.printed_passes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Runner ->
+        self.display_records: dict = {}   # ("display", device, ast, ...) -> CompileRecord made
+        #   for showing another backend's source (compile_record.py), once per kernel
         self.recorded: weakref.WeakSet = weakref.WeakSet()  # Runners a trace has recorded
-        self.kernel_steps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Runner ->
-        #   its compilation step by step (engine/passes.py), made once
         self.captures: list = []          # TinyJit hooks called with every launch
 
     @contextmanager

@@ -43,6 +43,7 @@ class KernelRecord:
     var_vals: dict = field(default_factory=dict)  # symbolic sizes' values in this launch
     plan: object = None         # the KernelPlan it ran with (inspection maps source lines to nodes)
     steps: list = field(default_factory=list)  # [(title, text)]: AST, plan, each action, ...
+    compiled: object = None     # the CompileRecord it ran from (engine/compile_record.py)
 
     def render(self, backend: str) -> str:
         """This kernel's source for any backend ("CPU", "CL", "CUDA", "PYTHON", "WGSL", "METAL"),
