@@ -205,6 +205,22 @@ def user_location(line: str) -> str:
     return f"line {number}" if cell else location
 
 
+def user_code(line: str) -> str:
+    """'line 3  hidden = (a @ a.T).relu()' (a script's 'train.py:3  ...') from 'file:3  code':
+    where, and the code itself."""
+    code = line.partition("  ")[2]
+    return f"{user_location(line)}  {code}" if code else user_location(line)
+
+
+def kernel_user_lines(model: dict, kernel: dict) -> list[str]:
+    """The lines of the user's code (location and text) that built the ops this kernel fuses,
+    in graph order, each once."""
+    nodes = {n["id"]: n for n in model["nodes"]}
+    found = (nodes[i] for i in kernel.get("fused", ()) if i in nodes)
+    return list(dict.fromkeys(user_code(n["line"]) for n in found
+                              if n["line"] and n["role"] != "input"))
+
+
 def gutter_labels(model: dict, kernel: dict, language: str) -> list[str] | None:
     """Per source line: the ops it computes and the user lines that built them, e.g.
     'EXP2 MUL ← line 6' (None when the kernel has no line map for `language`)."""
