@@ -1,6 +1,6 @@
 """What the engine keeps between realizes, in one object with one lock (`Device.state`): compiled
-kernels by key, devices announced, which lazy values are realized (and in which buffer), each
-kernel's printed passes and compilation steps (engine/passes.py), kernels already recorded in a
+kernels by key, devices announced, which lazy values are realized (and in which buffer), the
+display-only compile records of other backends (engine/compile_record.py), kernels recorded in a
 trace, and the TinyJit capture hooks. engine/realize.py reads and writes it (also from compile
 threads).
 """
