@@ -174,3 +174,21 @@ def test_an_untraced_step_looks_up_no_frame_and_prints_no_pass(monkeypatch):
     monkeypatch.setattr(realize, "_kernel_record", refuse)
     y = ((x * 2).exp().sum(1) + x.max(1)).numpy()   # compiles and runs new kernels
     np.testing.assert_allclose(y, np.exp(x.numpy() * 2).sum(1) + x.numpy().max(1), rtol=1e-5)
+
+
+def test_a_node_reused_from_an_earlier_trace_shows_the_current_line():
+    """Hash-consing returns the node an earlier trace built; the current trace names its own line
+    (and the static views show it as location and code)."""
+    from tinylab.inspection import summary_text
+    x = Tensor(np.arange(12, dtype=np.float32).reshape(3, 4)).realize()
+    with tinylab.trace():
+        first = (x * 3).exp()            # the earlier "cell" builds it, realizes nothing
+    line = sys._getframe().f_lineno + 2
+    with tinylab.trace() as recorded:
+        again = (x * 3).exp()            # the same nodes, hash-consed
+        np.testing.assert_allclose((again + 1).numpy(), np.exp(x.numpy() * 3) + 1, rtol=1e-5)
+    model = build_model(recorded)
+    exp_node = next(n for n in model["nodes"] if n["op"] == "EXP2")
+    assert exp_node["line"].startswith(f"test_provenance.py:{line}  again = (x * 3).exp()")
+    assert again.node is first.node
+    assert f"test_provenance.py:{line}  again = (x * 3).exp()" in summary_text(model)
