@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import time
+import tracemalloc
 
 import numpy as np
 
@@ -56,11 +57,39 @@ def run(batch: int = 64, runs: int = 5) -> list[Row]:
                 "untraced", notes)]
 
 
+def many_kernels_html(kernels: int = 10_000) -> Row:
+    """A trace of `kernels` launches (a few distinct small kernels, realized one at a time): the
+    seconds and peak Python memory (tracemalloc) of `to_html` on it. Issue 28: within 2x of the
+    tree before compile records (run this file from both trees to compare)."""
+    from tinylab.inspection import to_html
+    x = Tensor(np.arange(64, dtype=np.float32)).realize()
+    with tinylab.trace() as recorded:
+        for i in range(kernels // 2):
+            ((x + (i % 5)) * 2).realize()
+            (x * x).sum().realize()
+    start = time.perf_counter()
+    tracemalloc.start()
+    page = to_html(recorded)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    seconds = time.perf_counter() - start
+    return Row(f"to_html of a trace of {len(recorded.kernels)} kernels", "s / MiB",
+               {"seconds": seconds, "peak_mib": peak / 2**20}, "within 2x of the tree before "
+               "compile records", None, "", [f"{len(page) / 2**20:.1f} MiB of HTML"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--html-kernels", type=int, default=0,
+                        help="only time to_html of a trace of this many kernels (issue 28)")
     args = parser.parse_args()
+    if args.html_kernels:
+        row = many_kernels_html(args.html_kernels)
+        print(f"{row.workload}: {row.values['seconds']:.2f} s, peak {row.values['peak_mib']:.1f}"
+              f" MiB traced ({row.notes[0]})")
+        return
     cpu = cpu_description()
     print(f"CPU: {cpu['model']} ({cpu['cores']} cores usable)")
     for row in run(args.batch, args.runs):

@@ -44,7 +44,7 @@ def _kernel_rows(records) -> list[dict]:
         row["compiled"] += 0 if record.cache_hit else 1
     for row in rows.values():
         peak = device_peak(row["device"]).as_dict()
-        row["peak_percent"] = percent_of_peak(row["flops"], row["bytes"], row["run_s"], peak)
+        row["percent_of_peak"] = percent_of_peak(row["flops"], row["bytes"], row["run_s"], peak)
         row["bound"] = bound(row["flops"], row["bytes"], peak)
     return list(rows.values())
 

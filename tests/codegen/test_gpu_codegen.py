@@ -8,7 +8,7 @@ import pytest
 
 from tinylab import Context, Device, Tensor, trace
 from tinylab.codegen.plan import Opt
-from tinylab.engine import realize
+from tinylab.engine import compile_record, realize
 from tinylab.runtimes.launch import launch_dims
 
 needs_cl = pytest.mark.skipif(not Device["CL"].available, reason="no OpenCL device")
@@ -53,7 +53,7 @@ CASES = {
 def test_forced_gpu_plans_on_cl(name, monkeypatch):
     arrays, build, reference, opts = CASES[name]
     monkeypatch.setattr(realize.STATE, "runners", {})
-    monkeypatch.setattr(realize, "choose_gpu_opts", lambda plan, actions: list(opts))
+    monkeypatch.setattr(compile_record, "choose_gpu_opts", lambda plan, actions: list(opts))
     with Context(DEV="CL"), trace() as t:
         out = build(*[Tensor(a) for a in arrays]).numpy()
     assert [k.opts for k in t.kernels] == [opts]

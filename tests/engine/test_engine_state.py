@@ -26,8 +26,8 @@ def test_a_kernels_compilation_steps_are_kept_in_the_engine_state():
     with trace() as recorded:
         np.testing.assert_allclose((x * 9 - 4).numpy(), np.arange(6) * 9 - 4)
     (record,) = recorded.kernels
-    runner = next(r for r in Device.state.kernel_steps if r.source == record.source)
-    assert Device.state.kernel_steps[runner] == record.steps
+    runner = next(r for r in Device.state.runners.values() if r.source == record.source)
+    assert runner.record is record.compiled and runner.record.steps() == record.steps
     assert record.steps[0][0] == "kernel AST" and record.steps[-1] == ("source (C)", record.source)
 
 

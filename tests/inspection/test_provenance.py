@@ -75,11 +75,10 @@ def test_every_named_value_line_maps_to_a_node_of_its_instruction_op():
     x = Tensor(np.arange(20, dtype=np.float32).reshape(4, 5)).realize()
     recorded, _ = _traced(lambda: (x - x.max(1, keepdim=True)).exp().sum(1).sqrt())
     for record in recorded.kernels:
-        mapped = mapped_source(record.ast, record.device, record.plan)
+        mapped = mapped_source(record.compiled)
         assert mapped["text"] == record.source
         ast_nodes = record.ast.toposort()
-        from tinylab.codegen.linearize import linearize
-        program = linearize(record.plan, record.plan.name, origins=True)
+        program = record.compiled.program   # the program that was compiled, with its origins
         checked = 0
         for number, text in enumerate(mapped["text"].splitlines()):
             found = re.search(r"\b(alu)(\d+)(_\d+)? = ", text)
@@ -118,10 +117,11 @@ def test_passes_recorded_in_order_with_every_action():
     assert record.opts, "the heuristic applies actions to a 64x64 matmul"
     titles = [title for title, _ in record.steps]
     actions = [f"action {i}: {opt}" for i, opt in enumerate(record.opts, 1)]
-    assert titles == ["kernel AST", "plan before actions", *actions, "linear program",
-                      f"source ({record.language})"]
+    assert titles == ["kernel AST", "plan before actions", *actions, "plan as linearized",
+                      "linear program", f"source ({record.language})"]
     texts = dict(record.steps)
-    assert texts[actions[-1]] == record.passes["plan"]     # the plan the kernel ran with
+    assert texts["plan as linearized"] == record.passes["plan"]   # the plan the kernel ran with
+    assert texts[actions[-1]] == record.compiled.plan.describe()
     assert texts["linear program"] == record.passes["linear"]
     assert texts[f"source ({record.language})"] == record.source
     steps = build_model(recorded)["programs"][record.name]["steps"]
@@ -171,7 +171,24 @@ def test_an_untraced_step_looks_up_no_frame_and_prints_no_pass(monkeypatch):
     x = Tensor(np.arange(12, dtype=np.float32).reshape(3, 4)).realize()
     monkeypatch.setattr(tracing, "user_frame", refuse)
     monkeypatch.setattr(tracing, "graph_lines", refuse)
-    monkeypatch.setattr(realize, "kernel_steps", refuse)
     monkeypatch.setattr(realize, "_kernel_record", refuse)
     y = ((x * 2).exp().sum(1) + x.max(1)).numpy()   # compiles and runs new kernels
     np.testing.assert_allclose(y, np.exp(x.numpy() * 2).sum(1) + x.numpy().max(1), rtol=1e-5)
+
+
+def test_a_node_reused_from_an_earlier_trace_shows_the_current_line():
+    """Hash-consing returns the node an earlier trace built; the current trace names its own line
+    (and the static views show it as location and code)."""
+    from tinylab.inspection import summary_text
+    x = Tensor(np.arange(12, dtype=np.float32).reshape(3, 4)).realize()
+    with tinylab.trace():
+        first = (x * 3).exp()            # the earlier "cell" builds it, realizes nothing
+    line = sys._getframe().f_lineno + 2
+    with tinylab.trace() as recorded:
+        again = (x * 3).exp()            # the same nodes, hash-consed
+        np.testing.assert_allclose((again + 1).numpy(), np.exp(x.numpy() * 3) + 1, rtol=1e-5)
+    model = build_model(recorded)
+    exp_node = next(n for n in model["nodes"] if n["op"] == "EXP2")
+    assert exp_node["line"].startswith(f"test_provenance.py:{line}  again = (x * 3).exp()")
+    assert again.node is first.node
+    assert f"test_provenance.py:{line}  again = (x * 3).exp()" in summary_text(model)

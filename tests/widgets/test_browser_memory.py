@@ -61,7 +61,7 @@ def test_memory_and_roofline_in_the_page(browser, tmp_path):
         assert page.locator(".tl-roof-point").count() == len(timed)
         page.locator(".tl-roof-point").first.click()
         assert page.locator(".tl-row.tl-selected").count() == 1
-        percent = page.locator(".tl-row .tl-col-peak_percent").first.inner_text()
+        percent = page.locator(".tl-row .tl-col-percent_of_peak").first.inner_text()
         assert percent.endswith(("% M", "% C"))
         ARTIFACTS.mkdir(exist_ok=True)
         memory.scroll_into_view_if_needed()
@@ -212,8 +212,8 @@ def test_monitor_lists_the_slowest_kernels_live(browser, tmp_path):
         assert shown.count() == min(5, len(rows))
         assert shown.first.get_attribute("data-name") == rows[0]["name"]
         assert shown.first.locator(".tl-slow-peak").inner_text() == \
-            f"{rows[0]['peak_percent']:.1f}%"
-        slower = dict(rows[-1], run_s=1.0, peak_percent=0.5)   # the next step, published live
+            f"{rows[0]['percent_of_peak']:.1f}%"
+        slower = dict(rows[-1], run_s=1.0, percent_of_peak=0.5)   # the next step, published live
         page.evaluate("(kernels) => window.tinylabModel.set('kernels', kernels)",
                       [slower] + rows[:-1])
         assert shown.first.get_attribute("data-name") == rows[-1]["name"]

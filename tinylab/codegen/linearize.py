@@ -62,6 +62,9 @@ class LinearProgram:
     # per instruction, the plan's AST nodes it computes (only from `linearize(origins=True)`,
     # which inspection asks for; compiling never records them)
     origins: list | None = None
+    # the plan the instructions were built from: the one given, with linearize's late changes
+    # (a long reduce's loop split for partial sums, partial_sums.py); what the views print
+    plan: Any = None
 
     def print(self) -> str:
         from .printer import print_linear
@@ -481,6 +484,7 @@ def linearize(plan: KernelPlan, name: str | None = None, origins: bool = False) 
     loop_names = {v.as_atom().name for v in builder.vars.values()}
     program = LinearProgram(name or plan.name, instrs, builder.params, loops, plan.threads,
                             builder.index_dtype, list(plan.opts), _variables(instrs, loop_names))
+    program.plan = builder.plan
     if origins:
         program.origins = _ordered_origins(builder, instrs)
     return program

@@ -95,10 +95,13 @@ def print_plan(plan: KernelPlan) -> str:
         for i, axis in enumerate(plan.axes):
             if axis.reduce and not axis.kind.is_loop:
                 lines.append(f"{inner}tile {names[i]} in 0..{axis.size} ({axis.kind.value})")
-        for i, axis in enumerate(plan.axes):
-            if axis.kind.is_loop and axis.reduce and i not in blocks:
-                lines.append(f"{inner}for {names[i]} in 0..{axis.size} ({axis.kind.value}):")
-                inner += "  "
+        reduces = [i for i, a in enumerate(plan.axes) if a.kind.is_loop and a.reduce
+                   and i not in blocks]
+        # GROUP loops outside the serial reduce loops, as linearize (gpu_plan.order_loops) nests
+        for i in sorted(reduces, key=lambda i: plan.axes[i].kind is not AxisKind.GROUP):
+            lines.append(f"{inner}for {names[i]} in 0..{plan.axes[i].size} "
+                         f"({plan.axes[i].kind.value}):")
+            inner += "  "
         op = "+" if reduce.op is Op.REDUCE_SUM else "max"
         inner_printer = _ExprPrinter(plan, values)
         body = inner_printer.render(reduce.src[0])

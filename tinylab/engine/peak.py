@@ -1,20 +1,22 @@
-"""A device's peak compute (FLOP/s) and memory bandwidth (bytes/s): the roof a kernel's measured
-speed is compared with. `device_peak(name)` -> Peak, once per process per device.
+"""A device's roofs: peak compute (FLOP/s) and memory bandwidth (bytes/s) per memory level, which
+no kernel on this machine, numpy's included, may beat. `device_peak(name)` -> Peak, once per
+process per device; `raise_roof(...)` lifts a roof a kernel was measured above.
 
-CPU compute: float32 lanes of the target's vector width x 2 when it has FMA (a multiply and an
-add) x the vector FMA pipes per core typical of the ISA (FMA_PIPES) x cores x clock. The clock
-comes from the OS (cpufreq's maximum, else /proc/cpuinfo's "cpu MHz"), else FALLBACK_CLOCK_HZ.
-CL: the device's compute units x clock x preferred float vector width x 2 (FMA assumed). CUDA:
-SMs x FP32 cores per SM (by compute capability, documented table) x 2 x clock. Bandwidth: a
-generated copy kernel (in reverse order: a plain contiguous() of a buffer is no kernel) is timed
-once, best of COPY_RUNS, and cached on disk beside the compile cache; CUDA also declares the
-bandwidth of its memory bus. Used by inspection/roofline.py and the training monitor.
+CPU compute: max(float32 lanes x 2 (FMA) x FMA pipes per core x cores x clock, numpy's matmul
+measured here). The clock: cpufreq's maximum where the OS says, else measured with a generated FMA
+kernel of the target's vector width using half its vector registers as independent chains.
+Bandwidth, two roofs: DRAM (a buffer several times the last-level cache) and L2 (a buffer that
+fits half of L2); each is the best of a generated copy kernel and np.copyto (a measurement of
+the machine, not a Tensor result). The disk cache keeps the best ever seen per CPU; a process
+measures again and keeps the larger, so one loaded run never lowers a roof.
+CL: compute units x clock x float width x 2; CUDA: SMs x FP32 cores x 2 x clock; both with a
+timed copy kernel. Used by inspection/roofline.py and the training monitor.
 """
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import config
@@ -23,9 +25,13 @@ from ..ir import node as ir
 from ..runtimes.buffer import Buffer
 from .devices import Device
 
-FALLBACK_CLOCK_HZ = 3.0e9     # no clock from the OS: a typical desktop / server boost clock
-COPY_BYTES = 1 << 26          # the copy kernel moves 64 MiB each way: larger than any L3 here
+FALLBACK_CLOCK_HZ = 3.0e9     # no clock from the OS nor a measurement: a typical boost clock
+COPY_BYTES = 1 << 26          # the DRAM copy moves at least 64 MiB each way ...
+LLC_TIMES = 4                 # ... and at least 4x the last-level cache
 COPY_RUNS = 5
+CACHE_COPY_RUNS = 200         # an L2-sized copy takes microseconds: best of many
+MATMUL_SIZE = 1024            # numpy's matmul, timed for the compute floor
+FMA_ITERATIONS = 1 << 20      # vector FMAs per chain in the clock kernel
 CUDA_CORES_PER_SM = {(6, 0): 64, (6, 1): 128, (7, 0): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128,
                      (8, 9): 128, (9, 0): 128}   # NVIDIA's CUDA C programming guide, table 21
 # vector FMA (or multiply + add) pipes per core, typical of the CPUs each ISA preset stands for:
@@ -35,16 +41,22 @@ FMA_PIPES = {"avx512": 2, "avx2": 2, "avx": 1, "sse4": 1, "sse2": 1, "neon": 2, 
 _PEAKS: dict = {}
 
 
-@dataclass(frozen=True)
+@dataclass
 class Peak:
     device: str
     flops_per_s: float | None     # None: not known for this device
-    bytes_per_s: float | None
+    bytes_per_s: float | None     # DRAM (the roof of a working set larger than L2)
     compute_from: str             # how the compute roof was found, in words
     bandwidth_from: str
+    cache_bytes_per_s: float | None = None   # L2: a working set that fits in L2
+    cache_from: str = "not measured"
+    cache_fits_bytes: int = 0     # a kernel's buffers up to this size use the L2 roof
+    raised: list = field(default_factory=list)   # "roof raised by kernel k: ..." notes
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        out["raised"] = list(self.raised)
+        return out
 
 
 def cpu_clock_hz(cpufreq: Path = Path("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"),
@@ -80,13 +92,12 @@ def device_peak(name: str | None = None) -> Peak:
 
 def _find_peak(spec) -> Peak:
     compute, compute_from, declared = None, "not known for this device", None
-    if spec.target is not None:
+    if spec.target is not None and not spec.render_only:
+        compute, compute_from = _cpu_compute(spec)
+    elif spec.target is not None:
         clock, clock_from = cpu_clock_hz()
         compute = cpu_compute_peak(spec.target, clock)
-        compute_from = (f"{spec.target.lanes_of(4)} float32 lanes x "
-                        f"{'2 (FMA)' if spec.target.fma else '1 (no FMA)'} x "
-                        f"{FMA_PIPES.get(spec.target.isa, 1)} pipes x "
-                        f"{spec.target.cores} cores x {clock / 1e9:.2f} GHz ({clock_from})")
+        compute_from = _compute_words(spec.target, clock, clock_from)
     elif spec.name == "CL" and not spec.render_only:
         compute, compute_from = _cl_compute(spec)
     elif spec.name == "CUDA" and not spec.render_only:
@@ -95,10 +106,39 @@ def _find_peak(spec) -> Peak:
         return Peak(spec.name, compute, None, compute_from, "render-only: nothing runs")
     if spec.target is None and spec.name not in ("CL", "CUDA"):
         return Peak(spec.name, None, None, "not known for this device", "not measured here")
-    bandwidth, bandwidth_from = measured_bandwidth(spec)
+    bandwidth, bandwidth_from = _best_ever(spec, "dram", lambda: _dram_bandwidth(spec))
     if declared is not None:
         bandwidth_from += f"; the memory bus declares {declared / 1e9:.0f} GB/s"
-    return Peak(spec.name, compute, bandwidth, compute_from, bandwidth_from)
+    peak = Peak(spec.name, compute, bandwidth, compute_from, bandwidth_from)
+    if spec.target is not None:
+        fits = spec.target.l2_bytes
+        cache, cache_from = _best_ever(spec, "l2", lambda: _cache_bandwidth(spec, fits // 2))
+        peak.cache_bytes_per_s, peak.cache_from, peak.cache_fits_bytes = \
+            max(cache, bandwidth), cache_from, fits
+    return peak
+
+
+def _compute_words(target, clock: float, clock_from: str) -> str:
+    return (f"{target.lanes_of(4)} float32 lanes x {'2 (FMA)' if target.fma else '1 (no FMA)'}"
+            f" x {FMA_PIPES.get(target.isa, 1)} pipes x {target.cores} cores x "
+            f"{clock / 1e9:.2f} GHz ({clock_from})")
+
+
+def _cpu_compute(spec) -> tuple[float, str]:
+    """max(the theoretical peak at the real clock, numpy's matmul measured now)."""
+    target = spec.target
+    clock, clock_from = cpu_clock_hz()
+    if clock_from != "cpufreq maximum":
+        measured, how = _best_ever(spec, "clock", lambda: _fma_clock(spec))
+        if measured > 0:
+            clock, clock_from = measured, how
+    theoretical = cpu_compute_peak(target, clock)
+    words = _compute_words(target, clock, clock_from)
+    numpy_rate = _numpy_matmul_rate()
+    if numpy_rate > theoretical:
+        return numpy_rate, (f"numpy's {MATMUL_SIZE}x{MATMUL_SIZE} matmul measured "
+                            f"{numpy_rate / 1e9:.0f} GFLOPS here, above {words}")
+    return theoretical, words + f"; numpy's matmul reached {numpy_rate / 1e9:.0f} GFLOPS"
 
 
 def _cl_compute(spec) -> tuple[float, str]:
@@ -126,34 +166,96 @@ def _cuda_peak(spec) -> tuple[float, str, float]:
 
 
 def measured_bandwidth(spec) -> tuple[float, str]:
-    """Bytes/s of a generated copy kernel (read + write), cached on disk per device."""
+    """DRAM bytes/s (read + write): the best ever measured on this device (disk cache)."""
+    return _best_ever(spec, "dram", lambda: _dram_bandwidth(spec))
+
+
+def _best_ever(spec, level: str, measure) -> tuple[float, str]:
+    """(value, how): measured now and compared with the best this CPU ever reached (kept on
+    disk per device and CPU); the larger is kept, so a loaded run never lowers a roof."""
+    path = _cache_path(spec)
+    saved = _read(path).get(level) if not config.DISABLE_CACHE.value else None
+    value, how = measure()
+    if saved is not None and float(saved["value"]) > value:
+        return float(saved["value"]), saved["how"] + " (best ever seen on this CPU)"
+    _write(path, level, value, how)
+    return value, how
+
+
+def raise_roof(device: str, level: str, value: float, why: str) -> None:
+    """A kernel ran above a roof: that roof becomes what it reached (this process and disk)."""
+    spec = Device[device]
+    peak = device_peak(device)
+    attribute = {"compute": "flops_per_s", "dram": "bytes_per_s", "l2": "cache_bytes_per_s"}[level]
+    if (getattr(peak, attribute) or 0) >= value:
+        return
+    setattr(peak, attribute, value)
+    peak.raised.append(f"{level} roof raised to {value / 1e9:.1f} G/s: {why}")
+    if level != "compute":
+        _write(_cache_path(spec), level, value, f"raised by a kernel: {why}")
+
+
+def _cache_path(spec) -> Path:
     key = spec.target.key if spec.target is not None else spec.runtime.describe()  # CL, CUDA
-    path = config.cache_dir() / "peak" / f"{spec.name}-{_safe(key)}.json"
-    use_cache = not config.DISABLE_CACHE.value
-    if use_cache and path.exists():
-        try:
-            saved = json.loads(path.read_text())
-            return float(saved["bytes_per_s"]), saved["how"]
-        except (OSError, ValueError, KeyError):
-            pass
-    bytes_per_s, how = _time_copy(spec)
-    if use_cache:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            path.write_text(json.dumps({"bytes_per_s": bytes_per_s, "how": how}))
-        except OSError:
-            pass   # a read-only cache: measure again next process
-    return bytes_per_s, how
+    return config.cache_dir() / "peak" / f"{spec.name}-{_safe(key)}-best.json"
+
+
+def _read(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _write(path: Path, level: str, value: float, how: str) -> None:
+    if config.DISABLE_CACHE.value:
+        return
+    saved = _read(path)
+    if level in saved and float(saved[level]["value"]) >= value:
+        return
+    saved[level] = {"value": value, "how": how}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        partial = path.with_suffix(f".{id(saved)}.part")
+        partial.write_text(json.dumps(saved))
+        partial.replace(path)
+    except OSError:
+        pass   # a read-only cache: measure again next process
 
 
 def _safe(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)[:80]
 
 
-def _time_copy(spec) -> tuple[float, str]:
+def _dram_bandwidth(spec) -> tuple[float, str]:
+    """The best of a generated copy kernel and (on the CPU) np.copyto, over a buffer of at least
+    COPY_BYTES and LLC_TIMES x the last-level cache."""
+    size = COPY_BYTES
+    if spec.target is not None:
+        size = max(size, LLC_TIMES * spec.target.l3_bytes)
+    kernel, kernel_how = _time_copy(spec, size // 4, COPY_RUNS)
+    if spec.target is None:
+        return kernel, kernel_how
+    numpy_rate = _numpy_copy_rate(size // 4, COPY_RUNS)
+    how = (f"best of a generated copy kernel ({kernel / 1e9:.1f} GB/s) and np.copyto "
+           f"({numpy_rate / 1e9:.1f} GB/s), {size / 2**20:.0f} MiB read + written, best of "
+           f"{COPY_RUNS}, {time.strftime('%Y-%m-%d')}")
+    return max(kernel, numpy_rate), how
+
+
+def _cache_bandwidth(spec, nbytes: int) -> tuple[float, str]:
+    """The L2 roof: the same two copies over a buffer of `nbytes` (fits in L2), best of many."""
+    kernel, _ = _time_copy(spec, nbytes // 8, CACHE_COPY_RUNS)
+    numpy_rate = _numpy_copy_rate(nbytes // 8, CACHE_COPY_RUNS)
+    return max(kernel, numpy_rate), (
+        f"best of a generated copy kernel ({kernel / 1e9:.1f} GB/s) and np.copyto "
+        f"({numpy_rate / 1e9:.1f} GB/s) of {nbytes / 2**10:.0f} KiB (fits L2), best of "
+        f"{CACHE_COPY_RUNS}")
+
+
+def _time_copy(spec, size: int, runs: int) -> tuple[float, str]:
     from ..schedule.schedule import schedule
     from .realize import compile_kernel
-    size = COPY_BYTES // 4
     allocator = spec.allocator
     source = Buffer(spec.name, size, dtypes.float32, allocator)
     source.copyin(_ones(size))
@@ -162,16 +264,76 @@ def _time_copy(spec) -> tuple[float, str]:
     item = schedule([ir.contiguous(leaf.flip((0,)))], realized={}).kernels[0]
     runner = compile_kernel(spec.name, item.ast)
     buffers = [Buffer(spec.name, size, dtypes.float32, allocator), source]
-    best = min(_timed(runner, buffers) for _ in range(COPY_RUNS))
+    best = min(_timed(runner, buffers) for _ in range(runs))
     return (runner.bytes_moved / best,
             f"a generated copy kernel ({runner.bytes_moved / 2**20:.0f} MiB read + written), "
-            f"best of {COPY_RUNS}, measured {time.strftime('%Y-%m-%d')}")
+            f"best of {runs}, measured {time.strftime('%Y-%m-%d')}")
 
 
 def _timed(runner, buffers) -> float:
     start = time.perf_counter()
     seconds = runner(buffers)
     return seconds or (time.perf_counter() - start)
+
+
+def _numpy_copy_rate(size: int, runs: int) -> float:
+    import numpy as np
+    source, target = np.ones(size, dtype=np.float32), np.empty(size, dtype=np.float32)
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        np.copyto(target, source)
+        best = min(best, time.perf_counter() - start)
+    return 2 * source.nbytes / best
+
+
+def _numpy_matmul_rate() -> float:
+    import numpy as np
+    a = np.random.default_rng(0).random((MATMUL_SIZE, MATMUL_SIZE), dtype=np.float32)
+    best = float("inf")
+    for _ in range(4):
+        start = time.perf_counter()
+        a @ a
+        best = min(best, time.perf_counter() - start)
+    return 2 * MATMUL_SIZE ** 3 / best
+
+
+FMA_KERNEL = """typedef float tl_vec __attribute__((vector_size({bytes})));
+void tl_fma_clock(float* out, float* seed) {{
+  tl_vec m = {{0}}, c = {{0}};
+  for (int i = 0; i < {lanes}; i++) {{ m[i] = seed[0]; c[i] = seed[1]; }}
+{declare}
+  for (long n = 0; n < {iterations}; n++) {{
+{body}
+  }}
+  tl_vec total = {sum};
+  for (int i = 0; i < {lanes}; i++) out[0] += total[i];
+}}
+"""
+
+
+def _fma_clock(spec) -> tuple[float, str]:
+    """The clock one core runs vector FMAs at: chains = half the vector registers, each an FMA
+    per iteration; clock = FMAs per second / (FMA pipes per core)."""
+    import numpy as np
+    target = spec.target
+    chains, lanes = max(2, target.vector_registers // 2), target.lanes_of(4)
+    source = FMA_KERNEL.format(
+        bytes=lanes * 4, lanes=lanes, iterations=FMA_ITERATIONS,
+        declare="\n".join(f"  tl_vec a{i} = c * {i + 1}.0f;" for i in range(chains)),
+        body="\n".join(f"    a{i} = a{i} * m + c;" for i in range(chains)),
+        sum=" + ".join(f"a{i}" for i in range(chains)))
+    try:
+        library, _ = spec.runtime.compile(source)
+        program = spec.runtime.load(library, "tl_fma_clock")
+    except Exception:   # no compiler that takes vector extensions: the OS's figure stands
+        return 0.0, "FMA kernel did not compile"
+    out, seed = np.zeros(1, dtype=np.float32), np.array([0.999, 0.001], dtype=np.float32)
+    best = min(program(out, seed) for _ in range(5))
+    fmas = chains * FMA_ITERATIONS / best
+    clock = fmas / max(1, FMA_PIPES.get(target.isa, 1))
+    return clock, (f"measured: {chains} chains of {lanes}-lane FMAs on one core, "
+                   f"{fmas / 1e9:.2f} G vector FMA/s over {FMA_PIPES.get(target.isa, 1)} pipes")
 
 
 def _ones(size: int):

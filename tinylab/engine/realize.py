@@ -15,18 +15,13 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from .. import config
-from ..codegen.decompose import decompose
-from ..codegen.heuristic import choose_opts, work
-from ..codegen.heuristic_gpu import choose_gpu_opts
-from ..codegen.linearize import LinearProgram, linearize, program_cost
-from ..codegen.plan import KernelPlan, OptError
+from ..codegen.linearize import LinearProgram, program_cost
+from ..codegen.plan import KernelPlan
 from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import Op
-from ..ir.printer import print_graph
 from ..ir.symbolic import max_shape
 from ..runtimes.buffer import Buffer
-from ..runtimes.cpu_target import GENERIC
 from ..schedule.fusion import SchedulerOptions
 from ..schedule.memory import plan_schedule
 from ..schedule.schedule import Schedule, schedule
@@ -34,7 +29,8 @@ from . import progress
 from . import trace as tracing
 from .counters import GlobalCounters
 from .devices import Device
-from .passes import MAX_PRINTED_TREE, kernel_steps, tree_size
+from .compile_record import (TUNE_WORK, CompileRecord, choose_plan,  # noqa: F401 (API)
+                             compile_record, source_hash)
 from .state import FreshRealized
 
 
@@ -58,6 +54,7 @@ class Runner:
     cache_hit: bool
     target: str = ""        # the CPU target it was planned and compiled for ("" off the CPU)
     runtime: object = None  # the Runtime that loaded fn: it launches it
+    record: CompileRecord | None = None  # every stage of its compilation (compile_record.py)
 
     def __call__(self, buffers: list[Buffer], var_vals: dict | None = None) -> float:
         """Launch on `buffers`; a symbolic kernel takes its variables' values from var_vals."""
@@ -79,70 +76,31 @@ class Runner:
         return [var_vals[n] for n in names]
 
     def passes(self) -> dict[str, str]:
-        return {"ast": print_graph(self.ast), "plan": self.plan.describe(),
-                "linear": self.program.print()}
-
-
-TUNE_WORK = (1 << 24, 1 << 31)  # loop iterations where timing a few candidate plans pays off
-                                # (above: too slow to time; the heuristic's choice stands)
-
-
-def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
-    spec = Device[device]
-    plan = KernelPlan.from_ast(decompose(ast, spec.renderer))  # ops the renderer lacks, by rule
-    if noopt:
-        return plan
-    if plan.is_symbolic:
-        return _symbolic_plan(plan, spec)
-    actions, target = spec.renderer.supported_actions, spec.target or GENERIC  # GENERIC: PYTHON
-    if beam and not spec.render_only:
-        from ..codegen.beam import beam_search
-        cache = None if config.DISABLE_CACHE.value else config.cache_dir() / "beam"
-        default = plan.apply_all(choose_gpu_opts(plan, actions) if spec.renderer.is_gpu
-                                 else choose_opts(plan, actions, target))
-        with progress.task("beam", plan.name, 0) as searching:
-            return beam_search(plan, spec, beam, cache, target,
-                               progress=searching.update, default=default,
-                               ignore_cache=bool(config.IGNORE_BEAM_CACHE.value))
-    if spec.renderer.is_gpu:  # OpenCL / CUDA / WGSL / Metal: work-groups
-        return plan.apply_all(choose_gpu_opts(plan, actions))
-    if config.TUNE.value and not spec.render_only and TUNE_WORK[0] <= work(plan) <= TUNE_WORK[1]:
-        from ..codegen.beam import tune  # big kernels: time the heuristic's candidates
-        cache = None if config.DISABLE_CACHE.value else config.cache_dir() / "beam"
-        with progress.task("tune", plan.name, 0) as searching:
-            return tune(plan, spec, target, cache, progress=searching.update,
-                        ignore_cache=bool(config.IGNORE_BEAM_CACHE.value))
-    return plan.apply_all(choose_opts(plan, actions, target))
-
-
-def _symbolic_plan(plan: KernelPlan, spec) -> KernelPlan:
-    """A kernel with a symbolic loop: the heuristic plans it as if every variable took its
-    maximum, and its actions apply in order up to the first that would split a symbolic axis
-    (plan.py refuses: no size the variable does not promise). BEAM and TUNE time one bound
-    value, which would not speak for the others: they are skipped."""
-    actions, target = spec.renderer.supported_actions, spec.target or GENERIC
-    proxy = plan.static_proxy()
-    try:
-        if spec.renderer.is_gpu:
-            opts = choose_gpu_opts(proxy, actions)
-        else:
-            opts = choose_opts(proxy, actions, target)
-    except TypeError:  # the heuristic met a symbolic size it cannot reason about: plain plan
-        return plan
-    for opt in opts:
-        try:
-            plan = plan.apply(opt)
-        except OptError:
-            break
-    return plan
+        """The printed passes, from the compile record ("plan": the plan as linearized)."""
+        return self.record.passes()
 
 
 def render_for(ast: Node, device: str) -> str:
     """The source `device`'s renderer makes for a kernel AST, planned with that device's heuristic
     (the same kernel on every backend: "CPU"/"C", "CL", "CUDA", "PYTHON"). Compiles nothing."""
-    spec = Device[device]
-    plan = choose_plan(spec.name, ast, bool(config.NOOPT.value), 0)
-    return spec.renderer.render(linearize(plan, plan.name))
+    return record_for(ast, device).source
+
+
+def record_for(ast: Node, device: str) -> CompileRecord:
+    """The compile record of `ast` on `device` (compiled there when it was, else made by the same
+    pipeline for display only, once per kernel and settings)."""
+    noopt, beam = bool(config.NOOPT.value), int(config.BEAM.value)
+    known = STATE.runners.get(_runner_key(device, ast, noopt, beam))
+    if known is not None:
+        return known.record
+    key = ("display",) + _runner_key(device, ast, noopt, 0)
+    with STATE.lock:
+        found = STATE.display_records.get(key)
+    if found is None:
+        found = compile_record(device, ast, noopt, 0)
+        with STATE.lock:
+            found = STATE.display_records.setdefault(key, found)
+    return found
 
 
 def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
@@ -163,26 +121,26 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
             print(f"opened device {device}: {spec.backend.description}"
                   + (" (render only)" if spec.render_only else "")
                   + (f"; target {target.describe()}" if target else ""))
-    plan = choose_plan(device, ast, noopt, beam)
+    record = compile_record(device, ast, noopt, beam)
+    plan, program, source = record.plan, record.program, record.source
     # named by its loops alone, whatever the process compiled before: the same kernel compiles
     # to the same text (and hits the disk cache) everywhere; a trace tells same-named kernels
     # apart with n1, n2... of its own (trace.KernelNames)
     name = plan.name
-    program = linearize(plan, plan.name)
-    source = spec.renderer.render(program)
     flops, moved = program_cost(program)
     start = time.perf_counter()
     fn, hit, runtime = None, False, None
     if not spec.render_only:
         runtime = spec.runtime
         library, hit = runtime.compile(source)
+        record.compiled_hash = source_hash(source)   # the text the runtime compiled
         fn = runtime.load(library, plan.name)
     compile_s = time.perf_counter() - start
     GlobalCounters.compile_count += 0 if hit else 1
     GlobalCounters.kernels_built += 1
     GlobalCounters.compile_time_s += compile_s
     runner = Runner(device, name, ast, plan, program, source, fn, flops, moved, compile_s, hit,
-                    target.name if target else "", runtime)
+                    target.name if target else "", runtime, record)
     with STATE.lock:  # another thread may have compiled the same kernel meanwhile: keep one
         return STATE.runners.setdefault(key, runner)
 
@@ -293,9 +251,8 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
         if debug >= 4:
             print(runner.source)
         if debug >= 5:
-            print(print_graph(runner.ast))
-            print(runner.plan.describe())
-            print(runner.program.print())
+            passes = runner.record.passes()
+            print(passes["ast"], passes["plan"], passes["linear"], sep="\n")
         kept = _keep_inputs(record, runner, bufs)
         if runner.fn is None:
             seconds = 0.0  # render-only device
@@ -315,21 +272,8 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
     return buffers
 
 
-# Trace records: each compiled kernel's printed passes are made once; its compile cost is
-# reported by the first record only (later launches reuse it from memory: a cache hit).
-def _printed_passes(runner: Runner) -> dict[str, str]:
-    printed = STATE.printed_passes
-    if runner not in printed:
-        if tree_size(runner.ast) > MAX_PRINTED_TREE:
-            printed[runner] = {
-                "ast": print_graph(runner.ast), "linear": runner.program.print(),
-                "plan": f"(loop IR not printed: its expression tree has over {MAX_PRINTED_TREE} "
-                        "nodes; see the linear program)"}
-        else:
-            printed[runner] = runner.passes()
-    return dict(printed[runner])
-
-
+# Trace records: each compiled kernel's compile cost is reported by the first record only
+# (later launches reuse it from memory: a cache hit).
 def _keep_inputs(record, runner: Runner, bufs) -> tuple:
     """(inputs, note): the buffers before this launch, kept in the trace when small."""
     if record is None or record.data_budget is None:
@@ -350,12 +294,12 @@ def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
     outputs = None if inputs is None else {
         p.index: bufs[p.index].numpy() for p in runner.program.params if p.is_output}
     return tracing.KernelRecord(names.name_of(runner), runner.device, runner.ast, index,
-                                list(runner.plan.opts), _printed_passes(runner), runner.source,
+                                list(runner.plan.opts), runner.record.passes(), runner.source,
                                 language, runner.launch_flops(var_vals), runner.bytes_moved,
                                 runner.compile_s if first else 0.0,
                                 runner.cache_hit or not first, seconds, [b.nbytes for b in bufs],
                                 inputs, outputs, note, dict(var_vals or {}), plan=runner.plan,
-                                steps=kernel_steps(runner))
+                                steps=runner.record.steps(), compiled=runner.record)
 
 
 def capturing(hook):

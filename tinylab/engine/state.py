@@ -1,6 +1,6 @@
 """What the engine keeps between realizes, in one object with one lock (`Device.state`): compiled
-kernels by key, devices announced, which lazy values are realized (and in which buffer), each
-kernel's printed passes and compilation steps (engine/passes.py), kernels already recorded in a
+kernels by key, devices announced, which lazy values are realized (and in which buffer), the
+display-only compile records of other backends (engine/compile_record.py), kernels recorded in a
 trace, and the TinyJit capture hooks. engine/realize.py reads and writes it (also from compile
 threads).
 """
@@ -77,10 +77,9 @@ class EngineState:
         self.runners: dict = {}           # (device, ast, noopt, beam, target) -> Runner
         self.announced: set = set()       # (device, target) pairs DEBUG>=1 has reported
         self.realized = RealizedTable()   # lazy node -> BUFFER node holding its value
-        self.printed_passes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Runner ->
+        self.display_records: dict = {}   # ("display", device, ast, ...) -> CompileRecord made
+        #   for showing another backend's source (compile_record.py), once per kernel
         self.recorded: weakref.WeakSet = weakref.WeakSet()  # Runners a trace has recorded
-        self.kernel_steps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Runner ->
-        #   its compilation step by step (engine/passes.py), made once
         self.captures: list = []          # TinyJit hooks called with every launch
 
     @contextmanager

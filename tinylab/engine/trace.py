@@ -7,6 +7,7 @@ inspection/ turns a Trace into text / JSON / DOT / HTML; widgets/ into live view
 from __future__ import annotations
 
 import contextvars
+import itertools
 import os
 import sys
 import weakref
@@ -43,6 +44,7 @@ class KernelRecord:
     var_vals: dict = field(default_factory=dict)  # symbolic sizes' values in this launch
     plan: object = None         # the KernelPlan it ran with (inspection maps source lines to nodes)
     steps: list = field(default_factory=list)  # [(title, text)]: AST, plan, each action, ...
+    compiled: object = None     # the CompileRecord it ran from (engine/compile_record.py)
 
     def render(self, backend: str) -> str:
         """This kernel's source for any backend ("CPU", "CL", "CUDA", "PYTHON", "WGSL", "METAL"),
@@ -115,11 +117,15 @@ class RealizeRecord:
     memory_plan: dict = field(default_factory=dict)
 
 
+_SERIALS = itertools.count(1)
+
+
 @dataclass
 class Trace:
     realizes: list = field(default_factory=list)
     data_budget: DataBudget = field(default_factory=DataBudget)
     names: KernelNames = field(default_factory=KernelNames)
+    serial: int = field(default_factory=lambda: next(_SERIALS))  # tags the lines it recorded
 
     @property
     def kernels(self) -> list[KernelRecord]:
@@ -149,10 +155,24 @@ def resume(record: Trace) -> None:
         _ACTIVE.set(_ACTIVE.get() + (record,))
 
 
+def _active_serials() -> frozenset:
+    return frozenset(t.serial for t in _ACTIVE.get())
+
+
 def note_source(node) -> None:
-    """Remember which user line built `node` (first one wins; called by the frontend)."""
-    if node not in SOURCE_LINES:
-        SOURCE_LINES[node] = user_frame()
+    """Remember which user line built or reused `node` in the traces now active (the first such
+    line per trace wins; called by the frontend). A node hash-consed from an earlier trace's
+    line takes the current one: a trace shows only its own lines."""
+    serials = _active_serials()
+    known = SOURCE_LINES.get(node)
+    if known is None or not serials <= known[0]:
+        SOURCE_LINES[node] = (serials, user_frame())
+
+
+def source_line(node) -> str | None:
+    """The user line that built or reused `node` in a trace now active (None: none did)."""
+    known = SOURCE_LINES.get(node)
+    return known[1] if known is not None and known[0] & _active_serials() else None
 
 
 def graph_lines(nodes, leaves=()) -> dict:
@@ -165,7 +185,7 @@ def graph_lines(nodes, leaves=()) -> dict:
         for src in node.src:
             users.setdefault(src, []).append(node)
     for node in reversed(nodes):
-        line = SOURCE_LINES.get(node)
+        line = source_line(node)
         if line is None and node.src and node not in leaves:
             line = next((lines[u] for u in users.get(node, ()) if u in lines), None)
         if line is not None:

@@ -12,7 +12,7 @@ from .graph import ops_summary
 from .html_views import memory_html, roofline_html, what_if_measured_html
 from .model import shape_text, variables_text
 from .passes import passes_html
-from .provenance import gutter_labels
+from .provenance import gutter_labels, kernel_user_lines
 from .svg import graph_svg
 from .text import plural, size_text, summary_text, what_if_lines
 
@@ -86,6 +86,10 @@ def _kernel_details(model: dict, kernel: dict, passes: bool = True) -> str:
     if kernel["opts"]:
         body.append(f'<div style="{MUTED}">actions: {escape(", ".join(kernel["opts"]))}</div>')
     body.append(_decision_items(model, kernel))
+    mine = kernel_user_lines(model, kernel)
+    if mine:
+        body.append(f'<div style="{MUTED}">built by your code:</div><pre style="{PRE}">'
+                    + escape("\n".join(mine)) + "</pre>")
     program = model["programs"].get(kernel["name"])
     if program is not None:
         body.append(f'<div>loop IR</div><pre style="{PRE}">'

@@ -75,14 +75,23 @@ def roofline_html(model: dict) -> str:
         chart = roofline_svg(model, device)
         if not chart:
             continue
-        percents = [[escape(k["name"]), f"{k['peak_percent']:.1f}%", escape(k.get("bound", ""))]
-                    for k in kernels if k["device"] == device and k.get("peak_percent") is not None]
+        percents = [[escape(k["name"]), f"{k['percent_of_peak']:.1f}% ({k['roof_level']})",
+                     escape(k.get("bound", ""))] for k in kernels
+                    if k["device"] == device and k.get("percent_of_peak") is not None]
         timed.append(f"<div>{escape(device)}: {peak['flops_per_s'] / 1e9:.0f} GFLOPS peak "
-                     f"({escape(peak['compute_from'])}); {peak['bytes_per_s'] / 1e9:.1f} GB/s "
-                     f"({escape(peak['bandwidth_from'])})</div>{chart}"
-                     + _table(["kernel", "% of peak", "bound"], percents))
+                     f"({escape(peak['compute_from'])}); DRAM {peak['bytes_per_s'] / 1e9:.1f} "
+                     f"GB/s ({escape(peak['bandwidth_from'])})" + _cache_roof(peak)
+                     + "".join(f"<div>{escape(note)}</div>" for note in peak.get("raised", []))
+                     + f"</div>{chart}" + _table(["kernel", "% of peak", "bound"], percents))
     return _details("roofline", "FLOPs per byte of each kernel, against the device's peak",
                     plain + measured("".join(timed)))
+
+
+def _cache_roof(peak: dict) -> str:
+    if not peak.get("cache_bytes_per_s"):
+        return ""
+    return (f"; L2 {peak['cache_bytes_per_s'] / 1e9:.1f} GB/s for buffers up to "
+            f"{size_text(peak['cache_fits_bytes'])} ({escape(peak['cache_from'])})")
 
 
 def what_if_measured_html(model: dict) -> str:

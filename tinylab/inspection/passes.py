@@ -1,5 +1,5 @@
-"""The Passes view's data: a kernel's recorded compilation steps (engine/passes.py: kernel AST,
-plan before actions, the plan after each action, linear program, source) with a unified diff
+"""The Passes view's data: a kernel's recorded compilation steps (engine/compile_record.py: AST,
+plan before actions, after each action, as linearized, linear program, source) with a unified diff
 from each step to the next. Called by sources.program_entry; drawn by html.py, text.py and the
 widget's Passes panel.
 """

@@ -1,16 +1,14 @@
 """Provenance to the line: which IR nodes each line of a kernel's generated source computes.
 
-`mapped_source(record, language)` re-renders a traced kernel with its linear program's origins
-(source line -> instruction -> the plan's AST node -> the kernel AST node, numbered by the kernel
-AST's toposort). `kernel_ast_nodes(item, ast, node_ids)` maps those kernel AST nodes back to the
-lazy graph's nodes (model ids), whose user lines the Trace recorded. `align(...)` lines up the
-sources of several languages where their loops and nodes agree. Called by sources.py and model.py.
+`mapped_source(record)` reads a CompileRecord (engine/compile_record.py: source line ->
+instruction -> the plan's AST node -> the kernel AST node, numbered by the kernel AST's toposort);
+nothing is planned or rendered again. `kernel_ast_nodes(item, ast, node_ids)` maps those kernel
+AST nodes back to the lazy graph's nodes (model ids), whose user lines the Trace recorded.
+`align(...)` lines up the sources of several languages where their loops and nodes agree.
+Called by sources.py and model.py.
 """
 from __future__ import annotations
 
-from ..codegen.decompose import decompose
-from ..codegen.linearize import linearize
-from ..engine.devices import Device
 from ..ir.node import Node
 from ..ir.ops import MOVEMENT, Op
 
@@ -19,20 +17,16 @@ MAX_ALIGN_CELLS = 600_000   # longest-common-subsequence table size; larger sour
 PASS_THROUGH = MOVEMENT | {Op.DETACH, Op.CONTIGUOUS}
 
 
-def mapped_source(ast: Node, device: str, plan=None) -> dict:
-    """{"text", "lines": [[kernel AST indices] per line], "keys": [...]} for `ast` rendered by
-    `device`'s renderer, with `plan` (the one it ran with) or the device's own heuristic."""
-    from ..engine.realize import choose_plan   # engine sits below inspection; realize is heavy
-    spec = Device[device]
-    if plan is None:
-        plan = choose_plan(spec.name, ast, False, 0)
-    renderer = spec.renderer
-    program = linearize(plan, plan.name, origins=True)
-    text, owners = renderer.render_with_lines(program)
+def mapped_source(record) -> dict | None:
+    """{"text", "lines": [[kernel AST indices] per line], "keys": [...]} for a compile record's
+    source; None when its renderer kept no line map (not recorded for this backend)."""
+    if record.line_owners is None or record.program.origins is None:
+        return None
+    program, text, ast = record.program, record.source, record.ast
     index = {node: i for i, node in enumerate(ast.toposort())}
-    to_kernel = _plan_to_kernel_ast(ast, plan.ast, renderer)
+    to_kernel = _plan_to_kernel_ast(record)
     lines, keys = [], []
-    for number, owner in enumerate(owners):
+    for number, owner in enumerate(record.line_owners):
         found = set()
         if owner is not None:
             for node in program.origins[owner]:
@@ -55,15 +49,16 @@ def _line_key(program, owner, found, text: str, number: int) -> str:
     return f"{instr.op}:" + ",".join(map(str, sorted(found)))
 
 
-def _plan_to_kernel_ast(ast: Node, plan_ast: Node, renderer) -> dict:
-    """The plan's (normalized) AST node -> the kernel AST nodes it stands for."""
-    memo: dict = {}
-    decomposed = decompose(ast, renderer, memo)
+def _plan_to_kernel_ast(record) -> dict:
+    """The linearized plan's (normalized) AST node -> the kernel AST nodes it stands for, from the
+    decomposition the record kept."""
+    ast, decomposed = record.ast, record.decomposed
     replaced = {}
-    for old, new in memo.items():
+    for old, new in record.decompose_memo.items():
         replaced.setdefault(new, set()).add(old)
     if decomposed is ast:
         replaced = {node: {node} for node in ast.toposort()}
+    plan_ast = record.linearized.ast
     to_decomposed = correspond(decomposed, plan_ast)
     direct = {}
     for node, olds in to_decomposed.items():
@@ -208,6 +203,22 @@ def user_location(line: str) -> str:
         return location
     cell = filename.startswith("<") or filename[:-3].isdigit()
     return f"line {number}" if cell else location
+
+
+def user_code(line: str) -> str:
+    """'line 3  hidden = (a @ a.T).relu()' (a script's 'train.py:3  ...') from 'file:3  code':
+    where, and the code itself."""
+    code = line.partition("  ")[2]
+    return f"{user_location(line)}  {code}" if code else user_location(line)
+
+
+def kernel_user_lines(model: dict, kernel: dict) -> list[str]:
+    """The lines of the user's code (location and text) that built the ops this kernel fuses,
+    in graph order, each once."""
+    nodes = {n["id"]: n for n in model["nodes"]}
+    found = (nodes[i] for i in kernel.get("fused", ()) if i in nodes)
+    return list(dict.fromkeys(user_code(n["line"]) for n in found
+                              if n["line"] and n["role"] != "input"))
 
 
 def gutter_labels(model: dict, kernel: dict, language: str) -> list[str] | None:

@@ -1,51 +1,87 @@
-"""Each kernel against its device's roof: arithmetic intensity (FLOPs per byte), and, when the
+"""Each kernel against its device's roofs: arithmetic intensity (FLOPs per byte), and, when the
 model has timings, its measured FLOP/s and "% of peak": the share of the roof at its intensity,
-min(peak compute, intensity x bandwidth), it reached; that is the larger of its share of the peak
-compute and its share of the bandwidth. `add_roofline(model)` is called by model.build_model;
-`roofline_svg` draws the chart for the static HTML (the widget draws its own, clickable).
+min(peak compute, intensity x bandwidth of the memory level its buffers fit in: L2 or DRAM), it
+reached, i.e. the larger of its share of the compute roof and of that bandwidth. A kernel above a
+roof raises that roof (engine/peak.raise_roof, noted in peaks[device]["raised"]): never > 100%.
+`add_roofline(model)` is called by model.build_model; `roofline_svg` draws the static chart.
 """
 from __future__ import annotations
 
 from html import escape
 from math import log10
 
-from ..engine.peak import device_peak
+from ..engine.peak import device_peak, raise_roof
+
+
+def roof_level(nbytes: int, peak: dict) -> str:
+    """"L2" when the kernel's buffers fit in L2 (and an L2 roof was measured), else "DRAM"."""
+    fits = peak.get("cache_fits_bytes") or 0
+    return "L2" if peak.get("cache_bytes_per_s") and nbytes <= fits else "DRAM"
+
+
+def level_bandwidth(nbytes: int, peak: dict) -> float | None:
+    return peak.get("cache_bytes_per_s") if roof_level(nbytes, peak) == "L2" \
+        else peak.get("bytes_per_s")
+
+
+def shares(flops: int, nbytes: int, run_s: float | None, peak: dict) -> tuple:
+    """(share of the compute roof, share of its level's bandwidth roof); None where unknown."""
+    if not run_s:
+        return None, None
+    bandwidth = level_bandwidth(nbytes, peak)
+    compute = flops / run_s / peak["flops_per_s"] if peak.get("flops_per_s") else None
+    memory = nbytes / run_s / bandwidth if bandwidth else None
+    return compute, memory
 
 
 def percent_of_peak(flops: int, nbytes: int, run_s: float | None, peak: dict) -> float | None:
-    """100 x achieved / the roof at this kernel's intensity (None: no time or no roof)."""
-    if not run_s or (not peak.get("flops_per_s") and not peak.get("bytes_per_s")):
-        return None
-    shares = []
-    if peak.get("flops_per_s"):
-        shares.append(flops / run_s / peak["flops_per_s"])
-    if peak.get("bytes_per_s"):
-        shares.append(nbytes / run_s / peak["bytes_per_s"])
-    return 100.0 * max(shares)
+    """100 x achieved / the roof at this kernel's intensity, at most 100 (None: no time or no
+    roof); a kernel above its roof raises it first (add_roofline)."""
+    found = [share for share in shares(flops, nbytes, run_s, peak) if share is not None]
+    return min(100.0, 100.0 * max(found)) if found else None
 
 
 def bound(flops: int, nbytes: int, peak: dict) -> str:
     """"memory" below the ridge point (peak FLOP/s / bandwidth), "compute" above it."""
-    if not peak.get("flops_per_s") or not peak.get("bytes_per_s") or not nbytes:
+    bandwidth = level_bandwidth(nbytes, peak)
+    if not peak.get("flops_per_s") or not bandwidth or not nbytes:
         return ""
-    return "compute" if flops / nbytes >= peak["flops_per_s"] / peak["bytes_per_s"] else "memory"
+    return "compute" if flops / nbytes >= peak["flops_per_s"] / bandwidth else "memory"
 
 
 def add_roofline(model: dict) -> None:
-    """Intensity on every kernel; with timings, the devices' peaks (model["peaks"]) and each
-    timed kernel's % of peak and bound."""
+    """Intensity on every kernel; with timings, the devices' roofs (model["peaks"], raised by any
+    kernel measured above them) and each timed kernel's % of peak, roof level and bound."""
     for kernel in model["kernels"]:
         kernel["intensity"] = kernel["flops"] / kernel["bytes"] if kernel["bytes"] else None
     if not model["timings"]:
         return
     devices = sorted({k["device"] for k in model["kernels"] if k.get("run_s")})
+    for device in devices:
+        _raise_roofs(device, [k for k in model["kernels"] if k["device"] == device])
     model["peaks"] = {device: device_peak(device).as_dict() for device in devices}
     for kernel in model["kernels"]:
         peak = model["peaks"].get(kernel["device"])
         if peak is not None:
-            kernel["peak_percent"] = percent_of_peak(kernel["flops"], kernel["bytes"],
-                                                     kernel.get("run_s"), peak)
+            kernel["percent_of_peak"] = percent_of_peak(kernel["flops"], kernel["bytes"],
+                                                        kernel.get("run_s"), peak)
+            kernel["roof_level"] = roof_level(kernel["bytes"], peak)
             kernel["bound"] = bound(kernel["flops"], kernel["bytes"], peak)
+
+
+def _raise_roofs(device: str, kernels: list) -> None:
+    """A kernel measured above a roof lifts it to what the kernel reached (and says which)."""
+    peak = device_peak(device).as_dict()
+    for kernel in kernels:
+        compute, memory = shares(kernel["flops"], kernel["bytes"], kernel.get("run_s"), peak)
+        why = f"kernel {kernel['name']} ({kernel['id']}) was measured above it"
+        if compute is not None and compute > 1:
+            raise_roof(device, "compute", kernel["flops"] / kernel["run_s"], why)
+        if memory is not None and memory > 1:
+            level = roof_level(kernel["bytes"], peak).lower()
+            raise_roof(device, "l2" if level == "l2" else "dram",
+                       kernel["bytes"] / kernel["run_s"], why)
+        peak = device_peak(device).as_dict()
 
 
 def chart_points(model: dict) -> list[dict]:
@@ -84,7 +120,7 @@ def roofline_svg(model: dict, device: str, width: int = 520, height: int = 300) 
         x, y = at(kernel["intensity"], kernel["flops"] / kernel["run_s"])
         parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="#2563eb">'
                      f'<title>{escape(kernel["name"])}: '
-                     f'{kernel.get("peak_percent") or 0:.1f}% of peak</title></circle>')
+                     f'{kernel.get("percent_of_peak") or 0:.1f}% of peak</title></circle>')
     parts.append(f'<text x="{margin}" y="{height - 12}">FLOPs per byte (log) →  roof '
                  f'{peak["bytes_per_s"] / 1e9:.1f} GB/s, {peak["flops_per_s"] / 1e9:.0f} '
                  'GFLOPS</text>')

@@ -1,11 +1,12 @@
-"""A kernel's program as data: its source per language (the one it ran with, plus others rendered
-for the same AST by the engine's `render_for`), its loop IR, linear program and actions.
-Called by model.build_model once per distinct kernel name.
+"""A kernel's program as data, read from compile records (engine/compile_record.py): its source
+per language (the one it ran with, and for other backends a display record made by the same
+pipeline), line maps, the passes and actions. Called by model.build_model once per distinct kernel.
 """
 from __future__ import annotations
 
+from ..engine.compile_record import NOT_RECORDED
 from ..engine.devices import Device
-from ..engine.realize import render_for
+from ..engine.realize import record_for
 from . import provenance
 from .passes import pass_steps
 
@@ -22,48 +23,54 @@ def language_of(backend: str) -> str:
     return DEVICE_LANGUAGES.get(Device.backend_of(backend), backend)
 
 
-def render_other(ast, language: str) -> str | None:
-    """Source of `ast` for another backend; None for a language no device renders."""
+def other_record(ast, language: str):
+    """The compile record of `ast` for another backend's language; None for a language no device
+    renders; a note (str) saying why a backend cannot compile this kernel."""
     if language not in LANGUAGE_DEVICES:
         return None
     try:
-        return render_for(ast, LANGUAGE_DEVICES[language])
+        return record_for(ast, LANGUAGE_DEVICES[language])
     except Exception as error:  # a backend that cannot render this kernel says why, inline
         return f"/* {language} source unavailable: {type(error).__name__}: {error} */"
 
 
+def render_other(ast, language: str) -> str | None:
+    """Source of `ast` for another backend; None for a language no device renders."""
+    found = other_record(ast, language)
+    return found if found is None or isinstance(found, str) else found.source
+
+
 def program_entry(record, backends: tuple = ()) -> dict:
     """{name, language, sources {language: text}, lines {language: [[kernel AST indices] per
-    line]}, aligned (C / OpenCL / CUDA rows), steps (the passes), opts} for one KernelRecord."""
-    sources = {record.language: record.source}
-    mapped = {}
-    ran = _mapped(record.ast, record.device, record.plan)
-    if isinstance(ran, dict) and ran["text"] == record.source:
-        mapped[record.language] = ran
+    line]}, aligned (C / OpenCL / CUDA rows), steps (the passes), opts, hashes} for one
+    KernelRecord, all read from compile records."""
+    compiled = record.compiled
+    sources, mapped, hashes = {record.language: record.source}, {}, {}
+    if compiled is not None:
+        hashes[record.language] = compiled.compiled_hash or compiled.source_hash
+        ran = provenance.mapped_source(compiled)
+        if ran is not None:
+            mapped[record.language] = ran
     for backend in backends:
         language = language_of(backend)
-        if language not in sources and language in LANGUAGE_DEVICES:
-            rendered = _mapped(record.ast, LANGUAGE_DEVICES[language])
-            if isinstance(rendered, dict):
-                sources[language], mapped[language] = rendered["text"], rendered
-            elif rendered is None:
-                rendered = render_other(record.ast, language)
-            if isinstance(rendered, str):
-                sources[language] = rendered
+        if language in sources or language not in LANGUAGE_DEVICES:
+            continue
+        found = other_record(record.ast, language)
+        if isinstance(found, str):
+            sources[language] = found
+        elif found is not None:
+            sources[language], hashes[language] = found.source, found.source_hash
+            lines = provenance.mapped_source(found)
+            if lines is not None:
+                mapped[language] = lines
     ordered = {lang: sources[lang] for lang in TAB_ORDER if lang in sources}
     ordered.update({lang: text for lang, text in sources.items() if lang not in ordered})
+    passes = dict(record.passes) if record.passes else {
+        "ast": NOT_RECORDED, "plan": NOT_RECORDED, "linear": NOT_RECORDED}
+    steps = record.steps or [("compilation steps", NOT_RECORDED)]
     return {"name": record.name, "language": record.language, "sources": ordered,
             "lines": {lang: mapped[lang]["lines"] for lang in ordered if lang in mapped},
-            "aligned": provenance.align(mapped), "steps": pass_steps(record.steps),
-            "passes": dict(record.passes), "opts": [str(o) for o in record.opts]}
-
-
-def _mapped(ast, device: str, plan=None) -> dict | str | None:
-    """The source with its line map (provenance.mapped_source); a note saying why a backend
-    cannot render this kernel; None when its renderer keeps no line map (render_other)."""
-    try:
-        if ast is None or not Device[device].renderer.line_maps:
-            return None
-        return provenance.mapped_source(ast, device, plan)
-    except Exception as error:  # a backend that cannot render this kernel says why, inline
-        return f"/* {language_of(device)} source unavailable: {type(error).__name__}: {error} */"
+            "aligned": provenance.align(mapped), "steps": pass_steps(steps),
+            "passes": passes, "opts": [str(o) for o in record.opts], "source_hashes": hashes,
+            "launch": compiled.launch if compiled is not None else None,
+            "settings": dict(compiled.settings) if compiled is not None else None}

@@ -10,7 +10,7 @@ from ..schedule.fusion import EXPLANATION, Reason
 from .graph import ops_summary
 from .model import shape_text, variables_text
 from .passes import pass_lines
-from .provenance import annotated_source
+from .provenance import annotated_source, kernel_user_lines
 
 MAX_SUMMARY_KERNELS = 30
 
@@ -59,6 +59,7 @@ def summary_text(model: dict) -> str:
             line = (f"  {kernel['name']:<{width}}  {shape_text(kernel['shape'])}{bound}  "
                     f"{ops_summary(kernel['ops'], limit=8)}  {_cut_sources(model, kernel)}")
             lines.append(line.rstrip())
+            lines += [f"    ← {code}" for code in kernel_user_lines(model, kernel)]
         counts = _boundary_counts(model, realize)
         if counts:
             lines.append("  boundaries: " + ", ".join(f"{reason} ×{n}"

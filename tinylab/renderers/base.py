@@ -1,8 +1,8 @@
 """The Renderer contract: what every backend's source generator declares and provides. A renderer
 takes a LinearProgram (codegen/linearize.py) and gives source text; its class attributes tell the
 planner and the engine what it can say. Subclassed by every renderer here; read (never probed)
-by codegen (decompose.py, beam.py), the engine (realize.py, devices.py, passes.py), schedule's
-packing (through realize), inspection and export.
+by codegen (decompose.py, beam.py), the engine (realize.py, devices.py, compile_record.py), the
+schedule's packing (through realize), inspection and export.
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@
 const MAX_TABLE_ROWS = 1000;
 const COLUMNS = [
   ["index", "#"], ["name", "kernel"], ["shape", "shape"], ["flops", "FLOPs"], ["bytes", "bytes"],
-  ["run_s", "time"], ["gflops", "GFLOPS"], ["gbps", "GB/s"], ["peak_percent", "% peak"],
+  ["run_s", "time"], ["gflops", "GFLOPS"], ["gbps", "GB/s"], ["percent_of_peak", "% peak"],
   ["cache_hit", "cache"],
 ];
 
@@ -19,9 +19,9 @@ function cellText(kernel, key, index) {
     case "bytes": return formatBytes(kernel.bytes);
     case "run_s": return formatSeconds(kernel.run_s);
     case "gflops": case "gbps": return formatRate(kernel[key]);
-    case "peak_percent":   // of the roof at its intensity (inspection/roofline.py)
-      return kernel.peak_percent === null || kernel.peak_percent === undefined ? "–"
-        : `${kernel.peak_percent.toFixed(1)}% ${kernel.bound === "compute" ? "C" : "M"}`;
+    case "percent_of_peak":   // of the roof at its intensity (inspection/roofline.py)
+      return kernel.percent_of_peak === null || kernel.percent_of_peak === undefined ? "–"
+        : `${kernel.percent_of_peak.toFixed(1)}% ${kernel.bound === "compute" ? "C" : "M"}`;
     case "cache_hit":
       if (kernel.cache_hit === undefined) return "–";
       return kernel.cache_hit ? "hit" : "compiled";

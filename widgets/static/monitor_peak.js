@@ -9,7 +9,7 @@ function slowestKernels(kernels) {
   if (!timed.length) return null;
   const total = kernels.reduce((sum, k) => sum + (k.run_s || 0), 0);
   const rows = timed.map((k) => {
-    const percent = k.peak_percent === null || k.peak_percent === undefined ? "–" : `${k.peak_percent.toFixed(1)}%`;
+    const percent = k.percent_of_peak === null || k.percent_of_peak === undefined ? "–" : `${k.percent_of_peak.toFixed(1)}%`;
     const share = total ? (100 * k.run_s / total).toFixed(0) + "% of kernel time" : "";
     return h("tr", { class: "tl-slow-kernel", dataset: { name: k.name } },
       h("td", {}, k.name), h("td", {}, formatSeconds(k.run_s)), h("td", {}, share),

@@ -66,7 +66,7 @@ class RooflinePanel {
       svg("text", { x: 4, y: ROOF_MARGIN - 10 }, `FLOP/s (log) ↑  ${device}`));
     for (const kernel of points) {
       const [x, y] = at(kernel.flops / kernel.bytes, kernel.flops / kernel.run_s);
-      const percent = kernel.peak_percent;
+      const percent = kernel.percent_of_peak;
       const text = `${kernel.name}: ${formatCount(kernel.flops / kernel.run_s)} FLOP/s, ` +
         `${(kernel.flops / kernel.bytes).toFixed(2)} FLOP/B, ` +
         `${percent === null || percent === undefined ? "–" : percent.toFixed(1) + "%"} of peak (${kernel.bound}-bound)`;

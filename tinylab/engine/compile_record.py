@@ -1,0 +1,184 @@
+"""One kernel's compilation, recorded: `compile_record(device, ast, noopt, beam)` -> CompileRecord,
+the only compile pipeline (decompose -> plan -> each action -> linearize -> render). It holds every
+stage as it happened; realize.compile_kernel makes one per kernel, compiles its `source` and keeps
+it in the Runner; DEBUG, the Trace and every inspection view read the record and re-run nothing.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from .. import config
+from ..codegen.decompose import decompose
+from ..codegen.heuristic import choose_opts, work
+from ..codegen.heuristic_gpu import choose_gpu_opts
+from ..codegen.linearize import LinearProgram, linearize
+from ..codegen.plan import KernelPlan, OptError
+from ..ir.node import Node
+from ..ir.printer import print_graph
+from ..runtimes.cpu_target import GENERIC
+from . import progress
+from .devices import Device
+
+MAX_PRINTED_TREE = 20000  # the loop IR prints expressions as trees: a large DAG is exponential
+NOT_RECORDED = "(not recorded for this backend)"
+TUNE_WORK = (1 << 24, 1 << 31)  # loop iterations where timing a few candidate plans pays off
+                                # (above: too slow to time; the heuristic's choice stands)
+
+
+def source_hash(text: str) -> str:
+    """sha256 of a kernel's source text: what the views compare with what was compiled."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(eq=False)
+class CompileRecord:
+    """Every stage of one kernel's compilation for one device, as it happened."""
+    device: str
+    language: str
+    ast: Node                       # the kernel AST as lowered by the scheduler
+    decomposed: Node                # in the renderer's ops (the same node when nothing changed)
+    decompose_memo: dict            # kernel AST node -> its decomposed node (provenance)
+    plans: list                     # [(title, KernelPlan)]: before actions, then after each
+    linearized: KernelPlan          # the plan linearize built (partial-sum splits included)
+    program: LinearProgram          # with `origins`: the plan's AST nodes per instruction
+    source: str
+    line_owners: list | None        # per source line, the instruction it renders (None: no map)
+    settings: dict                  # what chose the plan: NOOPT, BEAM, TUNE, target, chooser
+    source_hash: str
+    compiled_hash: str | None = None   # hash of the text the runtime compiled (None: not compiled)
+    _printed: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def plan(self) -> KernelPlan:
+        """The plan chosen: after every action (before linearize's late changes)."""
+        return self.plans[-1][1]
+
+    @property
+    def launch(self) -> dict:
+        """Loops (name, extent, kind) outermost first and threads: the launch dimensions."""
+        return {"loops": [list(loop) for loop in self.program.loops],
+                "threads": self.program.threads}
+
+    def _printed_tree(self) -> bool:
+        if "printable" not in self._printed:
+            self._printed["printable"] = _tree_size(self.ast) <= MAX_PRINTED_TREE
+        return self._printed["printable"]
+
+    def plan_text(self, plan: KernelPlan) -> str:
+        if not self._printed_tree():
+            return (f"(loop IR not printed: its expression tree has over {MAX_PRINTED_TREE} "
+                    "nodes; see the linear program)")
+        return plan.describe()
+
+    def passes(self) -> dict[str, str]:
+        """{"ast", "plan" (as linearized), "linear"}: the printed passes the Trace keeps."""
+        if "passes" not in self._printed:
+            self._printed["passes"] = {"ast": print_graph(self.ast),
+                                       "plan": self.plan_text(self.linearized),
+                                       "linear": self.program.print()}
+        return dict(self._printed["passes"])
+
+    def steps(self) -> list[tuple[str, str]]:
+        """[(title, printed text)] in pipeline order, each printed from this record."""
+        if "steps" not in self._printed:
+            self._printed["steps"] = self._steps()
+        return list(self._printed["steps"])
+
+    def _steps(self) -> list[tuple[str, str]]:
+        passes = self.passes()
+        steps = [("kernel AST", passes["ast"])]
+        if self.decomposed is not self.ast:
+            steps.append(("kernel AST in the renderer's ops", print_graph(self.decomposed)))
+        steps += [(title, self.plan_text(plan)) for title, plan in self.plans]
+        steps.append(("plan as linearized", passes["plan"]))
+        steps.append(("linear program", passes["linear"]))
+        steps.append((f"source ({self.language})", self.source))
+        return steps
+
+
+def compile_record(device: str, ast: Node, noopt: bool, beam: int) -> CompileRecord:
+    """Lower, plan, linearize and render `ast` for `device` (compiles nothing): the record."""
+    spec = Device[device]
+    renderer = spec.renderer
+    memo: dict = {}
+    decomposed = decompose(ast, renderer, memo)  # ops the renderer lacks, by rule
+    base = KernelPlan.from_ast(decomposed)
+    chosen, chooser = plan_kernel(spec, base, noopt, beam)
+    plans = [("plan before actions", base)]
+    for number, opt in enumerate(chosen.opts, 1):
+        plans.append((f"action {number}: {opt}", plans[-1][1].apply(opt)))
+    plans[-1] = (plans[-1][0], chosen)   # the chosen plan itself, not a replay's copy
+    program = linearize(chosen, chosen.name, origins=True)
+    if renderer.line_maps:
+        source, owners = renderer.render_with_lines(program)
+    else:
+        source, owners = renderer.render(program), None
+    settings = {"NOOPT": noopt, "BEAM": beam, "TUNE": int(config.TUNE.value),
+                "target": spec.target.name if spec.target else "", "chosen_by": chooser,
+                "opts": [str(o) for o in chosen.opts]}
+    return CompileRecord(spec.name, renderer.language, ast, decomposed, memo, plans,
+                         program.plan, program, source, owners, settings, source_hash(source))
+
+
+def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:
+    """The plan `device` compiles `ast` with (the chosen plan of its compile record)."""
+    spec = Device[device]
+    return plan_kernel(spec, KernelPlan.from_ast(decompose(ast, spec.renderer)), noopt, beam)[0]
+
+
+def plan_kernel(spec, plan: KernelPlan, noopt: bool, beam: int) -> tuple[KernelPlan, str]:
+    """(the plan with its actions, what chose them) for the plan before actions."""
+    if noopt:
+        return plan, "NOOPT: no actions"
+    if plan.is_symbolic:
+        return _symbolic_plan(plan, spec), "heuristic at the variables' maxima (symbolic)"
+    actions, target = spec.renderer.supported_actions, spec.target or GENERIC  # GENERIC: PYTHON
+    ignore = bool(config.IGNORE_BEAM_CACHE.value)
+    if beam and not spec.render_only:
+        from ..codegen.beam import beam_search
+        cache = None if config.DISABLE_CACHE.value else config.cache_dir() / "beam"
+        default = plan.apply_all(choose_gpu_opts(plan, actions) if spec.renderer.is_gpu
+                                 else choose_opts(plan, actions, target))
+        with progress.task("beam", plan.name, 0) as searching:
+            return beam_search(plan, spec, beam, cache, target, progress=searching.update,
+                               default=default, ignore_cache=ignore), f"BEAM={beam} search"
+    if spec.renderer.is_gpu:  # OpenCL / CUDA / WGSL / Metal: work-groups
+        return plan.apply_all(choose_gpu_opts(plan, actions)), "GPU heuristic"
+    if config.TUNE.value and not spec.render_only and TUNE_WORK[0] <= work(plan) <= TUNE_WORK[1]:
+        from ..codegen.beam import tune  # big kernels: time the heuristic's candidates
+        cache = None if config.DISABLE_CACHE.value else config.cache_dir() / "beam"
+        with progress.task("tune", plan.name, 0) as searching:
+            return tune(plan, spec, target, cache, progress=searching.update,
+                        ignore_cache=ignore), "TUNE: timed the heuristic's candidates"
+    return plan.apply_all(choose_opts(plan, actions, target)), "heuristic"
+
+
+def _symbolic_plan(plan: KernelPlan, spec) -> KernelPlan:
+    """A kernel with a symbolic loop: the heuristic plans it as if every variable took its
+    maximum, and its actions apply in order up to the first that would split a symbolic axis
+    (plan.py refuses: no size the variable does not promise). BEAM and TUNE time one bound
+    value, which would not speak for the others: they are skipped."""
+    actions, target = spec.renderer.supported_actions, spec.target or GENERIC
+    proxy = plan.static_proxy()
+    try:
+        if spec.renderer.is_gpu:
+            opts = choose_gpu_opts(proxy, actions)
+        else:
+            opts = choose_opts(proxy, actions, target)
+    except TypeError:  # the heuristic met a symbolic size it cannot reason about: plain plan
+        return plan
+    for opt in opts:
+        try:
+            plan = plan.apply(opt)
+        except OptError:
+            break
+    return plan
+
+
+def _tree_size(ast) -> int:
+    """Nodes of `ast` counted as a tree (a shared subexpression once per use)."""
+    size: dict = {}
+    for node in ast.toposort():
+        size[node] = 1 + sum(size[s] for s in node.src)
+    return size[ast]
