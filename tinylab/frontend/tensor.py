@@ -27,7 +27,7 @@ from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import Op
 from ..runtimes.buffer import Buffer
-from . import autograd
+from . import autograd, views
 from .activations import ActivationMixin
 from .creation import CreationMixin
 from .elementwise import ElementwiseMixin
@@ -185,6 +185,8 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         self.requires_grad = requires_grad
         self.grad: Tensor | None = None
         ALL_TENSORS.add(self)
+        if node.op in views.VIEW_OPS:  # a view of a realized tensor: writes re-point it
+            views.register(self)
         if tracing.active():
             tracing.note_source(node)
 
@@ -270,6 +272,8 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
 
     # ---- making values ----
     def _wrap(self, node: Node) -> Tensor:
+        if node is self.node and node.op is Op.BUFFER:  # a view that changes nothing (t[:3] of
+            return self  # 3 rows) is the tensor: a write to it is a write to the storage
         return Tensor(node, requires_grad=None)
 
     def realize(self, *others: Tensor) -> Tensor:
@@ -394,7 +398,8 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         return self
 
     def assign(self, value) -> Tensor:
-        """Write `value` into this tensor's buffer (in place, like an optimizer update)."""
+        """Write `value` into this tensor's buffer (in place, like an optimizer update); a view of
+        a realized tensor writes its base's elements (frontend/views.py)."""
         value = value if isinstance(value, Tensor) else Tensor(value, self.device, self.dtype)
         if value.shape != self.shape:
             value = value._broadcast_to(self.shape, "assign")
@@ -402,6 +407,9 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
             value = value.to(self.device)
         if value.dtype != self.dtype:
             value = value.cast(self.dtype)
+        if views.view_chain(self.node) is not None:  # a view: write its base's elements
+            views.write(self, value)
+            return self
         if self.node.op is not Op.BUFFER:
             self.realize()
         if not self._owns_buffer():
@@ -414,6 +422,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         if pending:  # lazy clones of the old value copy it now, before it is overwritten
             Tensor.realize(*pending)
         self.node = ir.assign(self.node, value.node)
+        views.repoint(self)  # the views of this storage read the new value, as in PyTorch
         return self
 
     # ---- autograd ----
