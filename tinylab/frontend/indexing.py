@@ -17,7 +17,7 @@ from ..errors import DTypeError, ShapeError, WriteError
 from ..ir.node import prod
 from ..ir.symbolic import Variable
 from ..ir.ops import Op
-from .views import repoint_one, view_chain
+from .views import repoint_one, view_chain, write
 
 
 # ---- parsing an index ------------------------------------------------------------------------
@@ -380,6 +380,9 @@ def _write_view(tensor, basic, value) -> None:
     in the storage, and `tensor` (when itself a view) reads it back."""
     if basic.node is tensor.node:
         tensor.assign(value)
+        return
+    if tensor.node.op in (Op.BUFFER, Op.ASSIGN):  # the tensor holds the storage itself
+        write(basic, value.to(tensor.device), base=tensor)
         return
     basic.assign(value)
     if view_chain(tensor.node) is not None:  # basic now reads the storage's newest value

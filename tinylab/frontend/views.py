@@ -108,8 +108,9 @@ def _to_base(ops: list[Node], value: Node, written: Node) -> tuple[Node, Node]:
             value, written = value.shrink(bounds), written.shrink(bounds)
         elif n.op is Op.EXPAND:  # checked: at most one written element per base element
             axes = tuple(i for i, (s, t) in enumerate(zip(source, n.shape)) if s != t)
-            zero = ir.const(False if value.dtype.is_bool else 0, value.dtype, (), value.device)
-            kept = written.where(value, zero.expand(value.shape) if value.shape else zero)
+            zero = ir.const(False if value.dtype.is_bool else 0, value.dtype, value.shape,
+                            value.device)
+            kept = written.where(value, zero)
             value = kept.max(axes) if value.dtype.is_bool else kept.sum(axes)
             written = written.max(axes)
     return value, written
@@ -126,11 +127,12 @@ def _holder(bottom: Node, tensor_type):
     return tensor_type(bottom)
 
 
-def write(view, value) -> None:
-    """Write `value` (the view's shape, dtype and device) into the view's base elements."""
+def write(view, value, base=None) -> None:
+    """Write `value` (the view's shape, dtype and device) into the view's base elements; `base`,
+    when given, is the tensor the view was made from (it holds the storage)."""
     bottom, ops = view_chain(view.node)
     check_writable(bottom, ops, "write through a view")
-    base = _holder(bottom, type(view))
+    base = base if base is not None else _holder(bottom, type(view))
     written = ir.const(True, dtypes.bool, view.shape, view.device)
     value_in_base, written_in_base = _to_base(ops, value.node, written)
     new = type(view)(ir.alu(Op.WHERE, written_in_base, value_in_base, base.node))
