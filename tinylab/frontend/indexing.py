@@ -17,7 +17,7 @@ from ..errors import DTypeError, ShapeError, WriteError
 from ..ir.node import prod
 from ..ir.symbolic import Variable
 from ..ir.ops import Op
-from .views import repoint_one, view_chain, write
+from .views import is_view, repoint_one, view_chain, write
 
 
 # ---- parsing an index ------------------------------------------------------------------------
@@ -365,7 +365,7 @@ def setitem(tensor, index, value):
         value = write_advanced(basic, plan, value)
     if plan.empty_axes or value.numel() == 0:
         return tensor
-    if tensor.node.op in (Op.BUFFER, Op.ASSIGN) or view_chain(tensor.node) is not None:
+    if tensor.node.op in (Op.BUFFER, Op.ASSIGN) or is_view(tensor):
         _write_view(tensor, basic, value)  # realized, or a view of a realized tensor
         return tensor
     ones = type(tensor).ones(*value.shape, dtype=dtypes.bool, device=tensor.device)
@@ -385,7 +385,7 @@ def _write_view(tensor, basic, value) -> None:
         write(basic, value.to(tensor.device), base=tensor)
         return
     basic.assign(value)
-    if view_chain(tensor.node) is not None:  # basic now reads the storage's newest value
+    if is_view(tensor):  # basic now reads the storage's newest value
         repoint_one(tensor, view_chain(basic.node)[0])
 
 

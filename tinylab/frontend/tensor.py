@@ -185,8 +185,6 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         self.requires_grad = requires_grad
         self.grad: Tensor | None = None
         ALL_TENSORS.add(self)
-        if node.op in views.VIEW_OPS:  # a view of a realized tensor: writes re-point it
-            views.register(self)
         if tracing.active():
             tracing.note_source(node)
 
@@ -275,6 +273,14 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         if node is self.node and node.op is Op.BUFFER:  # a view that changes nothing (t[:3] of
             return self  # 3 rows) is the tensor: a write to it is a write to the storage
         return Tensor(node, requires_grad=None)
+
+    def _view(self, node: Node) -> Tensor:
+        """A movement op's result: a view of the storage (writes go through, frontend/views.py)
+        when self is realized or itself a view; otherwise a value like any other."""
+        out = self._wrap(node)
+        if out is not self and (self.node.op in (Op.BUFFER, Op.ASSIGN) or views.is_view(self)):
+            views.register(out)
+        return out
 
     def realize(self, *others: Tensor) -> Tensor:
         """Compute this tensor (and `others`) now. Also `Tensor.realize(a, b)`. The graph a value
@@ -384,7 +390,10 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         return self._wrap(ir.contiguous(self.node))
 
     def detach(self) -> Tensor:
-        return Tensor(ir.detach(self.node), requires_grad=False)
+        out = Tensor(ir.detach(self.node), requires_grad=False)
+        if self.node.op in (Op.BUFFER, Op.ASSIGN) or views.is_view(self):
+            views.register(out)  # shares the storage, as in PyTorch
+        return out
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         self.requires_grad = requires_grad
@@ -407,7 +416,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
             value = value.to(self.device)
         if value.dtype != self.dtype:
             value = value.cast(self.dtype)
-        if views.view_chain(self.node) is not None:  # a view: write its base's elements
+        if views.is_view(self):  # a view: write its base's elements
             views.write(self, value)
             return self
         if self.node.op is not Op.BUFFER:

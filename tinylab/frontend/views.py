@@ -17,7 +17,8 @@ from ..ir.ops import MOVEMENT, Op
 from ..ir.symbolic import any_symbolic
 
 VIEW_OPS = MOVEMENT | {Op.DETACH}
-_VIEWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Buffer -> WeakSet of views
+# Buffer -> {id(view): weak reference}: by identity (a Tensor's == builds a comparison)
+_VIEWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _storage(bottom: Node):
@@ -43,7 +44,15 @@ def register(tensor) -> None:
     """Remember a view of a realized tensor, so a write to that storage re-points it."""
     chain = view_chain(tensor.node)
     if chain is not None:
-        _VIEWS.setdefault(_storage(chain[0]), weakref.WeakSet()).add(tensor)
+        _VIEWS.setdefault(_storage(chain[0]), {})[id(tensor)] = weakref.ref(tensor)
+
+
+def is_view(tensor) -> bool:
+    """Made by movement ops (or detach) from a realized tensor or a view, and still one."""
+    chain = view_chain(tensor.node)
+    views = _VIEWS.get(_storage(chain[0])) if chain is not None else None
+    held = views.get(id(tensor)) if views is not None else None
+    return held is not None and held() is tensor
 
 
 def chain_text(bottom: Node, ops: list[Node]) -> str:
@@ -137,8 +146,7 @@ def write(view, value, base=None) -> None:
     value_in_base, written_in_base = _to_base(ops, value.node, written)
     new = type(view)(ir.alu(Op.WHERE, written_in_base, value_in_base, base.node))
     base.assign(new)  # a base: realizes, versions stale readers, re-points the views
-    if view_chain(view.node) is not None and _storage(view_chain(view.node)[0]) is \
-            _storage(base.node):
+    if is_view(view) and _storage(view_chain(view.node)[0]) is _storage(base.node):
         repoint_one(view, base.node)
 
 
@@ -156,9 +164,10 @@ def repoint(base) -> None:
     views = _VIEWS.get(_storage(base.node))
     if not views:
         return
-    for view in list(views):
-        chain = view_chain(view.node) if view is not base else None
+    for key, ref in list(views.items()):
+        view = ref()
+        chain = view_chain(view.node) if view is not None and view is not base else None
         if chain is None or _storage(chain[0]) is not _storage(base.node):
-            views.discard(view)
+            del views[key]  # gone, or no longer a view of this storage
         else:
             repoint_one(view, base.node)
