@@ -56,7 +56,7 @@ def is_view(tensor) -> bool:
 
 
 def chain_text(bottom: Node, ops: list[Node]) -> str:
-    """`BUFFER float32[3, 3] -> PERMUTE (1, 0) -> SHRINK ((0, 1), (0, 3))`: the chain errors name."""
+    """`BUFFER float32[3, 3] -> PERMUTE (1, 0) -> SHRINK ((0, 1), (0, 3))`, for errors."""
     steps = [f"{bottom.op.name} {bottom.dtype.name}{list(bottom.shape)}"]
     steps += [n.op.name if n.op is Op.DETACH else f"{n.op.name} {n.arg}" for n in ops]
     return " -> ".join(steps)
