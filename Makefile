@@ -59,6 +59,7 @@ bench: $(STAMP)
 
 fuzz: $(STAMP)
 	FUZZ_EXAMPLES=2000 $(PY) -m pytest -q tests/reliability/test_fuzz.py tests/reliability/test_safe_load_fuzz.py \
+		tests/reliability/test_write_fuzz.py \
 		tests/ir/test_view.py
 
 clean:

@@ -42,3 +42,8 @@ class JitError(TinylabError, RuntimeError):
 
 class IRError(TinylabError, ValueError):
     """The IR verifier found a malformed node; the message prints the node."""
+
+
+class WriteError(TinylabError, RuntimeError):
+    """A write through a view that cannot take it: elements that share one memory location (an
+    expand, a stride-0 view, repeated indices with different values) or that are padding."""

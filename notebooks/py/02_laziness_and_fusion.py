@@ -192,7 +192,31 @@ HTML(memory_html(build_model(chain, timings=False)).replace("<details", "<detail
 # so the planner hands it `2x`'s storage: 768 bytes instead of 1024. It cannot get below 512,
 # because two of these buffers are live at every kernel. In the widget, clicking a buffer lights
 # up the kernels that write and read it.
+
+# %% [markdown]
+# ## A write lands through a view
 #
+# A view (`t.T`, `t[1]`, `t.reshape(9)`) of a realized tensor shares its storage, as in
+# PyTorch: a write into the view lands in the base's elements through the view's index map. A
+# lazy value made before the write keeps the value it was made from. An assign whose value
+# reads its own target elsewhere (a shift by one) is computed into a buffer first: a cut with
+# reason `assign_hazard`.
+
+# %%
+t = Tensor.zeros(3, 3).contiguous().realize()
+before = t.sum()        # lazy: the sum of the zeros
+t.T[2, 0] = 7           # t.T[2, 0] is t[0, 2]
+t[1][1] = 5             # chained indexing writes through the view t[1]
+t.reshape(9)[8] = 1     # element 8 of the flat view is t[2, 2]
+print(t.numpy())
+print("sum before the writes:", before.item(), "  after:", t.sum().item())
+t.reshape(9)[1:].assign(t.reshape(9)[:-1])  # shift every element one place on
+with trace() as recorded:
+    t.realize()
+print(t.numpy())
+print("cuts:", cut_reasons(recorded))
+
+# %% [markdown]
 # ## A table of kernel counts, computed here
 #
 # Each row is realized from fresh inputs and counted from the trace. Cut reasons other than

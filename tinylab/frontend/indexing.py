@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..dtype import dtypes
-from ..errors import DTypeError, ShapeError
+from ..errors import DTypeError, ShapeError, WriteError
+from ..ir.node import prod
 from ..ir.symbolic import Variable
 from ..ir.ops import Op
+from .views import is_view, repoint_one, view_chain, write
 
 
 # ---- parsing an index ------------------------------------------------------------------------
@@ -308,11 +310,32 @@ def write_advanced(y, plan: BasicPlan, value):
     hit = mask.max(index_axes) if n_index else mask
     low = value._const(value.dtype.min_value(), shape=())
     chosen = mask.where(value, low).max(index_axes) if n_index else value
+    if n_index:
+        _refuse_conflicts(mask, value, chosen, index_axes)
     rest_shape = tuple(y.shape[a] for a in rest)
     old = y.permute(rest + axes).reshape(rest_shape + (mask.shape[-1],))
     new = hit.where(chosen, old).reshape(rest_shape + tuple(y.shape[a] for a in axes))
     inverse = sorted(range(y.ndim), key=lambda i: (rest + axes)[i])
     return new.permute(inverse)
+
+
+def _refuse_conflicts(mask, value, chosen, index_axes: tuple) -> None:
+    """Repeated indices that write different values to one element: a WriteError, as nothing
+    says which one lands (PyTorch leaves it undefined). Equal values are fine. The check reads
+    one number back, so a TinyJit capture (which cannot) skips it."""
+    from .tensor import _JIT_CAPTURING
+    if _JIT_CAPTURING or prod(mask.shape[n] for n in index_axes) < 2:
+        return
+    as_number = value if not value.dtype.is_bool else value.cast(dtypes.int8)
+    high = as_number._const(as_number.dtype.max_value(), shape=())
+    lowest = mask.where(as_number, high).min(index_axes)
+    chosen = chosen if not chosen.dtype.is_bool else chosen.cast(dtypes.int8)
+    hits = mask.cast(dtypes.int32).sum(index_axes)
+    if ((hits > 1) & (lowest != chosen)).any().item():
+        index_shape = tuple(mask.shape[n] for n in index_axes)
+        raise WriteError(f"setitem: unsupported operation: repeated indices write different "
+                         f"values to one element (index shape {index_shape}); nothing was "
+                         f"written")
 
 
 # ---- the entry points ------------------------------------------------------------------------
@@ -342,14 +365,28 @@ def setitem(tensor, index, value):
         value = write_advanced(basic, plan, value)
     if plan.empty_axes or value.numel() == 0:
         return tensor
+    if tensor.node.op in (Op.BUFFER, Op.ASSIGN) or is_view(tensor):
+        _write_view(tensor, basic, value)  # realized, or a view of a realized tensor
+        return tensor
     ones = type(tensor).ones(*value.shape, dtype=dtypes.bool, device=tensor.device)
     written = place_basic(tensor, plan, ones)
     new = written.where(place_basic(tensor, plan, value), tensor)
-    if tensor.node.op is Op.BUFFER or tensor.node.op is Op.ASSIGN:
-        tensor.assign(new)
-    else:
-        tensor.node = new.node  # a lazy tensor simply becomes the new value
+    tensor.node = new.node  # a lazy value that is no view simply becomes the new value
     return tensor
+
+
+def _write_view(tensor, basic, value) -> None:
+    """`basic` (tensor's elements the index names, a view of it) takes `value`; the write lands
+    in the storage, and `tensor` (when itself a view) reads it back."""
+    if basic.node is tensor.node:
+        tensor.assign(value)
+        return
+    if tensor.node.op in (Op.BUFFER, Op.ASSIGN):  # the tensor holds the storage itself
+        write(basic, value.to(tensor.device), base=tensor)
+        return
+    basic.assign(value)
+    if is_view(tensor):  # basic now reads the storage's newest value
+        repoint_one(tensor, view_chain(basic.node)[0])
 
 
 class IndexingMixin:

@@ -54,7 +54,7 @@ class MovementMixin:
         if math.prod(shape) != self.numel():
             raise ShapeError(f"reshape: cannot reshape {self.shape} ({self.numel()} elements) "
                              f"to {shape} ({math.prod(shape)} elements)")
-        return self._wrap(self.node.reshape(shape))
+        return self._view(self.node.reshape(shape))
 
     def view(self, shape, *args):
         return self.reshape(shape, *args)
@@ -67,7 +67,7 @@ class MovementMixin:
         order = tuple(self._axis(a, "permute") for a in order)
         if sorted(order) != list(range(self.ndim)):
             raise ShapeError(f"permute: {order} is not a permutation of the axes of {self.shape}")
-        return self._wrap(self.node.permute(order))
+        return self._view(self.node.permute(order))
 
     def expand(self, shape, *args):
         shape = _ints((shape,) + args, "expand")
@@ -79,7 +79,7 @@ class MovementMixin:
             if p != s and p != 1:
                 raise ShapeError(f"expand: cannot expand {self.shape} to {shape} (only size-1 "
                                  f"dimensions can grow)")
-        return self._wrap(self.node.reshape(padded).expand(target))
+        return self._view(self.node.reshape(padded).expand(target))
 
     def pad(self, padding, mode: str = "constant", value: float = 0.0):
         """padding: ((before, after), ...) per dim (None = no pad), or PyTorch's flat
@@ -93,7 +93,7 @@ class MovementMixin:
         crop = tuple((-_negative(b), s + _negative(a)) for (b, a), s in zip(pairs, self.shape))
         x = self.shrink(crop) if any(b < 0 or a < 0 for b, a in pairs) else self
         grow = tuple((b - _negative(b), a - _negative(a)) for b, a in pairs)
-        out = x._wrap(x.node.pad(grow))
+        out = x._view(x.node.pad(grow))
         if not self.dtype.is_float:  # the value takes the tensor's dtype, as in PyTorch
             value = bool(value) if self.dtype.is_bool else int(value)
         if value != 0 and any(b or a for b, a in grow):
@@ -158,7 +158,7 @@ class MovementMixin:
             if not fits:
                 raise ShapeError(f"shrink: bounds {bounds} do not fit shape {self.shape} (for "
                                  f"every value in a symbolic bound's range)")
-        return self._wrap(self.node.shrink(bounds))
+        return self._view(self.node.shrink(bounds))
 
     def flip(self, axis, *args):
         axes = _ints((axis,) + args, "flip") if not isinstance(axis, (tuple, list)) or args \
@@ -166,7 +166,7 @@ class MovementMixin:
         axes = tuple(self._axis(a, "flip") for a in axes)
         if len(set(axes)) != len(axes):
             raise ShapeError(f"flip: repeated axis in {axes}")
-        return self._wrap(self.node.flip(axes if self.ndim else ()))  # a 0-d tensor takes dim 0
+        return self._view(self.node.flip(axes if self.ndim else ()))  # a 0-d tensor takes dim 0
 
     # ---- derived ----
     def transpose(self, dim0: int = 1, dim1: int = 0):

@@ -27,7 +27,7 @@ from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import Op
 from ..runtimes.buffer import Buffer
-from . import autograd
+from . import autograd, views
 from .activations import ActivationMixin
 from .creation import CreationMixin
 from .elementwise import ElementwiseMixin
@@ -270,7 +270,17 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
 
     # ---- making values ----
     def _wrap(self, node: Node) -> Tensor:
+        if node is self.node and node.op is Op.BUFFER:  # a view that changes nothing (t[:3] of
+            return self  # 3 rows) is the tensor: a write to it is a write to the storage
         return Tensor(node, requires_grad=None)
+
+    def _view(self, node: Node) -> Tensor:
+        """A movement op's result: a view of the storage (writes go through, frontend/views.py)
+        when self is realized or itself a view; otherwise a value like any other."""
+        out = self._wrap(node)
+        if out is not self and (self.node.op in (Op.BUFFER, Op.ASSIGN) or views.is_view(self)):
+            views.register(out)
+        return out
 
     def realize(self, *others: Tensor) -> Tensor:
         """Compute this tensor (and `others`) now. Also `Tensor.realize(a, b)`. The graph a value
@@ -380,7 +390,10 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         return self._wrap(ir.contiguous(self.node))
 
     def detach(self) -> Tensor:
-        return Tensor(ir.detach(self.node), requires_grad=False)
+        out = Tensor(ir.detach(self.node), requires_grad=False)
+        if self.node.op in (Op.BUFFER, Op.ASSIGN) or views.is_view(self):
+            views.register(out)  # shares the storage, as in PyTorch
+        return out
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         self.requires_grad = requires_grad
@@ -394,7 +407,8 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         return self
 
     def assign(self, value) -> Tensor:
-        """Write `value` into this tensor's buffer (in place, like an optimizer update)."""
+        """Write `value` into this tensor's buffer (in place, like an optimizer update); a view of
+        a realized tensor writes its base's elements (frontend/views.py)."""
         value = value if isinstance(value, Tensor) else Tensor(value, self.device, self.dtype)
         if value.shape != self.shape:
             value = value._broadcast_to(self.shape, "assign")
@@ -402,6 +416,9 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
             value = value.to(self.device)
         if value.dtype != self.dtype:
             value = value.cast(self.dtype)
+        if views.is_view(self):  # a view: write its base's elements
+            views.write(self, value)
+            return self
         if self.node.op is not Op.BUFFER:
             self.realize()
         if not self._owns_buffer():
@@ -414,6 +431,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         if pending:  # lazy clones of the old value copy it now, before it is overwritten
             Tensor.realize(*pending)
         self.node = ir.assign(self.node, value.node)
+        views.repoint(self)  # the views of this storage read the new value, as in PyTorch
         return self
 
     # ---- autograd ----

@@ -34,6 +34,12 @@ class CUDARenderer(GPURenderer):
     def round_half(self, value: str) -> str:
         return f"__half2float(__float2half({value}))"
 
+    def half_bits(self, value: str) -> str:
+        return f"__half_as_ushort(__float2half({value}))"
+
+    def half_from_bits(self, bits: str) -> str:
+        return f"__half2float(__ushort_as_half({bits}))"
+
     def helpers(self, index_type: str, body: str) -> str:
         half = "#include <cuda_fp16.h>\n" if "half" in body else ""
         bitcast = BITCAST if "tl_bitcast<" in body else ""

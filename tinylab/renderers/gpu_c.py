@@ -61,9 +61,19 @@ class GPURenderer(CStyleRenderer):
     def alu(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
         if op == "CAST" and dtype.scalar == dtypes.float16:
             return self.round_half(f"(float)({args[0]})")
-        if op == "BITCAST" and dtypes.float16 in (dtype.scalar, src_dtype.scalar):
-            raise NotImplementedError(f"{type(self).__name__}: BITCAST to/from float16")
+        if op == "BITCAST" and dtype.scalar == dtypes.float16:  # bits -> a half held in float
+            return self.half_from_bits(f"(({self.type_name(dtypes.uint16)})({args[0]}))")
+        if op == "BITCAST" and src_dtype.scalar == dtypes.float16:  # a half in float -> bits
+            return f"(({self.type_name(dtype)}){self.half_bits(args[0])})"
         return super().alu(op, args, dtype, src_dtype)
+
+    def half_bits(self, value: str) -> str:
+        """The 16 bits (unsigned) of float `value` rounded to half."""
+        raise NotImplementedError(f"{type(self).__name__}: BITCAST to/from float16")
+
+    def half_from_bits(self, bits: str) -> str:
+        """The half whose bits are the unsigned 16-bit `bits`, as a float."""
+        raise NotImplementedError(f"{type(self).__name__}: BITCAST to/from float16")
 
     def param(self, index: int, dtype: DType, is_output: bool, is_input: bool) -> str:
         const = "const " if not is_output else ""

@@ -12,6 +12,10 @@ NAMES = {dtypes.int8: "char", dtypes.uint8: "uchar", dtypes.uint16: "ushort",
 ROUND_HALF = ("static inline float tl_round_half(float x) { ushort h; "
               "vstore_half(x, 0, (__private half*)&h); "
               "return vload_half(0, (__private half*)&h); }\n")
+HALF_BITS = ("static inline ushort tl_half_bits(float x) { ushort h; "
+             "vstore_half(x, 0, (__private half*)&h); return h; }\n"
+             "static inline float tl_bits_half(ushort h) { "
+             "return vload_half(0, (__private half*)&h); }\n")
 
 
 class OpenCLRenderer(GPURenderer):
@@ -49,7 +53,14 @@ class OpenCLRenderer(GPURenderer):
     def round_half(self, value: str) -> str:
         return f"tl_round_half({value})"
 
+    def half_bits(self, value: str) -> str:
+        return f"tl_half_bits({value})"
+
+    def half_from_bits(self, bits: str) -> str:
+        return f"tl_bits_half({bits})"
+
     def helpers(self, index_type: str, body: str) -> str:
         fp64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if "double" in body else ""
         half = ROUND_HALF if "tl_round_half(" in body else ""
-        return fp64 + half + super().helpers(index_type, body)
+        bits = HALF_BITS if "tl_half_bits(" in body or "tl_bits_half(" in body else ""
+        return fp64 + half + bits + super().helpers(index_type, body)

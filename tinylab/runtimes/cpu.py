@@ -22,7 +22,10 @@ from .buffer import HostAllocator
 from .compile_cache import cached_build, discard, key_of
 from .cpu_target import CPUTarget, compiler_macros, detect
 
-BASE_FLAGS = ("-O2", "-fPIC", "-shared", "-ffp-contract=fast",
+# -fno-tree-loop-vectorize: gcc 12.2's loop vectorizer miscompiles an in-order float sum read
+# with a negative stride (x.flip((0, 1)).sum() of arange(12) gave 90, not 66, at plain -O2);
+# kernels spell their own vectors, so the vectorizer only ever saw their scalar loops
+BASE_FLAGS = ("-O2", "-fPIC", "-shared", "-ffp-contract=fast", "-fno-tree-loop-vectorize",
               "-fno-math-errno", "-fno-trapping-math", "-fno-semantic-interposition")
 OPENMP_FLAGS = ("-fopenmp",)
 # float16 arithmetic rounds after every op (as in PyTorch): a fused a*b+c rounds once, which in

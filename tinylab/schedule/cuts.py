@@ -214,6 +214,8 @@ def _assign_hazards(regions, context: CutContext) -> dict:
         bad = [view for view in reads.get(target, ()) if view != written]
         if bad:
             how = "inside a reduce loop" if None in bad else f"through {bad[0]}"
+            if None not in bad and any(v.top.mask is not None for v in bad):
+                how += " (a slice of it overlapping the written elements elsewhere)"
             out[value] = (Reason.ASSIGN_HAZARD, f"the value reads the target {how}; it is "
                                                 f"written to {written}")
     for node in _assigns_in_cycles(assigns):

@@ -1,0 +1,173 @@
+"""Writes through views: a tensor made of movement ops (and detach) of a realized tensor is a view
+of its base's storage, as in PyTorch. `write(view, value)` maps the value back through the view's
+index map and assigns the whole base; `repoint` makes every live view read the base's new value.
+Called by Tensor.assign and setitem (frontend/tensor.py, frontend/indexing.py).
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from ..dtype import dtypes
+from ..errors import WriteError
+from ..ir import node as ir
+from ..ir.node import Node
+from ..ir.ops import MOVEMENT, Op
+from ..ir.symbolic import any_symbolic
+
+VIEW_OPS = MOVEMENT | {Op.DETACH}
+# Buffer -> {id(view): weak reference}: by identity (a Tensor's == builds a comparison)
+_VIEWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _storage(bottom: Node):
+    """The Buffer a BUFFER node, or an ASSIGN's target, holds."""
+    while bottom.op is Op.ASSIGN:
+        bottom = bottom.src[0]
+    return bottom.buffer
+
+
+def view_chain(node: Node) -> tuple[Node, list[Node]] | None:
+    """(bottom, the view's op nodes from the bottom up) when `node` is one or more movement or
+    detach ops over a BUFFER or an ASSIGN; None for a base itself or a computed value."""
+    ops = []
+    while node.op in VIEW_OPS:
+        ops.append(node)
+        node = node.src[0]
+    if not ops or node.op not in (Op.BUFFER, Op.ASSIGN):
+        return None
+    return node, ops[::-1]
+
+
+def register(tensor) -> None:
+    """Remember a view of a realized tensor, so a write to that storage re-points it."""
+    chain = view_chain(tensor.node)
+    if chain is not None:
+        _VIEWS.setdefault(_storage(chain[0]), {})[id(tensor)] = weakref.ref(tensor)
+
+
+def is_view(tensor) -> bool:
+    """Made by movement ops (or detach) from a realized tensor or a view, and still one."""
+    chain = view_chain(tensor.node)
+    views = _VIEWS.get(_storage(chain[0])) if chain is not None else None
+    held = views.get(id(tensor)) if views is not None else None
+    return held is not None and held() is tensor
+
+
+def chain_text(bottom: Node, ops: list[Node]) -> str:
+    """`BUFFER float32[3, 3] -> PERMUTE (1, 0) -> SHRINK ((0, 1), (0, 3))`, for errors."""
+    steps = [f"{bottom.op.name} {bottom.dtype.name}{list(bottom.shape)}"]
+    steps += [n.op.name if n.op is Op.DETACH else f"{n.op.name} {n.arg}" for n in ops]
+    return " -> ".join(steps)
+
+
+# ---- which base element each view element is ----------------------------------------------
+_NUMPY_MOVES = {  # the view's index map on an array of base positions (-1: padding)
+    Op.RESHAPE: lambda a, n: a.reshape(n.arg),
+    Op.PERMUTE: lambda a, n: a.transpose(n.arg),
+    Op.EXPAND: lambda a, n: np.broadcast_to(a, n.arg),
+    Op.PAD: lambda a, n: np.pad(a, n.arg, constant_values=-1),
+    Op.SHRINK: lambda a, n: a[tuple(slice(b, e) for b, e in n.arg)],
+    Op.FLIP: lambda a, n: np.flip(a, n.arg),
+    Op.DETACH: lambda a, n: a,
+}
+
+
+def check_writable(bottom: Node, ops: list[Node], what: str) -> None:
+    """Raise WriteError unless every element of the view is its own element of the base. Only a
+    chain with an expand or a pad can fail; its index map is worked out on host positions."""
+    if not any(n.op in (Op.EXPAND, Op.PAD) for n in ops):
+        return  # reshape, permute, shrink, flip, detach: one base element per view element
+    chain = chain_text(bottom, ops)
+    if any_symbolic(bottom.shape) or any(any_symbolic(n.shape) for n in ops):
+        raise WriteError(f"{what}: cannot write through a view with an expand or pad of a "
+                         f"symbolic shape (view chain {chain})")
+    positions = np.arange(bottom.numel, dtype=np.int64).reshape(bottom.shape)
+    for n in ops:
+        positions = _NUMPY_MOVES[n.op](positions, n)
+    flat = positions.reshape(-1)
+    if (flat < 0).any():
+        raise WriteError(f"{what}: the view has elements that are padding, not elements of its "
+                         f"base (view chain {chain}); write to a clone() instead")
+    if np.unique(flat).size != flat.size:
+        raise WriteError(f"{what}: unsupported operation: more than one element of the "
+                         f"written-to tensor refers to a single memory location (view chain "
+                         f"{chain}); clone() the tensor before writing to it")
+
+
+# ---- the write -------------------------------------------------------------------------------
+def _to_base(ops: list[Node], value: Node, written: Node) -> tuple[Node, Node]:
+    """Undo the view's ops, top first: (value, written mask) in the bottom's shape, zeros (False)
+    at the base elements the view does not reach."""
+    for n in reversed(ops):
+        source = n.src[0].shape
+        if n.op is Op.RESHAPE:
+            value, written = value.reshape(source), written.reshape(source)
+        elif n.op is Op.PERMUTE:
+            order = ir.inverse_permutation(n.order)
+            value, written = value.permute(order), written.permute(order)
+        elif n.op is Op.FLIP:
+            value, written = value.flip(n.axes), written.flip(n.axes)
+        elif n.op is Op.SHRINK:
+            padding = tuple((b, s - e) for (b, e), s in zip(n.bounds, source))
+            value, written = value.pad(padding), written.pad(padding)
+        elif n.op is Op.PAD:  # checked: nothing written lands in the padding
+            bounds = tuple((b, b + s) for (b, _), s in zip(n.padding, source))
+            value, written = value.shrink(bounds), written.shrink(bounds)
+        elif n.op is Op.EXPAND:  # checked: at most one written element per base element
+            axes = tuple(i for i, (s, t) in enumerate(zip(source, n.shape)) if s != t)
+            zero = ir.const(False if value.dtype.is_bool else 0, value.dtype, value.shape,
+                            value.device)
+            kept = written.where(value, zero)
+            value = kept.max(axes) if value.dtype.is_bool else kept.sum(axes)
+            written = written.max(axes)
+    return value, written
+
+
+def _holder(bottom: Node, tensor_type):
+    """The tensor holding the view's storage now: its owner when the owner still holds it (a
+    view aliases the storage, not one version of it), else a tensor made for the write."""
+    owner = _storage(bottom).owner
+    base = owner() if owner is not None else None
+    if base is not None and base.node.op in (Op.BUFFER, Op.ASSIGN) and \
+            _storage(base.node) is _storage(bottom):
+        return base
+    return tensor_type(bottom)
+
+
+def write(view, value, base=None) -> None:
+    """Write `value` (the view's shape, dtype and device) into the view's base elements; `base`,
+    when given, is the tensor the view was made from (it holds the storage)."""
+    bottom, ops = view_chain(view.node)
+    check_writable(bottom, ops, "write through a view")
+    base = base if base is not None else _holder(bottom, type(view))
+    written = ir.const(True, dtypes.bool, view.shape, view.device)
+    value_in_base, written_in_base = _to_base(ops, value.node, written)
+    new = type(view)(ir.alu(Op.WHERE, written_in_base, value_in_base, base.node))
+    base.assign(new)  # a base: realizes, versions stale readers, re-points the views
+    if is_view(view) and _storage(view_chain(view.node)[0]) is _storage(base.node):
+        repoint_one(view, base.node)
+
+
+def repoint_one(view, base_node: Node) -> None:
+    """Rebuild `view`'s ops over `base_node` (the storage's newest value)."""
+    _, ops = view_chain(view.node)
+    node = base_node
+    for n in ops:
+        node = ir.detach(node) if n.op is Op.DETACH else ir.movement(n.op, node, n.arg)
+    view.node = node
+
+
+def repoint(base) -> None:
+    """After `base` was assigned: every live view of its storage reads the new value."""
+    views = _VIEWS.get(_storage(base.node))
+    if not views:
+        return
+    for key, ref in list(views.items()):
+        view = ref()
+        chain = view_chain(view.node) if view is not None and view is not base else None
+        if chain is None or _storage(chain[0]) is not _storage(base.node):
+            del views[key]  # gone, or no longer a view of this storage
+        else:
+            repoint_one(view, base.node)
