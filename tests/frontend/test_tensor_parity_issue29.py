@@ -6,8 +6,9 @@ import pytest
 import torch
 import torch.nn.functional as F  # noqa: N812
 
-from parity_harness import SPECIAL, Case, run_case, variants
-from tinylab import Tensor, TinyJit
+from parity_harness import (SPECIAL, Case, LayerCase, layer_variants, run_case, run_layer_case,
+                            variants)
+from tinylab import Tensor, TinyJit, nn
 
 FLOATS = (("f16",), ("f64",))
 
@@ -108,3 +109,40 @@ def test_static_nonzero_runs_inside_tinyjit_without_reading_a_count():
         data = (rng.random((3, 3)) < 0.4).astype(np.float32)
         expected = torch.nonzero_static(torch.from_numpy(data), size=4).numpy() * 2
         np.testing.assert_array_equal(step(Tensor(data)).numpy(), expected)
+
+
+class _TorchLayerNorm2d(torch.nn.LayerNorm):
+    """tinygrad's LayerNorm2d in torch: LayerNorm over dim 1 of (N, C, H, W)."""
+
+    def forward(self, x):
+        return super().forward(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+
+LAYERS = [
+    LayerCase("ConvTranspose1d", lambda: nn.ConvTranspose1d(4, 3, 3, stride=2, padding=1,
+                                                            output_padding=1),
+              lambda: torch.nn.ConvTranspose1d(4, 3, 3, stride=2, padding=1, output_padding=1),
+              [((2, 4, 5),), ((0, 4, 3),), ((1, 4, 1),)]),
+    LayerCase("ConvTranspose1d_groups", lambda: nn.ConvTranspose1d(4, 6, (2,), groups=2,
+                                                                   dilation=2, bias=False),
+              lambda: torch.nn.ConvTranspose1d(4, 6, 2, groups=2, dilation=2, bias=False),
+              [((2, 4, 6),)], covers=("ConvTranspose1d",)),
+    LayerCase("LayerNorm2d", lambda: nn.LayerNorm2d(3), lambda: _TorchLayerNorm2d(3),
+              [((2, 3, 4, 5),), ((1, 3, 1, 1),)]),
+    LayerCase("BatchNorm_sz", lambda: nn.BatchNorm(sz=3, momentum=0.2),
+              lambda: torch.nn.BatchNorm2d(3, momentum=0.2), [((4, 3, 2, 2),)], train=True,
+              covers=("BatchNorm", "BatchNorm2d")),
+]
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("case,shapes,strided", layer_variants(LAYERS))
+def test_issue29_layers_match_torch(case, shapes, strided):
+    run_layer_case(case, shapes, strided)
+
+
+def test_batchnorm_takes_the_channel_count_once():
+    with pytest.raises(TypeError, match="BatchNorm"):
+        nn.BatchNorm(3, sz=3)
+    with pytest.raises(TypeError, match="BatchNorm"):
+        nn.BatchNorm()
