@@ -51,11 +51,13 @@ POOL_COMBOS = [(2, 3, 0, 1), (1, 3, 0, 1), (3, 2, 1, 1), (2, 2, 1, 1), (3, 4, 1,
 CONV_COMBOS = [(3, 0, 1), (2, 1, 2), (3, 1, 1), (4, 2, 1), (2, 0, 3)]  # (stride, padding, dilation)
 
 POOLING = [
-    Case("avg_pool2d_sweep", lambda x: [x.avg_pool2d(k, s, padding=p) for k, s, p, _ in POOL_COMBOS],
+    Case("avg_pool2d_sweep",
+         lambda x: [x.avg_pool2d(k, s, padding=p) for k, s, p, _ in POOL_COMBOS],
          lambda x: [F.avg_pool2d(x, k, s, p) for k, s, p, _ in POOL_COMBOS],
          [((2, 3, 8, 8),), ((1, 2, 7, 10),)], covers=("avg_pool2d",)),
     Case("max_pool2d_sweep",
-         lambda x: [x.max_pool2d(k, s, padding=p, dilation=d) for k, s, p, d in POOL_COMBOS if p <= k // 2],
+         lambda x: [x.max_pool2d(k, s, padding=p, dilation=d)
+                    for k, s, p, d in POOL_COMBOS if p <= k // 2],
          lambda x: [F.max_pool2d(x, k, s, p, d) for k, s, p, d in POOL_COMBOS if p <= k // 2],
          [((1, 2, 8, 9),)], covers=("max_pool2d",)),
     Case("conv2d_stride_sweep", lambda x, w: [x.conv2d(w, stride=s, padding=p, dilation=d)
