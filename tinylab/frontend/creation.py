@@ -120,6 +120,8 @@ class CreationMixin:
     def arange(cls, start, stop=None, step=1, dtype=None, device=None, **kwargs):
         if stop is None:
             start, stop = 0, start
+        if any(isinstance(v, Variable) for v in (start, stop, step)):
+            return cls._symbolic_arange(start, stop, step, dtype, device, **kwargs)
         _check_numbers("arange", start=start, stop=stop, step=step)
         if step == 0:
             raise ValueError("arange: step must not be zero")
@@ -131,6 +133,31 @@ class CreationMixin:
         n = max(0, math.ceil((stop - start) / step))
         index = cls._index_range(n, device)
         out = index.cast(dtype) * step + start if (step != 1 or start != 0) else index.cast(dtype)
+        return cls(out.cast(dtype).node, **kwargs)
+
+    @classmethod
+    def _symbolic_arange(cls, start, stop, step, dtype, device, **kwargs):
+        """arange with a symbolic start or stop (ints and bound Variables, step ±1): length
+        stop - start (symbolic), laid out at its maximum; values start + step·i, the start
+        counted by a kernel (so one kernel serves every bound value)."""
+        if isinstance(step, Variable) or step not in (1, -1):
+            raise TypeError(f"arange: a symbolic range takes step 1 or -1 (its length must stay "
+                            f"linear in the variables), got start={start!r}, stop={stop!r}, "
+                            f"step={step!r}")
+        for name, value in (("start", start), ("stop", stop)):
+            if isinstance(value, bool) or not isinstance(value, (int, Variable)):
+                raise TypeError(f"arange: with a symbolic bound, {name} must be an int or a "
+                                f"Variable, got {value!r}")
+        n = (stop - start) * step
+        if isinstance(n, Variable) and n.min < 0:
+            raise ValueError(f"arange: the length {n!r} of [{start!r}, {stop!r}) may be negative "
+                             f"for values in the variables' ranges")
+        dtype = dtypes.from_any(dtype) if dtype is not None else dtypes.default_int
+        if not isinstance(n, Variable):
+            index = cls._index_range(max(n, 0), device)
+        else:
+            index = cls._index_range(n.max, device).shrink(((0, n),))
+        out = index.cast(dtype) * step + start
         return cls(out.cast(dtype).node, **kwargs)
 
     @classmethod

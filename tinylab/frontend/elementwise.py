@@ -389,10 +389,14 @@ class ElementwiseMixin:
         # log1p((x - 1) + sqrt((x - 1)(x + 1))) keeps the digits near 1; log(2x) for huge x;
         # NaN below 1
         x = self._as_float()
-        huge = x > 1e4
-        u = huge.where(1.0, x)
+        huge, below = x > 1e4, x < 1
+        u = (huge | below).where(2.0, x)  # unread there: any point with a finite slope
         near = ((u - 1) + (u - 1).sqrt() * (u + 1).sqrt()).log1p()
-        return (x < 1).where(math.nan, huge.where(huge.where(x, 1.0).log() + LN_2, near))
+        # below 1 the value is NaN; the gradient is PyTorch's 1/sqrt(x² - 1): finite for x < -1,
+        # NaN only on (-1, 1). A zero-valued term (x - x.detach()) carries it.
+        slope = below.where(x * x - 1, 1.0).rsqrt().detach()
+        outside = (x - x.detach()) * slope + math.nan
+        return below.where(outside, huge.where(huge.where(x, 1.0).log() + LN_2, near))
 
     @_half_in_float
     def atanh(self):

@@ -270,13 +270,11 @@ class MovementMixin:
 
     def stack(self, *others, dim: int = 0):
         """a.stack(b, dim=d), Tensor.stack(a, b) or PyTorch's Tensor.stack([a, b])."""
-        if isinstance(self, (list, tuple)):
-            if others:
-                raise TypeError(f"stack: give the tensors as one list or as separate arguments, "
-                                f"not both (got a list and {len(others)} more)")
-            if not self:
+        if isinstance(self, (list, tuple)):  # Tensor.stack([a, b], c): the list, then the rest
+            tensors = [*self, *others]
+            if not tensors:
                 raise ValueError("stack: expects a non-empty list of tensors")
-            return self[0].stack(*self[1:], dim=dim)
+            return tensors[0].stack(*tensors[1:], dim=dim)
         tensors = [self, *others]
         for t in tensors:
             if not hasattr(t, "node"):
@@ -338,6 +336,36 @@ class MovementMixin:
                 x = tail.cat(head, dim=axis)
         return x
 
+    def unfold(self, dimension: int, size: int, step: int):
+        """Windows of `size` every `step` along `dimension`: that dim becomes the window count
+        (n - size) // step + 1 and a last dim of `size` is added (torch.Tensor.unfold); views."""
+        for name, value in (("size", size), ("step", step)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"unfold: {name} must be an int, got {value!r}")
+        if step < 1 or size < 0:
+            raise ValueError(f"unfold: needs size >= 0 and step >= 1, got size={size}, "
+                             f"step={step}")
+        if self.ndim == 0:
+            if size > 1:
+                raise ShapeError(f"unfold: size {size} is larger than a 0-d tensor's 1 element")
+            return self.reshape(1)
+        axis = self._axis(dimension, "unfold")
+        n = self.shape[axis]
+        if size > n:
+            raise ShapeError(f"unfold: size {size} is larger than dim {dimension} of shape "
+                             f"{self.shape}")
+        order = [a for a in range(self.ndim) if a != axis] + [axis]
+        moved = self.permute(tuple(order))
+        if size == 0:  # n + 1 empty windows
+            windows = moved.reshape(moved.shape + (1,)).expand(moved.shape[:-1] + (n, 1))
+            windows = windows.pad(tuple((0, 0) for _ in moved.shape[:-1]) + ((0, 1), (0, 0)))
+            windows = windows.shrink(tuple((0, s) for s in windows.shape[:-1]) + ((0, 0),))
+            windows = windows[..., ::step, :]
+        else:
+            windows = moved._pool((size,), step)  # (..., count, size)
+        back = list(range(axis)) + [self.ndim - 1] + list(range(axis, self.ndim - 1))
+        return windows.permute(tuple(back) + (self.ndim,))
+
     # ---- sliding windows ----
     def _pool(self, kernel: Sequence[int], stride=1, dilation=1):
         """Windows over the last len(kernel) dims: (..., *spatial) -> (..., *out, *kernel),
@@ -375,7 +403,10 @@ def _window_last(x, i: int, k: int, s: int, d: int):
     out = (i - d * (k - 1) - 1) // s + 1
     keep = tuple((0, n) for n in lead)
     if d == 1 and s >= k:  # windows do not overlap: a reshape, whose backward is a reshape too
-        y = x.pad(keep + ((0, out * s - i),)) if out * s > i else x.shrink(keep + ((0, out * s),))
+        if out * s > i:
+            y = x.pad(tuple((0, 0) for _ in lead) + ((0, out * s - i),))
+        else:
+            y = x.shrink(keep + ((0, out * s),))
         return y.reshape(lead + (out, s)).shrink(keep + ((0, out), (0, k)))
     repeats = math.ceil(k * (i + d) / i)
     y = x.reshape(lead + (1, i)).expand(lead + (repeats, i)).reshape(lead + (repeats * i,))

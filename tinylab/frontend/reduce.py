@@ -210,6 +210,27 @@ class ReduceMixin:
         shifted = x - x._max_or_lowest(axis, keepdim=True)
         return shifted - shifted.exp().sum(axis, keepdim=True).log()
 
+    def softmin(self, axis=-1, dtype=None, dim=None):
+        """softmax(-x): F.softmin."""
+        return (-self).softmax(axis, dtype, dim)
+
+    def normalize(self, p: float = 2.0, dim: int = 1, eps: float = 1e-12):
+        """x / max(||x||_p over dim, eps): F.normalize (0-d and 1-d inputs normalize dim 0)."""
+        if isinstance(p, bool) or not isinstance(p, (int, float)):
+            raise TypeError(f"normalize: p must be a number, got {p!r}")
+        x = self if self.dtype.is_float else self.float()
+        axis = x._axis(dim, "normalize") if x.ndim else None
+        magnitude = x.abs()
+        if p == math.inf:
+            norm = magnitude.max(axis, keepdim=True)
+        elif p == 1:
+            norm = magnitude.sum(axis, keepdim=True)
+        elif p == 2:
+            norm = (x * x).sum(axis, keepdim=True).sqrt()
+        else:
+            norm = (magnitude ** p).sum(axis, keepdim=True) ** (1.0 / p)
+        return x / norm.maximum(eps)
+
     # ---- cumulative ----
     def _cumulative(self, axis: int, op: str):
         """Running sum / max along an axis from sliding windows; blocked for long axes."""

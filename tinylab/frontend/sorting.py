@@ -87,7 +87,7 @@ class SortingMixin:
                              f"{self.shape})")
         return self._sorted_slots(k, dim, largest, "topk")
 
-    def nonzero(self, as_tuple: bool = False):
+    def nonzero(self, as_tuple: bool = False, size: int | None = None, fill_value: int = -1):
         """Indices of the non-zero elements, (count, ndim) int32 in row-major order
         (torch.nonzero). The output's shape depends on the data, so the count is realized first
         (one reduce kernel, then one number read back, as tinygrad does): nonzero cannot run
@@ -95,6 +95,9 @@ class SortingMixin:
         its flat position is the number of running counts <= k (one compare and one sum, so
         O(numel x count) work: gathers in tinylab are one-hot compares)."""
         flat = self.reshape(-1) != 0 if not self.dtype.is_bool else self.reshape(-1)
+        if size is not None:  # static: the first `size`, rows past the count hold fill_value
+            return _static_nonzero(self, flat, _static_size(size, "nonzero"), fill_value,
+                                   as_tuple)
         positions = _true_positions(flat)
         if as_tuple:
             return tuple(_unravel(positions, self.shape)) if self.ndim else (positions,)
@@ -103,7 +106,7 @@ class SortingMixin:
                                     device=self.device)
         return type(self).stack(*_unravel(positions, self.shape), dim=1)
 
-    def masked_select(self, mask):
+    def masked_select(self, mask, size: int | None = None, fill_value=0):
         """The elements where the bool `mask` (broadcast with self) is True, as a 1-D tensor in
         row-major order (torch.masked_select). The count is realized first (see nonzero);
         gradients flow back to the selected elements."""
@@ -114,15 +117,44 @@ class SortingMixin:
         shape = broadcast_shape(self.shape, mask.shape, op="masked_select")
         values = self._broadcast_to(shape, "masked_select").reshape(-1)
         flat = mask._broadcast_to(shape, "masked_select").reshape(-1)
-        running, count = _running_count(flat)
+        if size is not None:  # static: the first `size`; slots past the count hold fill_value
+            count = _static_size(size, "masked_select")
+            running = flat.cast(dtypes.int32).cumsum(0)
+        else:
+            running, count = _running_count(flat)
         slot = type(self).arange(1, count + 1, device=self.device).reshape(count, 1)
         chosen = flat.reshape(1, -1) & (running.reshape(1, -1) == slot)  # (count, n)
-        return _pick(chosen, values.reshape(1, -1))
+        picked = _pick(chosen, values.reshape(1, -1))
+        if size is None:
+            return picked
+        return chosen.any(-1).where(picked, values._const(fill_value, shape=()))
 
 
 def _check_flag(value, name: str, op: str) -> None:
     if not isinstance(value, bool):
         raise TypeError(f"{op}: {name} must be a bool, got {value!r}")
+
+
+def _static_size(size, op: str) -> int:
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise TypeError(f"{op}: size must be an int >= 0, got {size!r}")
+    return size
+
+
+def _static_nonzero(x, flat, size: int, fill_value, as_tuple: bool):
+    """nonzero(size=): the first `size` non-zero indices, then fill_value (torch.nonzero_static);
+    no count is read back, so it runs inside TinyJit."""
+    running = flat.cast(dtypes.int32).cumsum(0)
+    kth = type(flat).arange(size, device=flat.device).reshape(size, 1)
+    positions = (running.reshape(1, -1) <= kth).sum(-1, dtype=dtypes.int32)
+    found = kth.reshape(size) < (running[-1] if flat.shape[0] else 0)
+    columns = [found.where(c, fill_value) for c in _unravel(positions, x.shape)] if x.ndim \
+        else [positions]
+    if as_tuple:
+        return tuple(columns)
+    if x.ndim == 0:
+        return type(x).zeros(size, 0, dtype=dtypes.int32, device=x.device)
+    return type(x).stack(*columns, dim=1)
 
 
 def _running_count(flat):

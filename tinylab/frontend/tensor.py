@@ -156,6 +156,9 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
             node = data
             if Tensor.no_grad and node.op not in (Op.BUFFER, Op.CONST, Op.DETACH):
                 node = ir.detach(node)  # built under no_grad: no gradient flows through it
+        elif isinstance(data, Variable):  # a bound symbolic size's value, counted by a kernel
+            value = _symbolic_value(data, device)
+            node = (value if dtype is None else value.cast(dtype)).node
         elif isinstance(data, Tensor):
             node = data.node if device == data.device else ir.copy_to(data.node, device)
             if dtype is not None:

@@ -12,6 +12,7 @@ simplified where its mask holds is ir/simplify_valid.py.
 from __future__ import annotations
 
 import math
+import numbers
 import threading
 import weakref
 from typing import Union
@@ -640,6 +641,7 @@ def _written(order: list[Lin], roots: list[Lin], naming: bool) -> tuple[list[Lin
 
 
 # ---- symbolic sizes: Variable, bind, unbind ---------------------------------------------------
+INT_DTYPE_NAMES = ("int", "int32", "int64", "long")  # tinygrad's Variable(..., dtype=) choices
 RESERVED_PREFIXES = ("gidx", "lidx", "ridx", "bidx", "data", "val", "alu", "acc", "red", "tl_",
                      "__t")
 
@@ -652,7 +654,10 @@ class Variable:
     range decides them and raise otherwise; equality is structural (expression and values)."""
     __slots__ = ("lin", "values")
 
-    def __new__(cls, name: str, min_value: int, max_value: int):
+    def __new__(cls, name: str, min_value: int, max_value: int, dtype=None):
+        if dtype is not None and str(dtype).rsplit(".", 1)[-1] not in INT_DTYPE_NAMES:
+            raise TypeError(f"Variable {name!r}: dtype must be an int dtype (kernels take it as "
+                            f"an int), got {dtype!r}")
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"Variable: name must be an identifier, got {name!r}")
         if name.startswith(RESERVED_PREFIXES):
@@ -766,20 +771,28 @@ class Variable:
         return const(other)
 
     def __add__(self, other):
+        if _foreign(other):
+            return NotImplemented  # a tensor: Tensor.__radd__ reads the variable as a value
         return self._combine(other, self.lin + self._lin(other))
 
     __radd__ = __add__
 
     def __sub__(self, other):
+        if _foreign(other):
+            return NotImplemented
         return self._combine(other, self.lin - self._lin(other))
 
     def __rsub__(self, other):
+        if _foreign(other):
+            return NotImplemented
         return self._combine(other, self._lin(other) - self.lin)
 
     def __neg__(self):
         return self._combine(0, -self.lin)
 
     def __mul__(self, other):
+        if _foreign(other):
+            return NotImplemented
         right = self._lin(other)
         if not right.is_const:
             raise TypeError(f"the product {self!r} * {other!r} is not linear: a shape may hold one "
@@ -844,6 +857,12 @@ class Variable:
 
     def __str__(self):
         return repr(self)
+
+
+def _foreign(other) -> bool:
+    """An operand that is neither a number nor a Variable (a Tensor): its own reflected operator
+    decides."""
+    return not isinstance(other, (numbers.Number, Variable))
 
 
 def _variable_from_terms(terms: tuple, constant: int, values: tuple) -> Variable:

@@ -9,9 +9,10 @@ import math
 from ..frontend.tensor import Tensor
 from . import datasets, optim, state  # noqa: F401  (nn.datasets, nn.optim, nn.state)
 
-__all__ = ["Linear", "Conv1d", "Conv2d", "ConvTranspose2d", "BatchNorm", "BatchNorm1d",
-           "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "InstanceNorm",
-           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "Embedding",
+__all__ = ["Linear", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "BatchNorm",
+           "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "LayerNorm2d", "GroupNorm",
+           "InstanceNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm",
+           "Embedding",
            "LSTMCell", "datasets", "optim", "state"]
 
 
@@ -128,16 +129,19 @@ class ConvTranspose2d:
     """Transposed N-d convolution; weight (in, out/groups, *kernel) and bias ~ U(±1/sqrt(fan_in)),
     fan_in = out/groups * prod(kernel) (PyTorch computes it from the weight's dim 1)."""
 
+    spatial: int | None = 2
+
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  output_padding=0, dilation=1, groups: int = 1, bias: bool = True):
+        layer = type(self).__name__
         for name, value in (("in_channels", in_channels), ("out_channels", out_channels),
                             ("groups", groups)):
-            _positive_int(value, name, "ConvTranspose2d")
+            _positive_int(value, name, layer)
         if in_channels % groups or out_channels % groups:
-            raise ValueError(f"ConvTranspose2d: in_channels {in_channels} and out_channels "
+            raise ValueError(f"{layer}: in_channels {in_channels} and out_channels "
                              f"{out_channels} must both divide by groups {groups}")
-        spatial = 2 if isinstance(kernel_size, int) else None
-        self.kernel_size = _kernel_tuple(kernel_size, spatial, "ConvTranspose2d")
+        spatial = self.spatial if isinstance(kernel_size, int) else None
+        self.kernel_size = _kernel_tuple(kernel_size, spatial, layer)
         self.stride, self.padding, self.dilation = stride, padding, dilation
         self.output_padding, self.groups = output_padding, groups
         fan_in = out_channels // groups * math.prod(self.kernel_size)
@@ -152,14 +156,31 @@ class ConvTranspose2d:
                                   self.dilation, self.padding, self.output_padding)
 
 
+class ConvTranspose1d(ConvTranspose2d):
+    """ConvTranspose2d over one spatial dim: input (N, C, L), weight (in, out/groups, k)."""
+
+    spatial = 1
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, dilation=1, groups: int = 1, bias: bool = True):
+        _kernel_tuple(kernel_size, 1, "ConvTranspose1d")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding,
+                         dilation, groups, bias)
+
+
 # ---- normalization ----
 class BatchNorm:
     """Batch normalization over dim 1 of (N, C, *spatial); BatchNorm1d/2d/3d are this class.
     Training (Tensor.training) normalizes with the batch's biased variance and moves the running
     stats with the unbiased one, as PyTorch does; otherwise it uses the running stats."""
 
-    def __init__(self, num_features: int, eps: float = 1e-5, affine: bool = True,
-                 track_running_stats: bool = True, momentum: float = 0.1):
+    def __init__(self, num_features: int | None = None, eps: float = 1e-5, affine: bool = True,
+                 track_running_stats: bool = True, momentum: float = 0.1, *,
+                 sz: int | None = None):
+        if (num_features is None) == (sz is None):
+            raise TypeError("BatchNorm: give the channel count once, as num_features (PyTorch) "
+                            "or sz (tinygrad)")
+        num_features = sz if num_features is None else num_features
         self.num_features = _positive_int(num_features, "num_features", "BatchNorm")
         if not isinstance(momentum, (int, float)) or not 0 <= momentum <= 1:
             raise ValueError(f"BatchNorm: momentum must be a number in [0, 1], got {momentum!r}")
@@ -214,6 +235,15 @@ class LayerNorm:
         _check_last_dims(x, self.normalized_shape, "LayerNorm")
         x = x.layernorm(self.axis, self.eps)
         return x if self.weight is None else x * self.weight + self.bias
+
+
+class LayerNorm2d(LayerNorm):
+    """tinygrad's LayerNorm2d: LayerNorm over the channels (dim 1) of (N, C, H, W)."""
+
+    def __call__(self, x: Tensor) -> Tensor:
+        if x.ndim != 4:
+            raise ValueError(f"LayerNorm2d: input must be (N, C, H, W), got shape {x.shape}")
+        return super().__call__(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
 
 
 class GroupNorm:

@@ -162,11 +162,17 @@ class LAMB(Optimizer):
         self.adam = adam
         self.m = [_zeros_like(p) for p in self.params]
         self.v = [_zeros_like(p) for p in self.params]
+        # b1^t and b2^t under tinygrad's names (its state dicts carry them); the corrections
+        # below are computed from the step count, accurate while b^t is close to 1
+        self.b1_t = Tensor.ones(1, dtype=dtypes.float32, device=self.device, requires_grad=False)
+        self.b2_t = Tensor.ones(1, dtype=dtypes.float32, device=self.device, requires_grad=False)
 
     def _gradient(self, p: Tensor) -> Tensor:
         return p.grad
 
     def _update(self, lr: Tensor, step: Tensor) -> list[Tensor]:
+        self.b1_t.assign(self.b1_t * self.b1)
+        self.b2_t.assign(self.b2_t * self.b2)
         t = step.cast(dtypes.float32)
         correction1, correction2 = _one_minus_power(self.b1, t), _one_minus_power(self.b2, t)
         for index, p in enumerate(self.params):
@@ -182,7 +188,7 @@ class LAMB(Optimizer):
                 update = update + self.weight_decay * p.detach()
             scaled = lr * update if self.adam else lr * self._trust_ratio(p, update) * update
             p.assign(p.detach() - scaled)
-        return self.m + self.v
+        return [self.b1_t, self.b2_t, *self.m, *self.v]
 
     @staticmethod
     def _trust_ratio(p: Tensor, update: Tensor) -> Tensor:
@@ -212,3 +218,49 @@ class AdamW(LAMB):
                  eps: float = 1e-8, weight_decay: float = 0.01,
                  betas: tuple[float, float] | None = None):
         super().__init__(params, lr, b1, b2, eps, weight_decay, adam=True, betas=betas)
+
+
+def newton_schulz(g: Tensor, steps: int, coefficients: tuple[float, ...],
+                  eps: float = 1e-7) -> Tensor:
+    """Orthogonalize a matrix: X = G / (||G||_F + eps), then `steps` times
+    X = sum_i c_i (X Xᵀ)^i X (Muon's quintic for 3 coefficients); wide form (rows <= cols)."""
+    if g.shape[-2] > g.shape[-1]:
+        return newton_schulz(g.transpose(-2, -1), steps, coefficients, eps).transpose(-2, -1)
+    x = g / ((g * g).sum((-2, -1), keepdim=True).sqrt() + eps)
+    for _ in range(steps):
+        gram, term, total = x @ x.transpose(-2, -1), x, None
+        for index, coefficient in enumerate(coefficients):
+            term = term if index == 0 else gram @ term
+            total = coefficient * term if total is None else total + coefficient * term
+        x = total
+    return x
+
+
+class Muon(Optimizer):
+    """tinygrad's Muon: b = momentum·b + g; g = g + momentum·b (nesterov) or b; g reshaped to
+    (rows, -1) and orthogonalized by newton_schulz; p -= lr·g. weight_decay is kept as tinygrad
+    keeps it: its post-momentum decay never reaches the parameter, so it changes nothing."""
+
+    def __init__(self, params, lr: float = 0.001, momentum: float = 0.95,
+                 weight_decay: float = 0.1, ns_steps: int = 5,
+                 ns_coefficients: tuple[float, ...] = (3.4445, -4.775, 2.0315),
+                 nesterov: bool = True):
+        super().__init__(params, lr)
+        self.momentum = _check_number(momentum, "momentum", "Muon")
+        self.weight_decay = _check_number(weight_decay, "weight_decay", "Muon")
+        if isinstance(ns_steps, bool) or not isinstance(ns_steps, int) or ns_steps < 0:
+            raise ValueError(f"Muon: ns_steps must be an int >= 0, got {ns_steps!r}")
+        self.ns_steps, self.ns_coefficients = ns_steps, tuple(ns_coefficients)
+        self.nesterov = nesterov
+        self.b = [_zeros_like(p) for p in self.params] if self.momentum else []
+
+    def _update(self, lr: Tensor, step: Tensor) -> list[Tensor]:
+        for index, p in enumerate(self.params):
+            g = p.grad
+            if self.momentum:
+                self.b[index].assign(self.momentum * self.b[index] + g)
+                g = g + self.momentum * self.b[index] if self.nesterov else self.b[index]
+            rows = p.shape[0] if p.ndim else 1
+            g = newton_schulz(g.reshape(rows, -1), self.ns_steps, self.ns_coefficients)
+            p.assign(p.detach() - (g.reshape(p.shape) * lr).cast(p.dtype))
+        return self.b
