@@ -1,6 +1,7 @@
 """The OpenCL runtime (pyopencl): opens the first device that builds a probe kernel, GPUs first
-(PoCL's CPU device on a machine without a GPU), builds OpenCL C into a program binary (cached on disk by source and
-device), launches over work-groups derived from the kernel's loops and times it with events.
+(PoCL's CPU device on a machine without a GPU), builds OpenCL C into a program binary (cached on
+disk by source and device), launches over work-groups derived from the kernel's loops and times
+it with events.
 
 Takes source text and buffers; knows nothing of the IR. A missing package, driver or device, a
 failed build (with the build log) and an allocation the device refuses raise errors saying why.
