@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lab notebooks bench fuzz system binder-check clean
+.PHONY: demo test presets lab notebooks bench fuzz system binder-check clean
 
 # Debian packages the stack uses (C compiler, graphviz, chromium, Fashion-MNIST, Mesa's Vulkan
 # drivers: lavapipe runs the WEBGPU device on the CPU; Debian's PoCL: the PoCL bundled with
@@ -37,6 +37,16 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup -rs tests
+
+# the codegen, renderer and special-point tests on this CPU's target and under each x86-64 preset,
+# PyTorch's matching kernels with it (ATEN_CPU_CAPABILITY: its AVX2 sinh is not its AVX-512 one);
+# a preset this CPU cannot execute renders only and the tests run the detected target. Run it
+# before every submission.
+PRESET_TESTS := tests/codegen tests/renderers tests/frontend/test_tensor_parity_points.py
+presets: $(STAMP)
+	$(PY) -m pytest -q -n 2 --dist loadgroup -p no:cacheprovider $(PRESET_TESTS)
+	CPU_TARGET=avx2 ATEN_CPU_CAPABILITY=avx2 $(PY) -m pytest -q -n 2 --dist loadgroup -p no:cacheprovider $(PRESET_TESTS)
+	CPU_TARGET=sse4 ATEN_CPU_CAPABILITY=default $(PY) -m pytest -q -n 2 --dist loadgroup -p no:cacheprovider $(PRESET_TESTS)
 
 # JupyterLab on the tutorials (each notebook runs %load_ext tinylab itself); as root (containers)
 # Jupyter needs --allow-root

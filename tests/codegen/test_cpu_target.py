@@ -38,14 +38,23 @@ def _target(name: str, cores: int = 2) -> CPUTarget:
 
 # ---- the description --------------------------------------------------------------------------
 def test_detected_target_describes_this_machine():
-    target = Device["CPU"].target
+    target = HOST
     assert target.name == "native" and target.flags  # -march=native (or -mcpu=native)
     assert target.vector_bits in (128, 256, 512) and target.vector_registers in (16, 32)
     assert target.lanes["float32"] == target.vector_bits // 32 == target.lanes_of(4)
     assert 0 < target.l1d_bytes < target.l2_bytes and target.cores >= 1
     assert "native" in target.describe() and "\n" not in target.describe()
     assert json.loads(json.dumps(target.as_dict()))["isa"] == target.isa
-    assert target.key == Device["CPU"].target.key  # stable within the process
+    assert target.key == detect().key  # stable within the process
+
+
+def test_cpu_device_runs_the_preset_in_force():
+    """The CPU device runs the target CPU_TARGET names when this CPU can execute it (a preset
+    in force, e.g. `make presets`), else the detected one; the name says which."""
+    chosen, device = cpu_target.current_target(), Device["CPU"].target
+    expected = chosen if chosen.executable_on(HOST) else HOST
+    assert (device.name, device.isa, device.flags) == (expected.name, expected.isa, expected.flags)
+    assert device.name in (*PRESETS, "native") and device.name in device.describe()
 
 
 def test_preset_flags_define_the_features_the_preset_claims():

@@ -31,6 +31,13 @@ SPECIAL_VALUES = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 3.0, -3.0, 6.0,
                   2.0, -2.0, 1e-7, -1e-7, 20.0, -20.0, 0.5]
 EXTREME_VALUES = [1e30, -1e30, 3e38, -3e38, 1e-30, -1e-30, 1e-40, -1e-40, 88.8, -88.8, 100.0,
                   -100.0, 10000.5, -12345.25, 1e7, -1e7, 1e-20, 50.0, -50.0, 1.5]
+# the float32 edges of the transcendentals, either side: e^x overflows above ln(max) = 88.7228 and
+# reaches the smallest normal at -87.3365 and the smallest subnormal at -103.2789; sinh / cosh
+# overflow above ln(2 max) = 89.4159; 2^x at 128, -126 and -149; the smallest normal and
+# subnormal, the largest subnormal and the largest float (log's edges); tanh / erf saturate by 9
+EDGE_VALUES = [88.72, 88.73, -87.33, -87.34, -103.27, -103.98, 89.41, 89.42, 127.99, 128.0,
+               -126.0, -149.0, -150.0, 1.1754944e-38, 1.4e-45, 1.1754942e-38, 3.4028235e38,
+               -3.4028235e38, 9.0, -9.0]
 
 
 def _cycle(values):
@@ -68,6 +75,7 @@ DOMAINS: dict[str, Callable] = {
     "bool": lambda rng, shape: rng.random(shape) < 0.5,
     "index2": _index(2), "index3": _index(3), "index4": _index(4), "index5": _index(5),
     "special": _cycle(SPECIAL_VALUES), "extreme": _cycle(EXTREME_VALUES),
+    "edges": _cycle(EDGE_VALUES),
     "special_finite": _cycle([v if np.isfinite(v) else np.copysign(1e4, v) for v in SPECIAL_VALUES]),
     "large": lambda rng, shape: (rng.uniform(1e3, 4e6, shape) *
                                  rng.choice([-1, 1], shape)).astype(np.float32),

@@ -21,9 +21,39 @@ def method(name, kinds=("real",), **kw):
     return unary(name, lambda x: getattr(x, name)(), getattr(torch, name), kinds, **kw)
 
 
+class _RoundedFromFloat64(torch.autograd.Function):
+    """f(x) and its derivative f'(x) evaluated in float64 and rounded to PyTorch's result dtype;
+    the gradient is grad · rounded f'(x) in that dtype: what a float32 op with correctly rounded
+    parts gives."""
+
+    @staticmethod
+    def forward(ctx, x, function):
+        ctx.save_for_backward(x)
+        ctx.function = function
+        return function(x.double()).to(function(x).dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        with torch.enable_grad():
+            wide = x.detach().double().requires_grad_(True)
+            (slope,) = torch.autograd.grad(ctx.function(wide).sum(), wide)
+        return grad * slope.to(grad.dtype), None
+
+
+def _rounded_from_float64(function):
+    """The reference where PyTorch's own float32 kernels lose the value. PyTorch's AVX2 float32
+    sinh / cosh (ATEN_CPU_CAPABILITY=avx2, e.g. Zen 3) form e^|x| first and give inf on
+    88.72 < |x| < 89.41, where the value is finite (sinh(88.8) = 1.8379e38; its AVX-512 and
+    scalar paths give it); gelu(3.4e38) = 3.4e38, PyTorch's x (1 + erf) / 2 gives inf."""
+    return lambda x: _RoundedFromFloat64.apply(x, function)
+
+
 MATH = [method(name) for name in (
-    "exp", "exp2", "expm1", "sin", "cos", "tan", "atan", "sinh", "cosh", "tanh", "asinh",
-    "erf")] + [
+    "exp", "exp2", "expm1", "sin", "cos", "tan", "atan", "tanh", "asinh", "erf")] + [
+    unary(name, lambda x, n=name: getattr(x, n)(), _rounded_from_float64(getattr(torch, name)),
+          also=FLOATS +
+          (("int",), ("bool",))) for name in ("sinh", "cosh")] + [
     # x² of 3e38 times a weight below 0.57: PyTorch's gradient 2x * w overflows first, tinylab's
     # x*w + x*w does not (the finite value is right)
     method("square", also=(("special",), ("f16",), ("f64",), ("int",), ("bool",))),
@@ -101,6 +131,27 @@ SIGMOID_EXTREMES = [
           lambda x: x * torch.sigmoid(1.702 * x), ("extreme",), also=(), covers=("quick_gelu",)),
 ]
 CASES += SIGMOID_EXTREMES
+
+
+def edges(name, ours, theirs):
+    return Case(f"{name}_edges", ours, theirs, [((4, 5),)], ("edges",), noncontiguous=False,
+                covers=(name,))
+
+
+# every transcendental at the float32 overflow / underflow edges (EDGE_VALUES), forward and
+# backward; `make presets` runs these under each CPU_TARGET with PyTorch's matching kernels
+EDGES = [edges(name, lambda x, n=name: getattr(x, n)(), reference) for name, reference in (
+    ("exp", torch.exp), ("exp2", torch.exp2), ("expm1", torch.expm1),
+    ("sinh", _rounded_from_float64(torch.sinh)), ("cosh", _rounded_from_float64(torch.cosh)),
+    ("tanh", torch.tanh), ("sigmoid", torch.sigmoid), ("log", torch.log),
+    ("log2", torch.log2), ("log10", torch.log10), ("log1p", torch.log1p),
+    ("sqrt", torch.sqrt), ("rsqrt", torch.rsqrt), ("sin", torch.sin), ("cos", torch.cos),
+    ("tan", torch.tan), ("erf", torch.erf), ("softplus", F.softplus),
+    ("logsigmoid", F.logsigmoid), ("silu", F.silu), ("gelu", _rounded_from_float64(F.gelu)))] + [
+    edges("pow", lambda x: 2.0 ** x, lambda x: 2.0 ** x),
+    edges("pow_half", lambda x: x ** 0.5, lambda x: x ** 0.5),
+]
+CASES += EDGES
 
 
 @pytest.mark.parametrize("case,shapes,strided", variants(CASES))

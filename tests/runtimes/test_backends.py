@@ -103,6 +103,74 @@ def test_opencl_missing_package_driver_or_device(monkeypatch):
         OpenCLRuntime().check()
 
 
+def _fake_builds(monkeypatch, broken: set):
+    """A fake pyopencl with two PoCL platforms (the wheel's and Debian's), one CPU device each;
+    a build on a device named in `broken` fails as the wheel's LLVM 14 PoCL does."""
+    fake = _fake_pyopencl(None)
+    fake.device_type = types.SimpleNamespace(GPU=4, CPU=2)
+    fake.command_queue_properties = types.SimpleNamespace(PROFILING_ENABLE=2)
+
+    def device(name, platform):
+        holder = types.SimpleNamespace(name=platform)
+        return types.SimpleNamespace(name=name, type=fake.device_type.CPU, platform=holder)
+    wheel = device("cpu-generic", "Portable Computing Language (wheel)")
+    debian = device("cpu-skylake-avx512", "Portable Computing Language")
+    fake.get_platforms = lambda: [types.SimpleNamespace(name=d.platform.name,
+                                                        get_devices=lambda d=d: [d])
+                                  for d in (wheel, debian)]
+    fake.Context = lambda devices: types.SimpleNamespace(device=devices[0])
+
+    class Program:
+        def __init__(self, context, source):
+            self.device = context.device
+
+        def build(self):
+            if self.device.name in broken:
+                raise fake.Error("clBuildProgram failed: BUILD_PROGRAM_FAILURE\nerror: 'generic'")
+            return self
+    fake.Program = Program
+    fake.CommandQueue = lambda context, device, properties: "queue"
+    monkeypatch.setitem(sys.modules, "pyopencl", fake)
+    return wheel, debian
+
+
+def test_opencl_skips_a_device_that_cannot_build(monkeypatch):
+    wheel, debian = _fake_builds(monkeypatch, broken={"cpu-generic"})
+    assert OpenCLRuntime().open()[1] is debian
+    _fake_builds(monkeypatch, broken=set())
+    assert OpenCLRuntime().open()[1].name == "cpu-generic"  # the driver's order otherwise
+    _fake_builds(monkeypatch, broken={"cpu-generic", "cpu-skylake-avx512"})
+    with pytest.raises(DeviceError, match=r"no OpenCL device builds a kernel; tried cpu-generic "
+                       r"\(Portable Computing Language \(wheel\)\): clBuildProgram failed.*; "
+                       r"cpu-skylake-avx512 \(Portable Computing Language\): .*pocl-opencl-icd"):
+        OpenCLRuntime().check()
+
+
+def test_opencl_prefers_a_gpu_that_builds():
+    from tinylab.runtimes.opencl import choose_device
+    platform = types.SimpleNamespace(name="Fake CL")
+    cpu, gpu, bad_gpu = (types.SimpleNamespace(name=n, platform=platform)
+                         for n in ("cpu", "gpu", "bad"))
+
+    def is_gpu(device):
+        return device.name != "cpu"
+
+    def probe(device):
+        return "BUILD_PROGRAM_FAILURE" if device is bad_gpu else None
+    assert choose_device([cpu, bad_gpu, gpu], is_gpu, probe) is gpu
+    assert choose_device([cpu, bad_gpu], is_gpu, probe) is cpu
+    with pytest.raises(DeviceError, match=r"tried bad \(Fake CL\): BUILD_PROGRAM_FAILURE\. "):
+        choose_device([bad_gpu], is_gpu, probe)
+
+
+@needs_cl
+def test_the_opened_opencl_device_builds():
+    from tinylab.runtimes.opencl import _probe_error
+    cl, device, _, _ = Device["CL"].runtime.open()
+    assert _probe_error(cl, device) is None
+    np.testing.assert_allclose((Tensor([1.0, 2.0], device="CL") * 3).numpy(), [3.0, 6.0])
+
+
 def _fake_pycuda(monkeypatch, init_error=None, count=1):
     package, driver = types.ModuleType("pycuda"), types.ModuleType("pycuda.driver")
     package.driver = driver

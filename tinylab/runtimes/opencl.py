@@ -1,6 +1,7 @@
-"""The OpenCL runtime (pyopencl): opens a GPU if there is one, else any device (PoCL's CPU device
-on a machine without a GPU), builds OpenCL C into a program binary (cached on disk by source and
-device), launches over work-groups derived from the kernel's loops and times it with events.
+"""The OpenCL runtime (pyopencl): opens the first device that builds a probe kernel, GPUs first
+(PoCL's CPU device on a machine without a GPU), builds OpenCL C into a program binary (cached on
+disk by source and device), launches over work-groups derived from the kernel's loops and times
+it with events.
 
 Takes source text and buffers; knows nothing of the IR. A missing package, driver or device, a
 failed build (with the build log) and an allocation the device refuses raise errors saying why.
@@ -48,11 +49,43 @@ def _devices(cl) -> list:
     return found
 
 
+# built once per device before choosing it: a driver may list a device it cannot build for (the
+# PoCL in pyopencl's wheel, LLVM 14, names a CPU newer than Zen 3 'generic' and fails every build)
+PROBE = "__kernel void probe(__global float* x) { x[get_global_id(0)] += 1.0f; }"
+
+
+def _label(device) -> str:
+    return f"{device.name.strip()} ({device.platform.name.strip()})"
+
+
+def _probe_error(cl, device) -> str | None:
+    """None if PROBE builds on `device`, else the first line of why not."""
+    try:
+        cl.Program(cl.Context([device]), PROBE).build()
+    except cl.Error as exc:
+        lines = str(exc).strip().splitlines()
+        return lines[0] if lines else type(exc).__name__
+    return None
+
+
+def choose_device(devices: list, is_gpu, probe_error):
+    """The first device, GPUs first, on which the probe kernel builds; a DeviceError naming every
+    device and why it failed when none does. `is_gpu(device)` and `probe_error(device)` (None or
+    a reason) are passed in, so the choice is testable without a driver."""
+    failures = []
+    for device in sorted(devices, key=lambda d: not is_gpu(d)):  # stable: driver order kept
+        error = probe_error(device)
+        if error is None:
+            return device
+        failures.append(f"{_label(device)}: {error}")
+    raise DeviceError("no OpenCL device builds a kernel; tried " + "; ".join(failures)
+                      + f". Install a working driver (Debian: pocl-opencl-icd), or {INSTALL}")
+
+
 def _open():
     cl = import_pyopencl()
-    devices = _devices(cl)
-    gpus = [d for d in devices if d.type & cl.device_type.GPU]
-    device = (gpus or devices)[0]
+    device = choose_device(_devices(cl), lambda d: bool(d.type & cl.device_type.GPU),
+                           lambda d: _probe_error(cl, d))
     context = cl.Context([device])
     queue = cl.CommandQueue(context, device,
                             properties=cl.command_queue_properties.PROFILING_ENABLE)
