@@ -28,6 +28,7 @@ from ..ir.symbolic import max_shape
 from ..runtimes.buffer import Buffer
 from ..runtimes.cpu_target import GENERIC
 from ..schedule.fusion import SchedulerOptions
+from ..schedule.cache import reuse, structure_key, template
 from ..schedule.memory import plan_schedule
 from ..schedule.schedule import Schedule, schedule
 from . import progress
@@ -384,6 +385,28 @@ def vector_lanes(device: str) -> int | None:
     return Device[device].renderer.relayout_lanes
 
 
+def cached_schedule(todo: list[Node], realized) -> Schedule:
+    """The schedule of `todo`; a graph whose structure was scheduled before (same ops, shapes,
+    consts, which leaves are the same buffer, scheduler options and devices' panel and lane
+    widths) reuses that schedule over its own buffers (schedule/cache.py)."""
+    options = scheduler_options()
+    if not config.SCHEDULE_CACHE.value:
+        return schedule(todo, options, realized=realized, matmul_panel=matmul_panel,
+                        vector_lanes=vector_lanes)
+    structure, leaves = structure_key(todo, realized)
+    devices = sorted({node.device for node in leaves + todo if node.device is not None})
+    key = (structure, options, tuple((d, matmul_panel(d), vector_lanes(d)) for d in devices))
+    known = STATE.known_schedule(key)
+    if known is not None:
+        GlobalCounters.schedule_cache_hits += 1
+        cached, stand_ins, held = known
+        return reuse(cached, stand_ins, leaves, held, realized)
+    sched = schedule(todo, options, realized=realized, matmul_panel=matmul_panel,
+                     vector_lanes=vector_lanes)
+    STATE.remember_schedule(key, template(sched, leaves, realized))
+    return sched
+
+
 def _graph_nodes(outputs, sched: Schedule) -> list[Node]:
     """The lazy nodes a schedule covered (stopping at realized leaves)."""
     from ..schedule.graph import graph_order
@@ -407,8 +430,7 @@ def realize(nodes: list[Node], computed_outside: dict | None = None,
                   if n.op is not Op.BUFFER and n not in todo]
     results = {}
     if todo:
-        sched = schedule(todo, scheduler_options(), realized=realized, matmul_panel=matmul_panel,
-                         vector_lanes=vector_lanes)
+        sched = cached_schedule(todo, realized)
         debug = int(config.DEBUG.value)
         if debug >= 1:
             print(f"scheduled {len(sched.kernels)} kernel(s) for {len(todo)} output(s)")

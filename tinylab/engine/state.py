@@ -1,5 +1,5 @@
 """What the engine keeps between realizes, in one object with one lock (`Device.state`): compiled
-kernels by key, devices announced, which lazy values are realized (and in which buffer), each
+kernels by key, schedules by graph structure, devices announced, which lazy values are realized (and in which buffer), each
 kernel's printed passes and compilation steps (engine/passes.py), kernels already recorded in a
 trace, and the TinyJit capture hooks. engine/realize.py reads and writes it (also from compile
 threads).
@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections import OrderedDict
 from contextlib import contextmanager
+
+
+SCHEDULES_KEPT = 1024  # schedule templates kept (each holds kernel ASTs, no buffers)
 
 
 class _Lookup:
@@ -82,6 +86,21 @@ class EngineState:
         self.kernel_steps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Runner ->
         #   its compilation step by step (engine/passes.py), made once
         self.captures: list = []          # TinyJit hooks called with every launch
+        self.schedules: OrderedDict = OrderedDict()  # graph structure -> schedule template
+
+    def remember_schedule(self, key, entry) -> None:
+        """Keep a schedule template; the least recently used goes past SCHEDULES_KEPT."""
+        with self.lock:
+            self.schedules[key] = entry
+            while len(self.schedules) > SCHEDULES_KEPT:
+                self.schedules.popitem(last=False)
+
+    def known_schedule(self, key):
+        with self.lock:
+            entry = self.schedules.get(key)
+            if entry is not None:
+                self.schedules.move_to_end(key)
+            return entry
 
     @contextmanager
     def capturing(self, hook):
