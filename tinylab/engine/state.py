@@ -1,8 +1,8 @@
 """What the engine keeps between realizes, in one object with one lock (`Device.state`): compiled
-kernels by key, schedules by graph structure, devices announced, which lazy values are realized (and in which buffer), each
-kernel's printed passes and compilation steps (engine/passes.py), kernels already recorded in a
-trace, and the TinyJit capture hooks. engine/realize.py reads and writes it (also from compile
-threads).
+kernels by key, schedules by graph structure, devices announced, which lazy values are realized
+(and in which buffer), each kernel's printed passes and compilation steps (engine/passes.py),
+kernels already recorded in a trace, and the TinyJit capture hooks. engine/realize.py reads and
+writes it (also from compile threads).
 """
 from __future__ import annotations
 
