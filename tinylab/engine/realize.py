@@ -393,17 +393,17 @@ def cached_schedule(todo: list[Node], realized) -> Schedule:
     if not config.SCHEDULE_CACHE.value:
         return schedule(todo, options, realized=realized, matmul_panel=matmul_panel,
                         vector_lanes=vector_lanes)
-    structure, leaves = structure_key(todo, realized)
+    structure, leaves, order = structure_key(todo, realized)
     devices = sorted({node.device for node in leaves + todo if node.device is not None})
     key = (structure, options, tuple((d, matmul_panel(d), vector_lanes(d)) for d in devices))
     known = STATE.known_schedule(key)
     if known is not None:
         GlobalCounters.schedule_cache_hits += 1
-        cached, stand_ins, held = known
-        return reuse(cached, stand_ins, leaves, held, realized)
+        cached, stand_ins, held, walk = known
+        return reuse(cached, stand_ins, leaves, held, realized, walk, order)
     sched = schedule(todo, options, realized=realized, matmul_panel=matmul_panel,
                      vector_lanes=vector_lanes)
-    STATE.remember_schedule(key, template(sched, leaves, realized))
+    STATE.remember_schedule(key, template(sched, leaves, realized, order))
     return sched
 
 

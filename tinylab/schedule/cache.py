@@ -15,7 +15,7 @@ from .graph import graph_order
 from .items import BufferSlot, Schedule, ScheduleItem
 
 
-def structure_key(outputs: list, realized) -> tuple[tuple, list]:
+def structure_key(outputs: list, realized) -> tuple[tuple, list, list]:
     """One row per node of the walk: a leaf (a BUFFER or a realized value) by its kind, type,
     shape, device and which distinct buffer it is; an inner node by (op, dtype, arg, shape,
     device, its sources' row numbers). Two graphs with equal keys schedule alike."""
@@ -35,14 +35,16 @@ def structure_key(outputs: list, realized) -> tuple[tuple, list]:
             rows.append((node.op, node.dtype, _arg_key(node.op, node.arg), node.shape,
                          node.device, tuple(row_of[s] for s in node.src)))
         row_of[node] = len(rows) - 1
-    return (tuple(rows), tuple(row_of[n] for n in outputs)), leaves
+    return (tuple(rows), tuple(row_of[n] for n in outputs)), leaves, order
 
 
 class _Substitution:
     """Old graph node -> the same node over the new leaves (memoized; rebuilt by interning)."""
 
-    def __init__(self, old_leaves: list, new_leaves: list, old_realized, new_realized):
-        self.mapped: dict = dict(zip(old_leaves, new_leaves))
+    def __init__(self, old_leaves: list, new_leaves: list, old_realized, new_realized,
+                 known: dict | None = None):
+        self.mapped: dict = dict(known or {})  # old node -> new node, where already known
+        self.mapped.update(zip(old_leaves, new_leaves))
         for old, new in zip(old_leaves, new_leaves):  # the BUFFER nodes realized values hold
             if old.op is not Op.BUFFER:
                 self.mapped[old_realized.get(old)] = new_realized.get(new)
@@ -76,9 +78,10 @@ class Placeholder:
         self.label, self.version = f"slot{number}", version
 
 
-def template(sched: Schedule, leaves: list, realized) -> tuple[Schedule, list, dict]:
-    """(template, its leaves, its realized map): `sched` over placeholder BUFFER nodes, one per
-    leaf (and one for the buffer of each realized leaf), for the cache to keep."""
+def template(sched: Schedule, leaves: list, realized, order: list) -> tuple:
+    """(template, its leaves, its realized map, its walk): `sched` over placeholder BUFFER
+    nodes, one per leaf (and one for the buffer of each realized leaf), for the cache to keep;
+    the walk lists the template's node for each row of the key (None: not in the schedule)."""
     held, stand_ins = {}, []
     for number, leaf in enumerate(leaves):
         stored = leaf if leaf.op is Op.BUFFER else realized.get(leaf)
@@ -88,13 +91,21 @@ def template(sched: Schedule, leaves: list, realized) -> tuple[Schedule, list, d
             held[stand_in] = buffer(Placeholder(number, stored.version), stored.shape,
                                     stored.dtype, stored.device, stored.version)
         stand_ins.append(stand_in)
-    return reuse(sched, leaves, stand_ins, realized, held), stand_ins, held
+    sub = _Substitution(leaves, stand_ins, realized, held)
+    made = _rebuild(sched, sub)
+    return made, stand_ins, held, [sub.mapped.get(node) for node in order]
 
 
-def reuse(cached: Schedule, old_leaves: list, new_leaves: list, old_realized,
-          new_realized) -> Schedule:
-    """The cached schedule for a graph of the same structure over other buffers."""
-    sub = _Substitution(old_leaves, new_leaves, old_realized, new_realized)
+def reuse(cached: Schedule, old_leaves: list, new_leaves: list, old_realized, new_realized,
+          old_order: list, new_order: list) -> Schedule:
+    """The cached schedule for a graph of the same structure over other buffers: the nodes of
+    one walk map row by row to the other's; only nodes the rewrites made are rebuilt."""
+    known = {old: new for old, new in zip(old_order, new_order) if old is not None}
+    return _rebuild(cached, _Substitution(old_leaves, new_leaves, old_realized, new_realized,
+                                          known))
+
+
+def _rebuild(cached: Schedule, sub: _Substitution) -> Schedule:
     slots: dict = {}
     decisions: dict = {}
 
