@@ -244,8 +244,33 @@ def run(steps: int = 70, rounds: int = 2, eval_repeats: int = 2) -> list:
     return rows(runs, steps)
 
 
+def beside(wall_file: str) -> None:
+    """`make demo`'s last line: the demo's training wall (written to `wall_file` by
+    beautiful_mnist) beside the same loop in PyTorch, run now in a fresh process."""
+    training, steps, batch = Path(wall_file).read_text().split()
+    if int(batch) != BATCH:
+        print(f"PyTorch's loop not run: the demo used batch {batch}, the loop runs {BATCH}")
+        return
+    try:
+        import torch  # noqa: F401 - only whether it is there
+    except ImportError:
+        print(f"training wall {float(training):.1f} s (PyTorch is not installed: no comparison)")
+        return
+    with tempfile.TemporaryDirectory(prefix="tinylab-demo-torch-") as folder:
+        data = _save_data(Path(folder))
+        if data is None:
+            print("PyTorch's loop not run: Fashion-MNIST not found")
+            return
+        theirs = _training_wall(run_child("torch", data, Path(folder) / "unused", int(steps), 0))
+    print(f"training wall ({steps} steps of batch {batch}, evaluations excluded): tinylab "
+          f"{float(training):.1f} s, PyTorch {theirs:.1f} s on this machine now "
+          f"({float(training) / theirs:.2f}x PyTorch's)")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--beside", metavar="WALL_FILE", default=None,
+                        help="print the demo's training wall beside PyTorch's loop and stop")
     parser.add_argument("--steps", type=int, default=70)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--eval-repeats", type=int, default=2)
@@ -254,6 +279,8 @@ def main(argv=None) -> None:
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--json", default=None, help="also write the raw child results here")
     args = parser.parse_args(argv)
+    if args.beside:
+        return beside(args.beside)
     trees = dict(item.split("=", 1) for item in args.also)
     runs = measure(args.steps, args.rounds, args.eval_repeats, not args.no_torch, trees)
     if runs is None:

@@ -14,7 +14,8 @@ import re
 import time
 from pathlib import Path
 
-from bench import backends, cnn_step, conv, demo, elementwise, matmul, tiny_gpt, trace_overhead
+from bench import (backends, cnn_step, conv, demo, elementwise, matmul, small_work, tiny_gpt,
+                   trace_overhead)
 from bench.common import Row, cpu_description
 
 RESULTS = Path(__file__).parent / "results"
@@ -32,6 +33,7 @@ def suites(quick: bool, runs: int) -> dict:
         "elementwise": lambda: [elementwise.run(1 << 22 if quick else 1 << 24, runs)],
         "conv": lambda: conv.run(64 if quick else 512, runs),
         "cnn_step": lambda: cnn_step.run(64 if quick else 512, runs),
+        "small": lambda: small_work.run(100 if quick else 200),
         "trace_overhead": lambda: trace_overhead.run(32 if quick else 128, runs),
         "demo": lambda: demo.run(steps=10 if quick else 70, rounds=1 if quick else 2),
         "tiny_gpt": lambda: tiny_gpt.run(tokens=50 if quick else 100, runs=runs),

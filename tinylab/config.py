@@ -7,6 +7,7 @@ task, via contextvars). The engine reads settings and passes plain values down t
 from __future__ import annotations
 
 import contextvars
+import functools
 import numbers
 import os
 from contextlib import ContextDecorator
@@ -102,6 +103,8 @@ CACHE = Setting("TINYLAB_CACHE", "", "directory for compiled kernels (default ~/
 DISABLE_CACHE = Setting("DISABLE_COMPILER_CACHE", 0, "1 = always recompile")
 DATA = Setting("TINYLAB_DATA", "", "directory searched first for datasets")
 SEED = Setting("SEED", 0, "initial seed for Tensor.manual_seed")
+SCHEDULE_CACHE = Setting("SCHEDULE_CACHE", 1, "1 = a graph whose structure was scheduled "
+                         "before reuses that schedule (0 = schedule every realize afresh)")
 PARALLEL_COMPILE = Setting("PARALLEL_COMPILE", 1, "compile a schedule's kernels in parallel")
 COLOR = Setting("COLOR", 1, "colour kernel names in the terminal")
 PROGRESS = Setting("PROGRESS", 1, "1 = show compile / TUNE / BEAM progress on a terminal "
@@ -168,6 +171,12 @@ def cache_dir() -> Path:
 def cpu_count() -> int:
     if THREADS.value:
         return int(THREADS.value)
+    return _usable_cores()
+
+
+@functools.lru_cache(maxsize=1)
+def _usable_cores() -> int:
+    """The cores this process may run on, read once (a system call; realize asks often)."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux

@@ -14,6 +14,7 @@ class GlobalCounters:
     kernels_built: int = 0     # kernels made ready in this process: compiled or loaded from disk
     compile_time_s: float = 0.0
     bytes_saved: int = 0       # bytes the memory planner did not allocate (buffers shared)
+    schedule_cache_hits: int = 0  # realizes whose schedule came from the structure cache
 
     @staticmethod
     def reset() -> None:
@@ -25,3 +26,4 @@ class GlobalCounters:
         GlobalCounters.kernels_built = 0
         GlobalCounters.compile_time_s = 0.0
         GlobalCounters.bytes_saved = 0
+        GlobalCounters.schedule_cache_hits = 0

@@ -223,6 +223,7 @@ class _DeviceRegistry:
     def __init__(self):
         self._opened: dict[str, DeviceSpec] = {}
         self._caps: dict = {}       # CPU target keys -> {device name: DeviceCaps}
+        self._defaults: dict = {}  # (DEV, CPU_TARGET, backends) -> the DEFAULT they give
         self.state = EngineState()  # what realize keeps between calls (engine/state.py)
 
     def canonicalize(self, name: str | None) -> str:
@@ -273,6 +274,15 @@ class _DeviceRegistry:
 
     @property
     def DEFAULT(self) -> str:  # noqa: N802 - tinygrad's spelling
+        """The device DEV names, else the best usable one; found once per DEV, CPU_TARGET and
+        set of backends (every Tensor made without a device asks)."""
+        key = (config.DEV.value, config.CPU_TARGET.value, id(self._opened),
+               tuple((name, id(backend)) for name, backend in BACKENDS.items()))
+        if key not in self._defaults:
+            self._defaults = {key: self._choose_default()}  # one entry: the settings in force
+        return self._defaults[key]
+
+    def _choose_default(self) -> str:
         chosen = config.DEV.value
         if chosen:
             key = self.canonicalize(chosen)

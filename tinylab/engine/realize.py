@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from .. import config
+from ..caps import panel_width_of, relayout_lanes_of
 from ..codegen.linearize import LinearProgram, program_cost
 from ..codegen.plan import KernelPlan
 from ..ir import node as ir
@@ -23,6 +24,7 @@ from ..ir.ops import Op
 from ..ir.symbolic import max_shape
 from ..runtimes.buffer import Buffer
 from ..schedule.fusion import SchedulerOptions
+from ..schedule.cache import reuse, structure_key, template
 from ..schedule.memory import plan_schedule
 from ..schedule.schedule import Schedule, schedule
 from . import progress
@@ -318,6 +320,27 @@ def scheduler_options() -> SchedulerOptions:
                             relayout_operands=bool(config.RELAYOUT.value))
 
 
+def cached_schedule(todo: list[Node], realized) -> Schedule:
+    """The schedule of `todo`; a graph whose structure was scheduled before (same ops, shapes,
+    consts, which leaves are the same buffer, scheduler options and devices' panel and lane
+    widths) reuses that schedule over its own buffers (schedule/cache.py)."""
+    options, caps = scheduler_options(), Device.caps()
+    if not config.SCHEDULE_CACHE.value:
+        return schedule(todo, options, realized=realized, caps=caps)
+    structure, leaves, order = structure_key(todo, realized)
+    devices = sorted({node.device for node in leaves + todo if node.device is not None})
+    key = (structure, options, tuple((d, panel_width_of(caps, d), relayout_lanes_of(caps, d))
+                                     for d in devices))
+    known = STATE.known_schedule(key)
+    if known is not None:
+        GlobalCounters.schedule_cache_hits += 1
+        cached, stand_ins, held, walk = known
+        return reuse(cached, stand_ins, leaves, held, realized, walk, order)
+    sched = schedule(todo, options, realized=realized, caps=caps)
+    STATE.remember_schedule(key, template(sched, leaves, realized, order))
+    return sched
+
+
 def _graph_nodes(outputs, sched: Schedule) -> list[Node]:
     """The lazy nodes a schedule covered (stopping at realized leaves)."""
     from ..schedule.graph import graph_order
@@ -341,7 +364,7 @@ def realize(nodes: list[Node], computed_outside: dict | None = None,
                   if n.op is not Op.BUFFER and n not in todo]
     results = {}
     if todo:
-        sched = schedule(todo, scheduler_options(), realized=realized, caps=Device.caps())
+        sched = cached_schedule(todo, realized)
         debug = int(config.DEBUG.value)
         if debug >= 1:
             print(f"scheduled {len(sched.kernels)} kernel(s) for {len(todo)} output(s)")

@@ -1,14 +1,18 @@
 """What the engine keeps between realizes, in one object with one lock (`Device.state`): compiled
-kernels by key, devices announced, which lazy values are realized (and in which buffer), the
-display-only compile records of other backends (engine/compile_record.py), kernels recorded in a
-trace, and the TinyJit capture hooks. engine/realize.py reads and writes it (also from compile
-threads).
+kernels by key, schedules by graph structure, devices announced, which lazy values are realized
+(and in which buffer), the display-only compile records of other backends
+(engine/compile_record.py), kernels recorded in a trace, and the TinyJit capture hooks.
+engine/realize.py reads and writes it (also from compile threads).
 """
 from __future__ import annotations
 
 import threading
 import weakref
+from collections import OrderedDict
 from contextlib import contextmanager
+
+
+SCHEDULES_KEPT = 1024  # schedule templates kept (each holds kernel ASTs, no buffers)
 
 
 class _Lookup:
@@ -81,6 +85,21 @@ class EngineState:
         #   for showing another backend's source (compile_record.py), once per kernel
         self.recorded: weakref.WeakSet = weakref.WeakSet()  # Runners a trace has recorded
         self.captures: list = []          # TinyJit hooks called with every launch
+        self.schedules: OrderedDict = OrderedDict()  # graph structure -> schedule template
+
+    def remember_schedule(self, key, entry) -> None:
+        """Keep a schedule template; the least recently used goes past SCHEDULES_KEPT."""
+        with self.lock:
+            self.schedules[key] = entry
+            while len(self.schedules) > SCHEDULES_KEPT:
+                self.schedules.popitem(last=False)
+
+    def known_schedule(self, key):
+        with self.lock:
+            entry = self.schedules.get(key)
+            if entry is not None:
+                self.schedules.move_to_end(key)
+            return entry
 
     @contextmanager
     def capturing(self, hook):

@@ -34,8 +34,11 @@ class HostAllocator(Allocator):
     """Host memory as 64-byte-aligned numpy byte arrays (CPU and PYTHON devices)."""
     ALIGN = 64
 
+    CHECKED = 1 << 26  # allocations above 64 MiB check /proc/meminfo first (a file read:
+                       # too slow for the many small buffers of a learner's cells)
+
     def alloc(self, nbytes: int):
-        if nbytes > _available_memory():
+        if nbytes > self.CHECKED and nbytes > _available_memory():
             raise MemoryError(f"cannot allocate {nbytes / 2**30:.2f} GiB on the host: only "
                               f"{_available_memory() / 2**30:.2f} GiB is available")
         raw = np.empty(nbytes + self.ALIGN, dtype=np.uint8)

@@ -1,0 +1,127 @@
+"""The schedule cache (schedule/cache.py, engine/realize.py cached_schedule): a graph whose
+structure was scheduled before reuses that schedule over its own buffers. Checked against a
+fresh schedule of the same graph (printout, kernel ASTs, slots) and against numpy, with the
+cases that must not share a schedule: other consts, a buffer read twice against two buffers,
+other scheduler options or CPU target."""
+import numpy as np
+import pytest
+
+from tinylab import Context, GlobalCounters, Tensor
+from tinylab.engine import realize as engine
+from tinylab.schedule.schedule import schedule
+
+RNG = np.random.default_rng(3)
+
+
+def _data(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def _graphs():
+    """name -> (build(tensors) -> Tensor, numpy reference, input shapes)."""
+    return {
+        "elementwise": (lambda a, b: (a + 1) * b.exp(), lambda a, b: (a + 1) * np.exp(b),
+                        [(4, 5), (4, 5)]),
+        "matmul_relu": (lambda a, b: (a @ b).relu(), lambda a, b: np.maximum(a @ b, 0),
+                        [(8, 16), (16, 4)]),
+        "softmax": (lambda a: a.softmax(-1),
+                    lambda a: np.exp(a - a.max(-1, keepdims=True))
+                    / np.exp(a - a.max(-1, keepdims=True)).sum(-1, keepdims=True), [(6, 10)]),
+        "argmax": (lambda a: a.argmax(-1), lambda a: a.argmax(-1), [(64, 10)]),
+        "broadcast_reduce": (lambda a: a - a.mean(0), lambda a: a - a.mean(0), [(7, 3)]),
+    }
+
+
+def _fresh(todo):
+    return schedule(todo, engine.scheduler_options(), realized=engine.FreshRealized(
+        engine.REALIZED), caps=engine.Device.caps())
+
+
+@pytest.mark.parametrize("name", list(_graphs()))
+def test_a_graph_seen_before_gets_the_fresh_schedule_and_right_numbers(name):
+    build, reference, shapes = _graphs()[name]
+    first = [_data(*s) for s in shapes]
+    build(*[Tensor(x) for x in first]).numpy()  # schedules it once: the cache has it now
+    second = [_data(*s) for s in shapes]
+    out = build(*[Tensor(x) for x in second])
+    todo = [out.node]
+    realized = engine.FreshRealized(engine.REALIZED)
+    hits = GlobalCounters.schedule_cache_hits
+    reused = engine.cached_schedule(todo, realized)
+    assert GlobalCounters.schedule_cache_hits == hits + 1
+    fresh = _fresh(todo)
+    assert str(reused) == str(fresh)
+    assert [i.ast for i in reused.items] == [i.ast for i in fresh.items]  # interned: identical
+    assert [[s.existing for s in i.slots] for i in reused.items] == \
+        [[s.existing for s in i.slots] for i in fresh.items]  # this graph's own buffers
+    assert [i.output for i in reused.items] == [i.output for i in fresh.items]
+    np.testing.assert_allclose(out.numpy(), reference(*second), rtol=1e-5, atol=1e-6)
+
+
+def test_reused_schedules_compute_each_call_s_own_values():
+    hits = GlobalCounters.schedule_cache_hits
+    for _ in range(4):
+        x = _data(3, 3)
+        np.testing.assert_allclose((Tensor(x) * 2 + 1).sum(1).numpy(), (x * 2 + 1).sum(1),
+                                   rtol=1e-6)
+    assert GlobalCounters.schedule_cache_hits >= hits + 3
+
+
+def test_other_consts_and_shared_buffers_are_other_structures():
+    x, y = _data(5), _data(5)
+    a, b = Tensor(x), Tensor(y)
+    np.testing.assert_allclose((a + 1).numpy(), x + 1)
+    np.testing.assert_allclose((a + 2).numpy(), x + 2)       # another const: not the x + 1 kernel
+    np.testing.assert_allclose((a * b).numpy(), x * y, rtol=1e-6)
+    np.testing.assert_allclose((a * a).numpy(), x * x, rtol=1e-6)  # one buffer read twice
+    np.testing.assert_allclose((b * a).numpy(), y * x, rtol=1e-6)
+
+
+def test_a_realized_intermediate_is_a_leaf_of_the_key():
+    for _ in range(3):
+        x = _data(4, 4)
+        h = (Tensor(x) + 1).realize()
+        np.testing.assert_allclose((h * h.T).numpy(), (x + 1) * (x + 1).T, rtol=1e-6)
+
+
+def test_repeated_assigns_through_the_cache():
+    w = Tensor(np.zeros(4, np.float32)).realize()
+    for step in range(1, 4):
+        w.assign(w + 1).realize()
+        np.testing.assert_allclose(w.numpy(), np.full(4, step, np.float32))
+
+
+@pytest.mark.parametrize("setting", [{"FUSE": 0}, {"RELAYOUT": 0}, {"CPU_TARGET": "sse4"}])
+def test_options_and_target_are_part_of_the_key(setting):
+    x = _data(6, 6)
+    (Tensor(x).exp() + 1).sum(0).numpy()
+    hits = GlobalCounters.schedule_cache_hits
+    with Context(**setting):
+        y = _data(6, 6)
+        out = (Tensor(y).exp() + 1).sum(0)
+        todo = [out.node]
+        sched = engine.cached_schedule(todo, engine.FreshRealized(engine.REALIZED))
+        if "FUSE" in setting:  # another schedule altogether: it cannot come from the cache
+            assert GlobalCounters.schedule_cache_hits == hits
+        assert str(sched) == str(_fresh(todo))
+        np.testing.assert_allclose(out.numpy(), (np.exp(y) + 1).sum(0), rtol=1e-5)
+
+
+def test_switched_off_the_cache_is_never_read():
+    x = _data(2, 2)
+    (Tensor(x) - 3).numpy()
+    hits = GlobalCounters.schedule_cache_hits
+    with Context(SCHEDULE_CACHE=0):
+        np.testing.assert_allclose((Tensor(x) - 3).numpy(), x - 3)
+    assert GlobalCounters.schedule_cache_hits == hits
+
+
+def test_the_cache_holds_no_user_buffer():
+    import gc
+    import weakref
+    big = Tensor(_data(256)).realize()
+    held = weakref.ref(big.node.buffer)
+    (big * 3).numpy()
+    del big
+    gc.collect()
+    assert held() is None
