@@ -11,7 +11,8 @@ import platform
 import time
 from pathlib import Path
 
-from bench import backends, cnn_step, conv, demo, elementwise, matmul, tiny_gpt, trace_overhead
+from bench import (backends, cnn_step, conv, demo, elementwise, matmul, per_example, tiny_gpt,
+                   trace_overhead)
 from bench.common import Row, cpu_description
 
 RESULTS = Path(__file__).parent / "results"
@@ -31,6 +32,7 @@ def suites(quick: bool, runs: int) -> dict:
         "cnn_step": lambda: cnn_step.run(64 if quick else 512, runs),
         "trace_overhead": lambda: trace_overhead.run(32 if quick else 128, runs),
         "demo": lambda: demo.run(steps=10 if quick else 70, rounds=1 if quick else 2),
+        "per_example": lambda: [per_example.run(32 if quick else 64, runs)],
         "tiny_gpt": lambda: tiny_gpt.run(tokens=50 if quick else 100, runs=runs),
         "webgpu": lambda: backends.as_rows(("WEBGPU", "CPU"), runs, quick),   # where wgpu runs
     }
