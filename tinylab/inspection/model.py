@@ -5,6 +5,7 @@ timings only with `timings=True`.
 """
 from __future__ import annotations
 
+from ..frontend.traced import TRANSFORM_OF
 from ..ir.ops import MOVEMENT, Op
 from ..ir.printer import format_arg
 from ..schedule.fusion import EXPLANATION
@@ -164,7 +165,7 @@ def _node_entry(node, node_id: str, record, realize: int) -> dict:
     return {"id": node_id, "op": node.op.name, "shape": json_shape(node.shape),
             "dtype": node.dtype.name, "arg": format_arg(node) if node.op is not Op.BUFFER else "",
             "line": record.source_lines.get(node, ""), "role": role, "realize": realize,
-            "kernels": []}
+            "kernels": [], "transform": TRANSFORM_OF.get(node, "")}
 
 
 def json_shape(shape) -> list:
