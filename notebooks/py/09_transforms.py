@@ -39,8 +39,12 @@ print("func.jvp:  ", tangent.numpy())
 
 # %%
 import inspect
+from tinylab.func import rules
+
+source = inspect.getsource(rules).splitlines()
 for op in (Op.MUL, Op.SIN):
-    print(op.name, "jvp:", inspect.getsource(func.TABLE[op].jvp).strip().split("lambda", 1)[1][:60])
+    row = next(i for i, line in enumerate(source) if line.strip().startswith(f"Op.{op.name}: Rule("))
+    print("\n".join(source[row - 1:row + (2 if op is Op.MUL else 1)]))
 
 # %% [markdown]
 # ## vjp is the transpose of jvp
@@ -186,7 +190,7 @@ print("hessian @ v:", (func.hessian(f)(point) @ direction).numpy())
 from transforms_exercises import check_batch_rule, check_jvp_rule
 
 my_jvp = ...  # e.g. lambda node, tangents: ...
-check_jvp_rule(my_jvp)
+check_jvp_rule(my_jvp);
 
 # %% [markdown]
 # 2. The batching rule of FLIP. It gets `node` (the unbatched flip, `node.axes` its axes),
@@ -195,4 +199,4 @@ check_jvp_rule(my_jvp)
 
 # %%
 my_batch = ...  # e.g. lambda node, sources, batched, size: ...
-check_batch_rule(my_batch)
+check_batch_rule(my_batch);

@@ -104,11 +104,6 @@ def _leading(make: Callable) -> Callable:
     return lambda node, sources, batched, size: make(node, sources[0], size)
 
 
-def _no_batch(node: Node, sources, batched, size):
-    raise IRError(f"vmap: no batching rule for {node.op.name} (shape {node.shape}); "
-                  f"vmap never falls back to a loop over the batch")
-
-
 TABLE: dict[Op, Rule] = {
     # op              jvp (forward)                                vjp (reverse)    batch
     # d(-x) = -dx
@@ -168,7 +163,7 @@ TABLE: dict[Op, Rule] = {
     # detach: identity forward, no tangent, no cotangent
     Op.DETACH: Rule(_none, None, _leading(lambda n, x, b: ir.detach(x))),
     # an in-place write has no functional meaning under a transform
-    Op.ASSIGN: Rule(None, RULES[Op.ASSIGN], _no_batch),
+    Op.ASSIGN: Rule(None, RULES[Op.ASSIGN], None),
 }
 
 
@@ -177,7 +172,10 @@ def rule(op: Op, transform: str) -> Callable:
     row = TABLE.get(op)
     found = row._asdict()[transform] if row is not None else None
     if found is None:
-        raise IRError(f"{transform}: no {transform} rule for {op.name}")
+        transformer, kind = {"jvp": ("jvp", "jvp"), "vjp": ("vjp", "vjp"),
+                             "batch": ("vmap", "batching")}[transform]
+        raise IRError(f"{transformer}: no {kind} rule for {op.name}; {transformer} never falls "
+                      f"back to a loop (or to running the op)")
     return found
 
 
