@@ -10,6 +10,7 @@
 # forward-mode (jvp) rule, its reverse (vjp) rule and its batching rule side by side.
 
 # %%
+# %load_ext tinylab
 import time
 
 import numpy as np
@@ -146,6 +147,19 @@ loop_kernels = GlobalCounters.kernel_count
 print("same numbers:", all(np.allclose(m.numpy(), l.numpy(), atol=1e-5)
                            for m, l in zip(mapped_grads, loop_grads)))
 print("kernels: vmap(grad)", vmap_kernels, "· loop", loop_kernels)
+
+# %% [markdown]
+# The inspector over a cell calling `vmap(grad(...))` (a one-layer loss, to keep the picture
+# small): the per-example-gradient program is one graph and its kernels; kernels made of nodes a
+# transform built are filled in its colour (the legend under the graph).
+
+# %%
+# %%tinygrad
+def layer_loss(w, x):
+    return (x @ w).tanh().sum()
+
+
+func.vmap(func.grad(layer_loss), in_dims=(None, 0))(params[2], xs[:4, :16].realize()).numpy()
 
 # %% tags=["nbval-ignore-output"]
 def median_time(fn, repeats=5):
