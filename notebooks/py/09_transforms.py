@@ -159,7 +159,7 @@ def layer_loss(w, x):
     return (x @ w).tanh().sum()
 
 
-func.vmap(func.grad(layer_loss), in_dims=(None, 0))(params[2], xs[:4, :16].realize()).numpy()
+func.vmap(func.grad(layer_loss), in_dims=(None, 0))(params[0], xs[:4].realize()).numpy()
 
 # %% tags=["nbval-ignore-output"]
 def median_time(fn, repeats=5):
