@@ -204,7 +204,7 @@ print("hessian @ v:", (func.hessian(f)(point) @ direction).numpy())
 from transforms_exercises import check_batch_rule, check_jvp_rule
 
 my_jvp = ...  # e.g. lambda node, tangents: ...
-check_jvp_rule(my_jvp);
+passed = check_jvp_rule(my_jvp)
 
 # %% [markdown]
 # 2. The batching rule of FLIP. It gets `node` (the unbatched flip, `node.axes` its axes),
@@ -213,4 +213,4 @@ check_jvp_rule(my_jvp);
 
 # %%
 my_batch = ...  # e.g. lambda node, sources, batched, size: ...
-check_batch_rule(my_batch);
+passed = check_batch_rule(my_batch)
