@@ -21,7 +21,7 @@ def test_vmap_of_grad_is_one_graph_with_coloured_transform_nodes():
         grads.realize()
     assert len(recorded.realizes) == 1  # one program: every example's gradient at once
     model = build_model(recorded, timings=False)
-    made = {n["transform"] for n in model["nodes"]} - {""}
+    made = {n.get("transform", "") for n in model["nodes"]} - {""}
     assert "vmap batch axis" in made
     assert any(box.get("transform") for box in model["graph"]["boxes"])
     assert TRANSFORM_COLORS["vmap batch axis"] in to_dot(model, expand=True)

@@ -39,9 +39,10 @@ def collapsed_graph(model: dict) -> dict:
     producer: dict[str, str] = {}   # node id -> kernel that wrote it
     inputs: dict[str, dict] = {}
     for kernel in model["kernels"]:
-        boxes.append({"id": kernel["id"], "kind": kernel["kind"], "label": kernel["name"],
-                      "detail": ops_summary(kernel["ops"]), "shape": kernel["shape"],
-                      "transform": _transform(kernel, nodes)})
+        box = {"id": kernel["id"], "kind": kernel["kind"], "label": kernel["name"],
+               "detail": ops_summary(kernel["ops"]), "shape": kernel["shape"]}
+        made = _transform(kernel, nodes)
+        boxes.append({**box, "transform": made} if made else box)
         for read in kernel["reads"]:
             source = producer.get(read)
             if source is None:
