@@ -13,7 +13,7 @@ from ..frontend.tensor import Tensor
 from ..frontend.traced import TRANSFORM_OF
 from ..ir import node as ir
 from . import rewrite
-from .pytree import broadcast_prefix, flatten, unflatten
+from .pytree import flatten, unflatten
 
 
 def _tensors(tree, transform: str, what: str) -> tuple[list[Tensor], object]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from functools import wraps
 
 from ..errors import ShapeError
+from ..frontend import traced
 from ..frontend.tensor import Tensor
 from ..ir.node import Node
 from . import rewrite
@@ -78,7 +79,6 @@ def vmap(f, in_dims=0, out_dims=0, *, in_axes=None, out_axes=None, randomness: s
 
     @wraps(f)
     def wrapper(*args):
-        from ..frontend import traced
         mapped = _mapped(args, in_dims)
         size = _batch_size(mapped)
         leaves, mapping = [], {}

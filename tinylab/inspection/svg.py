@@ -84,7 +84,8 @@ def layout_svg(layout: Layout, transforms: dict | None = None) -> str:
     for box in layout.boxes.values():
         radius = box.height / 2 if box.kind == "input" else 5
         parts.append(f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.width:.1f}" '
-                     f'height="{box.height:.1f}" rx="{radius:.1f}" fill="{fill_of(box.kind, (transforms or {}).get(box.id, ""))}" '
+                     f'height="{box.height:.1f}" rx="{radius:.1f}" '
+                     f'fill="{fill_of(box.kind, (transforms or {}).get(box.id, ""))}" '
                      'stroke="#334155"/>')
         for i, line in enumerate(box.lines):
             weight = "bold" if i == 0 and box.kind in ("kernel", "copy") else "normal"
