@@ -14,8 +14,8 @@ import re
 import time
 from pathlib import Path
 
-from bench import (backends, cnn_step, conv, demo, elementwise, matmul, small_work, tiny_gpt,
-                   trace_overhead)
+from bench import (backends, cnn_step, conv, demo, elementwise, matmul, per_example,
+                   small_work, tiny_gpt, trace_overhead)
 from bench.common import Row, cpu_description
 
 RESULTS = Path(__file__).parent / "results"
@@ -36,6 +36,7 @@ def suites(quick: bool, runs: int) -> dict:
         "small": lambda: small_work.run(100 if quick else 200),
         "trace_overhead": lambda: trace_overhead.run(32 if quick else 128, runs),
         "demo": lambda: demo.run(steps=10 if quick else 70, rounds=1 if quick else 2),
+        "per_example": lambda: [per_example.run(32 if quick else 64, runs)],
         "tiny_gpt": lambda: tiny_gpt.run(tokens=50 if quick else 100, runs=runs),
         "webgpu": lambda: backends.as_rows(("WEBGPU", "CPU"), runs, quick),   # where wgpu runs
     }

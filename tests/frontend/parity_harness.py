@@ -387,3 +387,80 @@ def run_error_check(name: str, ours: Callable, theirs: Callable, error: type,
     message = str(raised.value)
     for word in words:
         assert word in message, f"{name}: {word!r} not in {message!r}"
+
+
+# ---- transform columns: each row with a gradient, under tinylab.func.jvp and tinylab.func.vmap --
+def _float_outputs(out) -> tuple:
+    return tuple(o for o in _as_list(out) if o.dtype.is_floating_point
+                 if isinstance(o, torch.Tensor)) if any(isinstance(o, torch.Tensor)
+                                                        for o in _as_list(out)) else \
+        tuple(o for o in _as_list(out) if o.dtype.is_float)
+
+
+def _with_inputs(fn, fixed: list, where: list[int], arguments: dict):
+    """fn of the inputs at positions `where` only (the others fixed), giving its float outputs."""
+    def partial(*xs):
+        args = list(fixed)
+        for i, x in zip(where, xs):
+            args[i] = x
+        return _float_outputs(fn(*args, **arguments))
+    return partial
+
+
+def run_jvp_case(case: Case, shapes, strided: bool) -> None:
+    """tinylab.func.jvp of the row against torch.func.jvp: values and tangents (random tangents
+    on every float input)."""
+    from tinylab.func import jvp
+    leaves, views, theirs_in = make_inputs(replace(case, grad=False), shapes, strided)
+    ours_in = [view(leaf) for leaf, view in zip(leaves, views)]
+    where = [i for i, t in enumerate(ours_in) if t.dtype.is_float]
+    rng = np.random.default_rng(len(shapes) + 11)
+    seeds = [rng.standard_normal(ours_in[i].shape).astype(ours_in[i].dtype.np) for i in where]
+    arguments = _dim_arguments(case, shapes)
+    their_outputs = _with_inputs(case.torch, theirs_in, where, arguments)(
+        *[theirs_in[i] for i in where])
+    if not their_outputs:  # a predicate (isnan...): no tangent; ours must have no float output
+        assert not _with_inputs(case.tinylab, ours_in, where, arguments)(
+            *[ours_in[i] for i in where]), f"{case.name}: float outputs PyTorch does not give"
+        return
+    ours = jvp(_with_inputs(case.tinylab, ours_in, where, arguments),
+               tuple(ours_in[i] for i in where), tuple(Tensor(s) for s in seeds))
+    theirs = torch.func.jvp(_with_inputs(case.torch, theirs_in, where, arguments),
+                            tuple(theirs_in[i] for i in where),
+                            tuple(torch.from_numpy(s) for s in seeds))
+    tolerance = _tolerance([t.numpy() for t in theirs_in])
+    for k, (value, tangent, their_value, their_tangent) in enumerate(zip(*ours, *theirs)):
+        their_tangent = their_tangent.detach().numpy()
+        undefined = np.isnan(their_tangent) | np.isnan(their_value.detach().numpy())
+        _compare(value.numpy(), their_value.detach().numpy(), case, f"jvp value {k}", tolerance)
+        _compare(tangent.numpy(), their_tangent, case, f"jvp tangent {k}", tolerance, undefined)
+
+
+def _torch_vmap(fn, axis: int, inputs):
+    """torch.func.vmap of fn; where torch's vmap has no rule for the op, the stacked loop."""
+    try:
+        return _as_list(torch.func.vmap(fn, in_dims=axis)(*inputs))
+    except (RuntimeError, NotImplementedError, ValueError):
+        examples = [_as_list(fn(*[x.select(axis, b) for x in inputs]))
+                    for b in range(inputs[0].shape[axis])]
+        return [torch.stack(outs) for outs in zip(*examples)]
+
+
+def run_vmap_case(case: Case, shapes, strided: bool) -> None:
+    """tinylab.func.vmap of the row over a batch of 2 examples against torch.func.vmap; strided:
+    the batch is the last axis of each input (every example a non-contiguous view)."""
+    from tinylab.func import vmap
+    examples = [make_inputs(replace(case, name=f"{case.name}#{b}", grad=False), shapes, False)[2]
+                for b in range(2)]
+    axis = -1 if strided else 0
+    stacked = [np.ascontiguousarray(np.stack([e[i].numpy() for e in examples], axis=axis))
+               for i in range(len(shapes))]
+    arguments = _dim_arguments(case, shapes)
+    ours = _as_list(vmap(lambda *xs: case.tinylab(*xs, **arguments), in_dims=axis)(
+        *[Tensor(s) for s in stacked]))
+    theirs = _torch_vmap(lambda *xs: case.torch(*xs, **arguments), axis,
+                         [torch.from_numpy(s) for s in stacked])
+    assert len(ours) == len(theirs), f"{case.name}: vmap output counts differ"
+    tolerance = _tolerance(stacked)
+    for k, (o, t) in enumerate(zip(ours, theirs)):
+        _compare(o.numpy(), t.detach().numpy(), case, f"vmap output {k}", tolerance)

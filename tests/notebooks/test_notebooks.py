@@ -21,7 +21,7 @@ NOTEBOOK_TARGET = re.search(r'NOTEBOOK_TARGET = "(\w+)"',
 SANITIZE = NOTEBOOKS / "nbval_sanitize.cfg"
 TUTORIALS = ["00_tour", "01_tensors_and_autograd", "02_laziness_and_fusion", "03_ir_and_codegen",
              "04_backends", "05_train_mnist", "06_write_a_backend", "07_actions_blocks_targets",
-             "07b_search_jit_roofline", "08_symbolic_shapes"]
+             "07b_search_jit_roofline", "08_symbolic_shapes", "09_transforms"]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 MAX_BYTES = 160_000     # small enough to review as a diff (05 holds a conv backward with its gutter)
 NBVAL_TIMEOUT_S = 900

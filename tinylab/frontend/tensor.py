@@ -27,7 +27,7 @@ from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import Op
 from ..runtimes.buffer import Buffer
-from . import autograd, views
+from . import autograd, traced, views
 from .activations import ActivationMixin
 from .creation import CreationMixin
 from .elementwise import ElementwiseMixin
@@ -255,6 +255,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         return self.shape[0]
 
     def __bool__(self):
+        traced.check_concrete(self.node, "bool")
         if self.numel() != 1:
             raise ValueError(f"the truth value of a tensor with {self.numel()} elements is "
                              f"ambiguous; use .any() or .all()")
@@ -334,6 +335,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
     def numpy(self) -> np.ndarray:
         """The value as a numpy array (a copy), with the numpy dtype PyTorch would use."""
         self._check_not_capturing(".numpy()")
+        traced.check_concrete(self.node, ".numpy()")
         if self.numel() == 0:
             return np.zeros(self.shape, dtype=self.dtype.np)
         spec = Device[self.device]
@@ -350,6 +352,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
 
     def item(self):
         self._check_not_capturing(".item()")
+        traced.check_concrete(self.node, ".item()")
         if self.numel() != 1:
             raise ValueError(f"item() needs a tensor with one element, this one has shape "
                              f"{self.shape}")

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 COLORS = {"kernel": "#dbeafe", "copy": "#fef3c7", "input": "#f1f5f9", "output": "#dcfce7",
           "op": "#ffffff", "view": "#f8fafc"}
+# nodes a tinylab.func transform made (frontend/traced.TRANSFORM_OF): fill colour, legend order
+TRANSFORM_COLORS = {"jvp tangent": "#fde68a", "vjp cotangent": "#fbcfe8",
+                    "vmap batch axis": "#ddd6fe"}
 CUT_COLOR, MERGE_COLOR, PLAIN_COLOR = "#dc2626", "#94a3b8", "#475569"
 
 
@@ -36,8 +39,10 @@ def collapsed_graph(model: dict) -> dict:
     producer: dict[str, str] = {}   # node id -> kernel that wrote it
     inputs: dict[str, dict] = {}
     for kernel in model["kernels"]:
-        boxes.append({"id": kernel["id"], "kind": kernel["kind"], "label": kernel["name"],
-                      "detail": ops_summary(kernel["ops"]), "shape": kernel["shape"]})
+        box = {"id": kernel["id"], "kind": kernel["kind"], "label": kernel["name"],
+               "detail": ops_summary(kernel["ops"]), "shape": kernel["shape"]}
+        made = _transform(kernel, nodes)
+        boxes.append({**box, "transform": made} if made else box)
         for read in kernel["reads"]:
             source = producer.get(read)
             if source is None:
@@ -74,6 +79,17 @@ def collapsed_graph(model: dict) -> dict:
     return {"boxes": boxes, "links": links}
 
 
+def _transform(kernel: dict, nodes: dict) -> str:
+    """The transform that made most of a kernel's fused nodes ("" if none did)."""
+    made = [nodes[n].get("transform", "") for n in kernel.get("fused", ()) if n in nodes]
+    made = [m for m in made if m]
+    return max(TRANSFORM_COLORS, key=made.count) if made else ""
+
+
+def fill_of(kind: str, transform: str = "") -> str:
+    return TRANSFORM_COLORS.get(transform, COLORS[kind])
+
+
 def _quote(text: str) -> str:
     return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
@@ -86,7 +102,8 @@ def _box_line(box: dict) -> str:
     shape = {"input": "ellipse", "output": "note"}.get(box["kind"], "box")
     label = f"{box['label']}\n{box['detail']}" if box["detail"] else box["label"]
     return (f"  {_quote(box['id'])} "
-            + _attributes(label=label, shape=shape, fillcolor=COLORS[box["kind"]]) + ";")
+            + _attributes(label=label, shape=shape,
+                             fillcolor=fill_of(box["kind"], box.get("transform", ""))) + ";")
 
 
 def _link_line(source: str, target: str, link: dict) -> str:
@@ -127,7 +144,7 @@ def _expanded_lines(model: dict) -> list[str]:
         for node_id in kernel["fused"]:
             node = nodes[node_id]
             text = f"{node['op']} {node['arg']}".strip() + f"\n{node['dtype']}{shape_text(node['shape'])}"
-            fill = COLORS["view" if node["role"] == "view" else "op"]
+            fill = fill_of("view" if node["role"] == "view" else "op", node.get("transform", ""))
             lines.append(f"    {_quote(kernel['id'] + ':' + node_id)} "
                          + _attributes(label=text, shape="box", fillcolor=fill) + ";")
         lines.append("  }")

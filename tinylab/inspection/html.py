@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from html import escape
 
-from .graph import ops_summary
+from .graph import TRANSFORM_COLORS, ops_summary
 from .html_views import memory_html, roofline_html, what_if_measured_html
 from .model import shape_text, variables_text
 from .passes import passes_html
@@ -121,6 +121,16 @@ def _what_if(model: dict) -> str:
             "</details>")
 
 
+def _transform_legend(model: dict) -> str:
+    """A legend of the colours of nodes made by tinylab.func transforms (when the graph has any)."""
+    present = {n.get("transform", "") for n in model["nodes"]} - {""}
+    if not present:
+        return ""
+    swatches = [f'<span style="background:{color};padding:0 6px;margin-right:8px">'
+                f'{escape(name)}</span>' for name, color in TRANSFORM_COLORS.items()]
+    return f'<div style="{MUTED}">made by a transform: {"".join(swatches)}</div>'
+
+
 def to_html(model: dict, graph_engine: str = "auto", max_kernels: int = 200) -> str:
     kernels = {k["id"]: k for k in model["kernels"]}
     count = sum(1 for k in model["kernels"] if k["kind"] == "kernel")
@@ -132,6 +142,7 @@ def to_html(model: dict, graph_engine: str = "auto", max_kernels: int = 200) -> 
     if model["realizes"]:
         parts.append(f'<div style="overflow:auto;max-height:520px">{graph_svg(model, graph_engine)}'
                      "</div>")
+        parts.append(_transform_legend(model))
     listed, with_passes = 0, set()
     for realize in model["realizes"]:
         for kernel_id in realize["kernels"]:

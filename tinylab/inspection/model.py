@@ -5,6 +5,7 @@ timings only with `timings=True`.
 """
 from __future__ import annotations
 
+from ..frontend.traced import TRANSFORM_OF
 from ..ir.ops import MOVEMENT, Op
 from ..ir.printer import format_arg
 from ..schedule.fusion import EXPLANATION
@@ -161,10 +162,12 @@ def _in_order(nodes, node_ids: dict) -> list:
 def _node_entry(node, node_id: str, record, realize: int) -> dict:
     leaf = node.op is Op.BUFFER or node in record.schedule.leaves
     role = "input" if leaf else "view" if node.op in MOVEMENT else "op"
-    return {"id": node_id, "op": node.op.name, "shape": json_shape(node.shape),
+    made = TRANSFORM_OF.get(node)  # a tinylab.func transform's node: its colour in the graph
+    entry = {"id": node_id, "op": node.op.name, "shape": json_shape(node.shape),
             "dtype": node.dtype.name, "arg": format_arg(node) if node.op is not Op.BUFFER else "",
             "line": record.source_lines.get(node, ""), "role": role, "realize": realize,
             "kernels": []}
+    return entry if made is None else {**entry, "transform": made}
 
 
 def json_shape(shape) -> list:

@@ -9,7 +9,7 @@ import re
 import shutil
 import subprocess
 
-from .graph import COLORS, CUT_COLOR, PLAIN_COLOR, to_dot
+from .graph import CUT_COLOR, PLAIN_COLOR, fill_of, to_dot
 from .layout import LINE_HEIGHT, PADDING, Layout, layered_layout
 
 DOT_TIMEOUT_S = 20
@@ -28,7 +28,8 @@ def graph_svg(model: dict, engine: str = "auto") -> str:
         svg = dot_svg(to_dot(model))
         if svg is not None:
             return svg
-    return layout_svg(layered_layout(graph["boxes"], graph["links"]))
+    transforms = {box["id"]: box.get("transform", "") for box in graph["boxes"]}
+    return layout_svg(layered_layout(graph["boxes"], graph["links"]), transforms)
 
 
 def dot_svg(dot_text: str) -> str | None:
@@ -68,7 +69,7 @@ def _edge(points: list, color: str) -> str:
             f'{right[0]:.1f},{right[1]:.1f}" fill="{color}"/>')
 
 
-def layout_svg(layout: Layout) -> str:
+def layout_svg(layout: Layout, transforms: dict | None = None) -> str:
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{layout.width:.0f}" '
              f'height="{layout.height:.0f}" viewBox="0 0 {layout.width:.0f} {layout.height:.0f}"'
              ' style="max-width:100%;height:auto" font-family="monospace" font-size="11">']
@@ -83,7 +84,8 @@ def layout_svg(layout: Layout) -> str:
     for box in layout.boxes.values():
         radius = box.height / 2 if box.kind == "input" else 5
         parts.append(f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.width:.1f}" '
-                     f'height="{box.height:.1f}" rx="{radius:.1f}" fill="{COLORS[box.kind]}" '
+                     f'height="{box.height:.1f}" rx="{radius:.1f}" '
+                     f'fill="{fill_of(box.kind, (transforms or {}).get(box.id, ""))}" '
                      'stroke="#334155"/>')
         for i, line in enumerate(box.lines):
             weight = "bold" if i == 0 and box.kind in ("kernel", "copy") else "normal"

@@ -1,0 +1,58 @@
+"""Traced values: the stand-in leaves tinylab.func transforms call a function on. A placeholder is a
+BUFFER node with no data; the transform rewrites the graph built on it (substitution, batching,
+tangents) and never runs it. Asking a placeholder's graph for a value is refused, with the words
+torch.func uses, naming the transform. `TRANSFORM_OF` tags the nodes a transform made (inspector).
+"""
+from __future__ import annotations
+
+import weakref
+
+from ..dtype import DType
+from ..ir import node as ir
+from ..ir.node import Node
+from ..ir.ops import Op
+
+
+class Placeholder:
+    """The buffer of a placeholder leaf: a label for printing, the transform that made it."""
+
+    def __init__(self, transform: str, serial: int):
+        self.transform, self.label, self.owner = transform, f"{transform}_in{serial}", None
+
+
+_SERIAL = [0]
+LIVE: weakref.WeakSet = weakref.WeakSet()  # placeholder nodes alive now
+# node -> what made it: "jvp tangent", "vjp cotangent", "vmap batch axis"
+TRANSFORM_OF: weakref.WeakKeyDictionary[Node, str] = weakref.WeakKeyDictionary()
+
+
+def placeholder(shape: tuple, dtype: DType, device: str, transform: str) -> Node:
+    _SERIAL[0] += 1
+    node = ir.buffer(Placeholder(transform, _SERIAL[0]), tuple(shape), dtype, device)
+    LIVE.add(node)
+    return node
+
+
+def is_placeholder(node: Node) -> bool:
+    return node.op is Op.BUFFER and isinstance(node.buffer, Placeholder)
+
+
+MESSAGES = {
+    ".item()": "It looks like you're calling .item() on a Tensor. We don't support {t} over "
+               "calling .item() on a Tensor, please try to rewrite what you're doing with "
+               "other operations.",
+    "bool": "It looks like you're attempting to use a Tensor in some data-dependent control "
+            "flow. We don't support that under {t}: write it with Tensor.where instead.",
+    ".numpy()": "It looks like you're reading a traced Tensor's value with .numpy(). We don't "
+                "support that under {t}: return the tensor from the function instead.",
+}
+
+
+def check_concrete(node: Node, what: str) -> None:
+    """Raise if `node`'s value depends on a placeholder (only walks while placeholders live)."""
+    if not len(LIVE):
+        return
+    for leaf in ir.toposort([node]):
+        if is_placeholder(leaf):
+            transform = leaf.buffer.transform
+            raise RuntimeError(f"{transform}: " + MESSAGES[what].format(t=transform))
