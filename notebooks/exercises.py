@@ -223,15 +223,15 @@ def check_fusion_options(options, reason, build, reference, inputs, kernels: int
         Counter(d.reason for d in real.decisions if not d.merged)
     if set(new_cuts) != {reason}:
         failures.append(f"the new cuts' reasons are {sorted(r.value for r in new_cuts)}, "
-                        f"not [{reason.value}]")
+                        f"not {[reason.value]}")
     items, buffers = _prepared(mine, {})
     _run(items, buffers)
     got = buffers[id(mine.outputs[out.node])].numpy().reshape(out.shape)
     expected = reference(*inputs)
     if not np.allclose(got, expected, rtol=1e-5, atol=1e-6):
         failures.append("the schedule's result differs from numpy's")
-    return passed("fusion rule", failures, "read the schedule's CUT lines and the what-if table "
-                  "above: which merge makes the expected boundary disappear?")
+    return passed("fusion rule", failures, "each switch names a merge; off, that merge becomes "
+                  "a cut. Which merge does this schedule make exactly once?")
 
 
 def _lifetimes(steps: list[list]) -> tuple[dict, dict]:
@@ -299,8 +299,9 @@ def check_memory_policy(policy, programs: int = 200, seed: int = 0) -> bool:
         failures = plan_problems(plan, steps, size_of, keep)[:2]
         planner = allocated_bytes(share_by_lifetime(steps, size_of, keep)[0], size_of)
         if not failures and allocated_bytes(plan, size_of) > planner:
-            failures = [f"your plan allocates {allocated_bytes(plan, size_of)} bytes where the "
-                        f"planner needs {planner}, for steps {steps}"]
+            failures = [f"your plan allocates {allocated_bytes(plan, size_of)} bytes for "
+                        f"{len(size_of)} buffers over {len(steps)} steps where the planner "
+                        f"needs {planner}"]
         if failures:
             break
     return passed("memory policy", failures, "walk the buffers in order of first use; one whose "

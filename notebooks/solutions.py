@@ -57,8 +57,8 @@ __kernel void block_sum(__global const float *x, __global float *partial, const 
   int local_id = get_local_id(0), global_id = get_global_id(0);
   shared[local_id] = global_id < n ? x[global_id] : 0.0f;
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int half = get_local_size(0) / 2; half > 0; half /= 2) {
-    if (local_id < half) shared[local_id] += shared[local_id + half];
+  for (int stride = get_local_size(0) / 2; stride > 0; stride /= 2) {
+    if (local_id < stride) shared[local_id] += shared[local_id + stride];
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (local_id == 0) partial[get_group_id(0)] = shared[0];
