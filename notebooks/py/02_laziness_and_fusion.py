@@ -185,8 +185,8 @@ def layernorm_numpy(x):
     return centred / np.sqrt((centred * centred).mean(axis=1, keepdims=True) + 1e-5)
 
 
-check_fusion_options(my_options, my_reason, lambda x: x.layernorm(), layernorm_numpy,
-                     [rng.standard_normal((8, 16)).astype(np.float32)], kernels=4)
+fusion_ok = check_fusion_options(my_options, my_reason, lambda x: x.layernorm(), layernorm_numpy,
+                                 [rng.standard_normal((8, 16)).astype(np.float32)], kernels=4)
 
 # %% [markdown]
 # ## Where the buffers live
@@ -237,7 +237,7 @@ def my_policy(steps, size_of, keep):
     return {}   # no sharing: correct, but allocates more than the planner
 
 
-check_memory_policy(my_policy)
+policy_ok = check_memory_policy(my_policy)
 
 # %% [markdown]
 # ## A table of kernel counts, computed here

@@ -128,7 +128,7 @@ from exercises import check_block_sum  # noqa: E402
 my_block_sum = ...   # a string of OpenCL C
 
 if Device["CL"].available:
-    check_block_sum(my_block_sum)
+    block_sum_ok = check_block_sum(my_block_sum)
 else:
     print("OpenCL cannot run here:", dict((n, w) for n, _, w in Device.status())["CL"])
 
