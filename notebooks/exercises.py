@@ -200,8 +200,9 @@ def check_div_rewrite(rewrite, cases: int = 400, seed: int = 0) -> bool:
 def check_fusion_options(options, reason, build, reference, inputs, kernels: int) -> bool:
     """02: `options` (a SchedulerOptions) flips exactly one rule so that `build(*inputs)` (on
     Tensors) is scheduled into `kernels` kernels; `reason` is the Reason the scheduler records
-    for the new boundaries; `reference(*inputs)` is numpy's answer. Checked on the schedule the scheduler makes with those options (its kernel
-    count and its cut reasons), and by running that schedule's kernels against numpy."""
+    for the new boundaries; `reference(*inputs)` is numpy's answer. Checked on the schedule
+    the scheduler makes with those options (its kernel count and its cut reasons), and by
+    running that schedule's kernels (fresh buffers, inputs copied in) against numpy."""
     from tinylab import Tensor
     from tinylab.inspection.what_if_run import _prepared, _run
     from tinylab.schedule.fusion import Reason, SchedulerOptions

@@ -159,3 +159,23 @@ def test_fusion_rule_both_ways(capsys):
                              Reason.RULE_OFF)]:
         assert not _check_layernorm(options, reason)
     assert "kernels, not 4" in capsys.readouterr().out
+
+
+def test_the_02_exercises_pass_in_their_notebook_with_the_solutions():
+    """02's fusion-rule and memory-policy cells, answered with the solutions, pass as written."""
+    out = _run_twin("02_laziness_and_fusion", {
+        "my_options = ...": "import solutions; my_options, my_reason = solutions.fusion_answer()",
+        "my_reason = ...": "pass",
+        "    return {}   #": "    return solutions.memory_policy(steps, size_of, keep)  #"})
+    assert "[x] fusion rule: every check passes" in out, out[-2000:]
+    assert "[x] memory policy: every check passes" in out, out[-2000:]
+
+
+@pytest.mark.parametrize("answer, verdict", [
+    ("solutions.BLOCK_SUM", "[x] block sum"),
+    ("solutions.BLOCK_SUM.replace('stride > 0;', 'stride > 16;')", "[!] block sum: n=63: group 0")])
+def test_the_04_block_sum_cell_both_ways(answer, verdict):
+    """04's cell with the reference kernel passes; with one that stops after one round, fails."""
+    out = _run_twin("04_backends", {"my_block_sum = ...":
+                                    f"import solutions; my_block_sum = {answer}"})
+    assert verdict in out, out[-2000:]
