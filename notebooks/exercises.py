@@ -256,6 +256,9 @@ def _random_program(rng) -> tuple[list[list], dict, set]:
 def plan_problems(plan, steps: list[list], size_of: dict, keep: set) -> list[str]:
     """What is wrong with `plan` (key -> the key whose allocation it uses), if anything."""
     first, last = _lifetimes(steps)
+    unknown = sorted(str(key) for pair in plan.items() for key in pair if key not in size_of)
+    if unknown:
+        return [f"the plan names buffers that do not exist: {', '.join(unknown)}"]
     problems = []
     for key, home in plan.items():
         if key in keep or home in keep:

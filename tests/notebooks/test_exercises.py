@@ -108,7 +108,7 @@ def _share_by_size_only(steps, size_of, keep):
 
 
 @pytest.mark.parametrize("wrong", [lambda steps, size_of, keep: {}, _share_everything,
-                                   _share_by_size_only])
+                                   _share_by_size_only, lambda steps, size_of, keep: {99: 2}])
 def test_memory_policy_both_ways(wrong):
     assert exercises.check_memory_policy(solutions.memory_policy)
     assert not exercises.check_memory_policy(wrong)
