@@ -6,6 +6,9 @@ below with the project's own machinery; notebooks/solutions.py holds their refer
 """
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import asdict
+
 import numpy as np
 
 UNANSWERED = ...   # `guess = ...` in a notebook means "not answered yet"
@@ -192,3 +195,166 @@ def check_div_rewrite(rewrite, cases: int = 400, seed: int = 0) -> bool:
           f"({should_fire} had a constant quotient)")
     return passed("x // c rewrite", failures, "x.lo and x.hi are the bounds of x; when they "
                   "fall within one multiple of c, what is x // c?")
+
+
+def check_fusion_options(options, reason, build, reference, inputs, kernels: int) -> bool:
+    """02: `options` (a SchedulerOptions) flips exactly one rule so that `build(*inputs)` (on
+    Tensors) is scheduled into `kernels` kernels; `reason` is the Reason the scheduler records
+    for the new boundaries; `reference(*inputs)` is numpy's answer. Checked on the schedule
+    the scheduler makes with those options (its kernel count and its cut reasons), and by
+    running that schedule's kernels (fresh buffers, inputs copied in) against numpy."""
+    from tinylab import Tensor
+    from tinylab.inspection.what_if_run import _prepared, _run
+    from tinylab.schedule.fusion import Reason, SchedulerOptions
+    from tinylab.schedule.schedule import schedule
+    if not isinstance(options, SchedulerOptions) or not isinstance(reason, Reason):
+        print("[ ] fusion rule: set my_options to a SchedulerOptions(...) and my_reason to a "
+              "Reason (replace the ...)")
+        return False
+    default, chosen = asdict(SchedulerOptions()), asdict(options)
+    flipped = [name for name in default if chosen[name] != default[name]]
+    out = build(*[Tensor(value) for value in inputs])
+    real, mine = schedule([out.node]), schedule([out.node], options)
+    failures = []
+    if len(flipped) != 1:
+        failures.append(f"{len(flipped)} switches differ from the default ({flipped}): flip one")
+    if len(mine.kernels) != kernels:
+        failures.append(f"these options give {len(mine.kernels)} kernels, not {kernels}")
+    new_cuts = Counter(d.reason for d in mine.decisions if not d.merged) - \
+        Counter(d.reason for d in real.decisions if not d.merged)
+    if set(new_cuts) != {reason}:
+        failures.append(f"the new cuts' reasons are {sorted(r.value for r in new_cuts)}, "
+                        f"not {[reason.value]}")
+    items, buffers = _prepared(mine, {})
+    _run(items, buffers)
+    got = buffers[id(mine.outputs[out.node])].numpy().reshape(out.shape)
+    expected = reference(*inputs)
+    if not np.allclose(got, expected, rtol=1e-5, atol=1e-6):
+        failures.append("the schedule's result differs from numpy's")
+    return passed("fusion rule", failures, "each switch names a merge; off, that merge becomes "
+                  "a cut. Which merge does this schedule make exactly once?")
+
+
+def _lifetimes(steps: list[list]) -> tuple[dict, dict]:
+    first, last = {}, {}
+    for t, keys in enumerate(steps):
+        for key in keys:
+            first.setdefault(key, t)
+            last[key] = t
+    return first, last
+
+
+def _random_program(rng) -> tuple[list[list], dict, set]:
+    """Steps over buffers with random lifetimes and a few sizes; the first two are kept."""
+    count = int(rng.integers(3, 12))
+    sizes = [("CPU", int(rng.choice([64, 256, 1024]))) for _ in range(count)]
+    spans = [sorted(int(t) for t in rng.integers(0, 10, 2)) for _ in range(count)]
+    steps = [[k for k, (lo, hi) in enumerate(spans) if lo <= t <= hi] for t in range(10)]
+    return steps, dict(enumerate(sizes)), {0, 1}
+
+
+def plan_problems(plan, steps: list[list], size_of: dict, keep: set) -> list[str]:
+    """What is wrong with `plan` (key -> the key whose allocation it uses), if anything."""
+    first, last = _lifetimes(steps)
+    unknown = sorted(str(key) for pair in plan.items() for key in pair if key not in size_of)
+    if unknown:
+        return [f"the plan names buffers that do not exist: {', '.join(unknown)}"]
+    problems = []
+    for key, home in plan.items():
+        if key in keep or home in keep:
+            problems.append(f"buffer {key} shares with {home}, but kept buffers own their memory")
+        elif plan.get(home, home) != home:
+            problems.append(f"buffer {key} points at {home}, which itself points elsewhere")
+        elif size_of[key] != size_of[home]:
+            problems.append(f"buffer {key} {size_of[key]} is put in {home}'s {size_of[home]}")
+    users: dict = {}
+    for key in first:
+        users.setdefault(plan.get(key, key), []).append(key)
+    for home, keys in users.items():
+        keys.sort(key=lambda k: first[k])
+        for before, after in zip(keys, keys[1:]):
+            if first[after] <= last[before]:
+                problems.append(f"buffers {before} (steps {first[before]}-{last[before]}) and "
+                                f"{after} (steps {first[after]}-{last[after]}) share {home} "
+                                "while both are live")
+    return problems
+
+
+def allocated_bytes(plan, size_of: dict) -> int:
+    """Bytes allocated under `plan`: one allocation per key that uses no other key's memory."""
+    return sum(size_of[key][1] for key in size_of if plan.get(key, key) == key)
+
+
+def check_memory_policy(policy, programs: int = 200, seed: int = 0) -> bool:
+    """02: `policy(steps, size_of, keep)` -> {key: key whose allocation it reuses} (share_by_
+    lifetime's first result). Checked on random programs: kept buffers keep their memory,
+    sharers have the same (device, nbytes), no two sharers are live at one step, and the plan
+    allocates no more bytes than the project's planner (schedule/memory.py)."""
+    from tinylab.schedule.memory import share_by_lifetime
+    rng = np.random.default_rng(seed)
+    failures = []
+    for _ in range(programs):
+        steps, size_of, keep = _random_program(rng)
+        try:
+            plan = dict(policy(steps, size_of, keep))
+        except Exception as error:
+            failures = [f"policy raised {type(error).__name__}: {error}"]
+            break
+        failures = plan_problems(plan, steps, size_of, keep)[:2]
+        planner = allocated_bytes(share_by_lifetime(steps, size_of, keep)[0], size_of)
+        if not failures and allocated_bytes(plan, size_of) > planner:
+            failures = [f"your plan allocates {allocated_bytes(plan, size_of)} bytes for "
+                        f"{len(size_of)} buffers over {len(steps)} steps where the planner "
+                        f"needs {planner}"]
+        if failures:
+            break
+    return passed("memory policy", failures, "walk the buffers in order of first use; one whose "
+                  "last use came before that first use hands its allocation on")
+
+
+GROUP = 64                      # threads per workgroup the reduction checker launches
+SIZES = (1, 63, 64, 1000, 4099)  # several groups, and n not a multiple of GROUP
+
+
+def check_block_sum(source: str) -> bool:
+    """04: `source` is OpenCL C for `block_sum(__global const float *x, __global float *partial,
+    int n)`: launched with workgroups of GROUP threads over ceil(n / GROUP) groups, each group
+    writes the sum of its GROUP inputs (zero past n) to partial[get_group_id(0)], the threads
+    adding in local memory with a barrier. Built and run by pyopencl on the project's OpenCL
+    device (PoCL on a CPU), compared with numpy for several n."""
+    from tinylab.runtimes.opencl import _open
+    if source is UNANSWERED:
+        print("[ ] block sum: write the kernel source in the cell above (replace the ...)")
+        return False
+    failures = [f"the source never uses {word}" for word in ("get_local_id", "__local",
+                                                             "barrier") if word not in source]
+    if failures:
+        return passed("block sum", failures, "each thread loads one value into a __local "
+                      "array; barrier(CLK_LOCAL_MEM_FENCE) before any thread reads another's")
+    cl, _, context, queue = _open()
+    try:
+        kernel = cl.Program(context, source).build().block_sum
+    except cl.Error as error:
+        return passed("block sum", [f"the build failed: {str(error)[-600:]}"],
+                      "the build log above names the line")
+    rng = np.random.default_rng(0)
+    for n in SIZES:
+        x = rng.standard_normal(n).astype(np.float32)
+        groups = -(-n // GROUP)
+        padded = np.zeros(groups * GROUP, np.float32)
+        padded[:n] = x
+        expected = padded.reshape(groups, GROUP).sum(axis=1)
+        flags = cl.mem_flags
+        x_buffer = cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=x)
+        partial = np.full(groups, np.nan, np.float32)
+        out_buffer = cl.Buffer(context, flags.WRITE_ONLY, partial.nbytes)
+        kernel(queue, (groups * GROUP,), (GROUP,), x_buffer, out_buffer, np.int32(n))
+        cl.enqueue_copy(queue, partial, out_buffer)
+        queue.finish()
+        if not np.allclose(partial, expected, rtol=1e-5, atol=1e-5):
+            wrong = int(np.argmax(~np.isclose(partial, expected, rtol=1e-5, atol=1e-5)))
+            failures.append(f"n={n}: group {wrong} wrote {partial[wrong]:.5g}, numpy's sum of "
+                            f"its {GROUP} values is {expected[wrong]:.5g}")
+            break
+    return passed("block sum", failures, "index with get_global_id(0), load 0 past n, halve "
+                  "the number of adding threads each round with a barrier between rounds")

@@ -27,3 +27,47 @@ WRONG_MAX_ROW = "max({0}, {1})"   # 06: Python's max drops a NaN in its second a
 # 07: actions for the 128 x 128 matmul's plain plan, as (action, axis, amount): a vector of
 # 8 columns, a 4 x 2 register tile of independent accumulators, two threads (the heuristic's)
 PLAN_07 = [("VECTORIZE", 1, 8), ("UPCAST", 1, 2), ("UPCAST", 0, 4), ("THREAD", 0, 2)]
+
+
+def memory_policy(steps, size_of, keep):
+    """02: greedy in order of first use: a buffer takes any allocation of its exact size whose
+    last user finished before it starts. For intervals this is optimal (interval colouring)."""
+    first, last = {}, {}
+    for t, keys in enumerate(steps):
+        for key in keys:
+            first.setdefault(key, t)
+            last[key] = t
+    homes: dict = {}     # allocation (its first owner) -> step of its current occupant's last use
+    plan = {}
+    for key in sorted((k for k in first if k not in keep), key=lambda k: first[k]):
+        free = [home for home, busy_until in homes.items()
+                if busy_until < first[key] and size_of[home] == size_of[key]]
+        home = free[0] if free else key
+        if home != key:
+            plan[key] = home
+        homes[home] = last[key]
+    return plan
+
+
+# 04: one workgroup adds its GROUP values in local memory: each round, the lower half of the
+# threads adds the upper half's values, with a barrier between rounds
+BLOCK_SUM = """
+__kernel void block_sum(__global const float *x, __global float *partial, const int n) {
+  __local float shared[64];
+  int local_id = get_local_id(0), global_id = get_global_id(0);
+  shared[local_id] = global_id < n ? x[global_id] : 0.0f;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int stride = get_local_size(0) / 2; stride > 0; stride /= 2) {
+    if (local_id < stride) shared[local_id] += shared[local_id + stride];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (local_id == 0) partial[get_group_id(0)] = shared[0];
+}
+"""
+
+
+def fusion_answer():
+    """02: layernorm in 4 kernels: with fuse_into_reduce off, the centred y = x - mean is no longer
+    computed inside the variance's sum; it gets a buffer, cut with reason RULE_OFF."""
+    from tinylab.schedule.fusion import Reason, SchedulerOptions
+    return SchedulerOptions(fuse_into_reduce=False), Reason.RULE_OFF

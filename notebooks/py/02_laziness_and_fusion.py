@@ -162,7 +162,33 @@ for key, result in priced.items():
 # %% [markdown]
 # On inputs this small, launching a kernel costs more than the arithmetic, so the extra kernels
 # of `fuse_off` show up as time even though every one of them is tiny.
+
+# %% [markdown]
+# ### Exercise: move a kernel boundary
 #
+# `x.layernorm()` takes 3 kernels: the mean and the variance are reduces read back across the
+# axis they reduced (`broadcast_reduce`). Flip **one** rule in `SchedulerOptions` so that the
+# scheduler makes **4** kernels, and name the `Reason` it records for the new boundary. The
+# check asks the scheduler for that schedule, counts its kernels, compares its cut reasons with
+# the real schedule's, and runs its kernels against numpy's layernorm.
+
+# %%
+from exercises import check_fusion_options  # noqa: E402
+from tinylab.schedule.fusion import Reason  # noqa: E402, F401  (for my_reason)
+
+my_options = ...   # e.g. SchedulerOptions(some_rule=False)
+my_reason = ...    # e.g. Reason.ELEMENTWISE
+
+
+def layernorm_numpy(x):
+    centred = x - x.mean(axis=1, keepdims=True)
+    return centred / np.sqrt((centred * centred).mean(axis=1, keepdims=True) + 1e-5)
+
+
+fusion_ok = check_fusion_options(my_options, my_reason, lambda x: x.layernorm(), layernorm_numpy,
+                                 [rng.standard_normal((8, 16)).astype(np.float32)], kernels=4)
+
+# %% [markdown]
 # ## Where the buffers live
 #
 # Every kernel boundary is a buffer: written by one kernel, read by later ones. The engine's
@@ -215,6 +241,27 @@ with trace() as recorded:
     t.realize()
 print(t.numpy())
 print("cuts:", cut_reasons(recorded))
+
+# %% [markdown]
+# ### Exercise: write the planner's policy
+#
+# A plan maps each buffer to the buffer whose allocation it reuses. Write `my_policy(steps,
+# size_of, keep)`: `steps[t]` lists the buffers kernel `t` touches, `size_of[key]` is a buffer's
+# `(device, nbytes)`, and `keep` holds the buffers that must own their memory (inputs,
+# outputs). Return `{key: home}` for each buffer that moves into `home`'s allocation. The check
+# runs it on 200 random programs: kept buffers keep their memory, a buffer only moves into one of
+# the same device and size, no two buffers of one allocation are live at the same step, and the
+# plan allocates no more bytes than `share_by_lifetime` does.
+
+# %%
+from exercises import check_memory_policy  # noqa: E402
+
+
+def my_policy(steps, size_of, keep):
+    return {}   # no sharing: correct, but allocates more than the planner
+
+
+policy_ok = check_memory_policy(my_policy)
 
 # %% [markdown]
 # ## A table of kernel counts, computed here

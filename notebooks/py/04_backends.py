@@ -111,6 +111,28 @@ else:
     print(grouped.kernels[0].render("CL"))
 
 # %% [markdown]
+# ### Exercise: write a cooperative reduction
+#
+# Write the OpenCL C kernel `block_sum(__global const float *x, __global float *partial, const
+# int n)`. The check launches it with workgroups of 64 threads, as many as `n` needs, and each
+# workgroup must write the sum of its 64 values (0 past `n`) to `partial[get_group_id(0)]`. Have
+# each thread load one value into a `__local` array, then add pairs, halving the number of
+# working threads each round, with `barrier(CLK_LOCAL_MEM_FENCE)` between rounds so no thread
+# reads a value another has not written yet. The check builds it with pyopencl on the project's
+# OpenCL device (PoCL on this CPU) and compares every workgroup's sum with numpy for `n` = 1, 63,
+# 64, 1000 and 4099; a kernel without local memory or a barrier does not count.
+
+# %%
+from exercises import check_block_sum  # noqa: E402
+
+my_block_sum = ...   # a string of OpenCL C
+
+if Device["CL"].available:
+    block_sum_ok = check_block_sum(my_block_sum)
+else:
+    print("OpenCL cannot run here:", dict((n, w) for n, _, w in Device.status())["CL"])
+
+# %% [markdown]
 # ## Render-only devices
 #
 # `NULL:CUDA` runs the whole pipeline up to CUDA source and launches nothing: with `DEBUG=4` it

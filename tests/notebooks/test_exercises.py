@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
@@ -90,4 +91,91 @@ def test_max_row_both_ways(row, verdict):
     """06: the reference row passes the op checks and NaN propagation; Python's max does not."""
     out = _run_twin("06_write_a_backend",
                     {"my_max_row = ...": f"import solutions; my_max_row = solutions.{row}"})
+    assert verdict in out, out[-2000:]
+
+
+def _share_everything(steps, size_of, keep):
+    free = [key for key in size_of if key not in keep]
+    return {key: free[0] for key in free[1:]}   # overlapping lifetimes and sizes
+
+
+def _share_by_size_only(steps, size_of, keep):
+    homes, plan = {}, {}
+    for key in size_of:
+        if key not in keep:
+            plan[key] = homes.setdefault(size_of[key], key)   # ignores lifetimes
+    return {k: v for k, v in plan.items() if k != v}
+
+
+@pytest.mark.parametrize("wrong", [lambda steps, size_of, keep: {}, _share_everything,
+                                   _share_by_size_only, lambda steps, size_of, keep: {99: 2}])
+def test_memory_policy_both_ways(wrong):
+    assert exercises.check_memory_policy(solutions.memory_policy)
+    assert not exercises.check_memory_policy(wrong)
+
+
+def test_the_planner_passes_its_own_checks():
+    """The checker's rules hold for schedule/memory.py's plan too (no overlap, same sizes)."""
+    from tinylab.schedule.memory import share_by_lifetime
+    assert exercises.check_memory_policy(lambda *problem: share_by_lifetime(*problem)[0])
+
+
+NO_BARRIER = solutions.BLOCK_SUM.replace("barrier(CLK_LOCAL_MEM_FENCE);", "")
+ONE_GROUP = """
+__kernel void block_sum(__global const float *x, __global float *partial, const int n) {
+  __local float shared[64];   // get_local_id, barrier: named, but every sum lands in partial[0]
+  if (get_local_id(0) == 0) { float total = 0; for (int i = 0; i < n; i++) total += x[i];
+    partial[0] = total; }
+  barrier(CLK_LOCAL_MEM_FENCE);
+}
+"""
+ONE_ROUND = solutions.BLOCK_SUM.replace("stride > 0;", "stride > 16;")   # 2 values left
+
+
+@pytest.mark.parametrize("wrong", [NO_BARRIER, ONE_GROUP, ONE_ROUND, "__kernel void f() {}"])
+def test_block_sum_both_ways(wrong):
+    assert exercises.check_block_sum(solutions.BLOCK_SUM)
+    assert not exercises.check_block_sum(wrong)
+
+
+def _layernorm_numpy(x):
+    y = x - x.mean(axis=1, keepdims=True)
+    return y / np.sqrt((y * y).mean(axis=1, keepdims=True) + 1e-5)
+
+
+def _check_layernorm(options, reason) -> bool:
+    data = np.random.default_rng(1).standard_normal((8, 16)).astype(np.float32)
+    return exercises.check_fusion_options(options, reason, lambda x: x.layernorm(),
+                                          _layernorm_numpy, [data], kernels=4)
+
+
+def test_fusion_rule_both_ways(capsys):
+    from tinylab.schedule.fusion import Reason, SchedulerOptions
+    assert _check_layernorm(*solutions.fusion_answer())
+    for options, reason in [(SchedulerOptions(), Reason.RULE_OFF),                # 3 kernels
+                            (SchedulerOptions(recompute_shared=False), Reason.RULE_OFF),  # 5
+                            (SchedulerOptions(fuse_into_reduce=False), Reason.BROADCAST_REDUCE),
+                            (SchedulerOptions(fuse_into_reduce=False, fold_reduces=False),
+                             Reason.RULE_OFF)]:
+        assert not _check_layernorm(options, reason)
+    assert "kernels, not 4" in capsys.readouterr().out
+
+
+def test_the_02_exercises_pass_in_their_notebook_with_the_solutions():
+    """02's fusion-rule and memory-policy cells, answered with the solutions, pass as written."""
+    out = _run_twin("02_laziness_and_fusion", {
+        "my_options = ...": "import solutions; my_options, my_reason = solutions.fusion_answer()",
+        "my_reason = ...": "pass",
+        "    return {}   #": "    return solutions.memory_policy(steps, size_of, keep)  #"})
+    assert "[x] fusion rule: every check passes" in out, out[-2000:]
+    assert "[x] memory policy: every check passes" in out, out[-2000:]
+
+
+@pytest.mark.parametrize("answer, verdict", [
+    ("solutions.BLOCK_SUM", "[x] block sum"),
+    ("solutions.BLOCK_SUM.replace('stride > 0;', 'stride > 16;')", "[!] block sum: n=63: group 0")])
+def test_the_04_block_sum_cell_both_ways(answer, verdict):
+    """04's cell with the reference kernel passes; with one that stops after one round, fails."""
+    out = _run_twin("04_backends", {"my_block_sum = ...":
+                                    f"import solutions; my_block_sum = {answer}"})
     assert verdict in out, out[-2000:]

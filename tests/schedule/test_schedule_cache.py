@@ -13,6 +13,14 @@ from tinylab.schedule.schedule import schedule
 RNG = np.random.default_rng(3)
 
 
+@pytest.fixture(autouse=True)
+def schedule_cache_on():
+    """The cache is off by default (it does not yet handle writes through views or bound
+    variables); these tests switch it on."""
+    with Context(SCHEDULE_CACHE=1):
+        yield
+
+
 def _data(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
 
