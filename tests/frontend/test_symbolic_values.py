@@ -27,7 +27,8 @@ def _compiles_once(build):
 def test_tensor_of_a_bound_variable_is_its_value():
     i = Variable("i", 1, 10)
     _compiles_once(lambda n: (Tensor(i.bind(n)), np.array(n, np.int32)))
-    _compiles_once(lambda n: (Tensor(i.bind(n), dtype=dtypes.float32) / 4,
+    j = Variable("j", 1, 10)  # not i: i's values are realized above, and would be reused
+    _compiles_once(lambda n: (Tensor(j.bind(n), dtype=dtypes.float32) / 4,
                               np.array(n / 4, np.float32)))
 
 
