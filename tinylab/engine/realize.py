@@ -360,8 +360,9 @@ def realize(nodes: list[Node], computed_outside: dict | None = None,
     todo = [n for n in dict.fromkeys(nodes) if n.op is not Op.BUFFER and n not in realized]
     # keep the BUFFER nodes of values already realized alive until the end: an entry held
     # weakly (RealizedTable.hold_weakly) must not vanish in a garbage collection mid-realize
-    kept_alive = [realized[n] for n in dict.fromkeys(nodes)  # noqa: F841 - held, not read
-                  if n.op is not Op.BUFFER and n not in todo]
+    # (looked up now: an assign this schedule runs may make a FreshRealized entry stale later)
+    kept_alive = {n: realized[n] for n in dict.fromkeys(nodes)
+                  if n.op is not Op.BUFFER and n not in todo}
     results = {}
     if todo:
         sched = cached_schedule(todo, realized)
@@ -399,4 +400,4 @@ def realize(nodes: list[Node], computed_outside: dict | None = None,
             results[node] = ir.buffer(buf, node.shape, node.dtype, node.device, buf.version)
             if not STATE.captures:
                 REALIZED[node] = results[node]
-    return [n if n.op is Op.BUFFER else results.get(n) or realized[n] for n in nodes]
+    return [n if n.op is Op.BUFFER else results.get(n) or kept_alive[n] for n in nodes]
