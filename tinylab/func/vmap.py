@@ -82,7 +82,7 @@ def vmap(f, in_dims=0, out_dims=0, *, in_axes=None, out_axes=None, randomness: s
         mapped = _mapped(args, in_dims)
         size = _batch_size(mapped)
         leaves, mapping = [], {}
-        for index, leaf, axis in mapped:
+        for _index, leaf, axis in mapped:
             if axis is None:
                 leaves.append(leaf)
                 continue
