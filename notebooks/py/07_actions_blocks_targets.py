@@ -55,7 +55,7 @@ def run_plan(plan: KernelPlan, repeats: int = 5) -> float:
     program = linearize(plan, plan.name)
     library, _ = cpu.runtime.compile(cpu.renderer.render(program))
     launch = cpu.runtime.load(library, program.name)
-    seconds = min(launch(*[buf.handle for buf in buffers], global_size=program.loops)
+    seconds = min(launch(*[buf.handle for buf in buffers])
                   for _ in range(repeats))
     result = buffers[0].numpy().reshape(expected.shape)
     assert np.allclose(result, expected, atol=1e-3), f"{plan.name} computed a wrong result"

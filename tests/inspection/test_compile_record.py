@@ -155,3 +155,46 @@ def test_a_record_without_a_stage_says_so():
     assert entry["passes"]["plan"] == pipeline.NOT_RECORDED
     assert entry["steps"][0]["text"] == pipeline.NOT_RECORDED
     assert entry["sources"]["C"] == record.source
+
+
+@pytest.mark.parametrize("device", ["CL", "WEBGPU"])
+def test_a_gpu_launch_is_the_launch_its_record_shows(device, monkeypatch):
+    """The runtime launches the LaunchDims the renderer folded once and the record keeps (no
+    second folding at launch), and to_text shows those dimensions."""
+    if not tinylab.Device[device].available:
+        pytest.skip(f"{device} does not run here")
+    from tinylab.inspection.text import to_text
+    from tinylab.runtimes.base import Runtime
+    seen = []
+    original = Runtime.launch
+
+    def spy(self, program, dims, *handles, **options):
+        seen.append(dims)
+        return original(self, program, dims, *handles, **options)
+
+    monkeypatch.setattr(Runtime, "launch", spy)
+    data = np.random.default_rng(1).random((48, 300), dtype=np.float32)
+    x = Tensor(data, device=device).realize()
+    seen.clear()
+    with tinylab.trace() as recorded:
+        got = x.sum(axis=1).numpy()
+    np.testing.assert_allclose(got, data.sum(axis=1), rtol=1e-5)
+    (kernel,) = recorded.kernels
+    record = kernel.compiled
+    assert seen == [record.program.launch] and seen[0] is record.program.launch
+    launch = record.launch
+    outputs = [size for _, size, kind in record.program.loops if kind == "global"]
+    assert int(np.prod(launch["grid"])) == int(np.prod(outputs))   # a work-group per output run
+    assert launch["global_size"] == [g * b for g, b in zip(launch["grid"], launch["block"])]
+    shown = "x".join(map(str, launch["grid"]))
+    assert f"launch: grid {shown} work-groups" in to_text(build_model(recorded, timings=False,
+                                                                      counterfactuals=False),
+                                                          source=True)
+
+
+def test_a_cpu_record_has_no_gpu_launch():
+    x = Tensor.rand(8, 8).realize()
+    with tinylab.trace() as recorded:
+        (x + 1).numpy()
+    launch = recorded.kernels[0].compiled.launch
+    assert launch["grid"] is None and launch["loops"]

@@ -152,7 +152,7 @@ def run_kernel(device: str, plan: KernelPlan, arrays: list[np.ndarray]) -> list[
     if device == "CPU":
         return run_guarded(fn, arrays, f"{plan.name} {[str(o) for o in plan.opts]}")
     buffers = [Buffer(spec.name, a.size, _dtype_of(a), spec.allocator).copyin(a) for a in arrays]
-    fn(*[b.handle for b in buffers], global_size=program.loops)
+    fn(*[b.handle for b in buffers], dims=program.launch)
     return [b.numpy() for b in buffers]
 
 

@@ -111,7 +111,7 @@ class _Timer:
 
     def program(self, plan: KernelPlan):
         """The plan's kernel, launched as realize's Runner launches it: through the runtime's
-        `launch` with its launch size (a GPU kernel without one runs a single work-item)."""
+        `launch` with the launch dimensions its renderer recorded on the program."""
         key = tuple(plan.opts)
         if key not in self.loaded:
             name = plan.name
@@ -119,7 +119,7 @@ class _Timer:
             runtime = self.device.runtime
             library, _ = runtime.compile(self.device.renderer.render(linear))
             self.loaded[key] = functools.partial(runtime.launch, runtime.load(library, name),
-                                                 linear.loops)
+                                                 linear.launch)
         return self.loaded[key]
 
     def time(self, plan: KernelPlan, give_up: float = float("inf")) -> float:

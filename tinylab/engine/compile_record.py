@@ -56,9 +56,15 @@ class CompileRecord:
 
     @property
     def launch(self) -> dict:
-        """Loops (name, extent, kind) outermost first and threads: the launch dimensions."""
+        """The launch dimensions: loops (name, extent, kind) outermost first, threads, and on a
+        GPU the grid / block / global size / dispatch the runtime launched (the program's
+        LaunchDims, folded once by the renderer); None for those where the source runs the loops."""
+        dims = self.program.launch
         return {"loops": [list(loop) for loop in self.program.loops],
-                "threads": self.program.threads}
+                "threads": self.program.threads,
+                **(dims.describe() if dims is not None else
+                   {"grid": None, "block": None, "global_size": None, "dispatch": None,
+                    "text": None})}
 
     def _printed_tree(self) -> bool:
         if "printable" not in self._printed:

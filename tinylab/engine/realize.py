@@ -60,7 +60,7 @@ class Runner:
 
     def __call__(self, buffers: list[Buffer], var_vals: dict | None = None) -> float:
         """Launch on `buffers`; a symbolic kernel takes its variables' values from var_vals."""
-        return self.runtime.launch(self.fn, self.program.loops, *[b.handle for b in buffers],
+        return self.runtime.launch(self.fn, self.program.launch, *[b.handle for b in buffers],
                                    scalars=self.variable_values(var_vals))
 
     def launch_flops(self, var_vals: dict | None) -> int:
@@ -249,7 +249,8 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
             continue
         if debug >= 3:
             where = f" ({runner.target} target)" if runner.target else ""
-            print(f"    opts for {runner.name}{where}: [{', '.join(map(str, runner.plan.opts))}]")
+            print(f"    opts for {runner.name}{where}: [{', '.join(map(str, runner.plan.opts))}]"
+                  + (f"; launch: {runner.program.launch}" if runner.program.launch else ""))
         if debug >= 4:
             print(runner.source)
         if debug >= 5:

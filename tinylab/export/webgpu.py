@@ -22,7 +22,6 @@ from ..engine.realize import choose_plan
 from ..engine import jit as engine_jit
 from ..frontend.tensor import ALL_TENSORS, Tensor
 from ..ir.ops import Op
-from ..runtimes.launch import flat_launch_dims, webgpu_dispatch
 
 
 def _asset(name: str) -> str:
@@ -41,10 +40,10 @@ def wgsl_kernel(ast) -> dict:
     plan = choose_plan(spec.name, ast, False, 0)
     program = linearize(plan, plan.name)
     source = spec.renderer.render(program)
-    groups = flat_launch_dims(program.loops).grid[0]
+    dims = spec.renderer.launch(program)   # as the source indexes with it
     bindings = [{"binding": p.index, "writable": p.is_output, "dtype": p.dtype.name,
                  "size": p.size} for p in program.params]
-    return {"name": program.name, "source": source, "dispatch": list(webgpu_dispatch(groups)),
+    return {"name": program.name, "source": source, "dispatch": list(dims.groups),
             "bindings": bindings}
 
 

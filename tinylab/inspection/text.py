@@ -109,6 +109,9 @@ def _kernel_block(model: dict, kernel: dict, source: bool) -> list[str]:
     for text in dict.fromkeys(decisions[d]["text"] for d in kernel["decisions"]):
         lines.append(f"      {text}")
     program = model["programs"].get(kernel["name"])
+    launch = (program or {}).get("launch") or {}
+    if launch.get("grid"):   # a GPU kernel: the dimensions the runtime launched, from its record
+        lines.append(f"      launch: {launch['text']}")
     if source and program is not None:
         lines.append("      loop IR:")
         lines += ["        " + line for line in program["passes"].get("plan", "").splitlines()]

@@ -35,6 +35,17 @@ class Renderer(ABC):
         """The language's name as traces and device listings show it ("C", "OpenCL", ...)."""
         return type(self).__name__.replace("Renderer", "")
 
+    # loops -> LaunchDims (runtimes/launch.py) for a backend whose output loops are launched as
+    # work-groups; None: every loop runs inside the source (C, Python)
+    fold_launch = None
+
+    def launch(self, program):
+        """The program's LaunchDims, folded once and kept on it (the source indexes with it, the
+        compile record shows it, the runtime launches it); None where the source runs every loop."""
+        if program.launch is None and self.fold_launch is not None:
+            program.launch = self.fold_launch(program.loops)
+        return program.launch
+
     @abstractmethod
     def render(self, program) -> str:
         """Source text for one kernel's LinearProgram."""

@@ -21,6 +21,7 @@ class GPURenderer(CStyleRenderer):
     is_gpu = True               # plans come from codegen/heuristic_gpu.py
     half_arithmetic = False     # float16 math runs in float (codegen/decompose.py)
     max_work_group = 1024       # work-items per work-group (runtimes/launch.py BLOCK_LIMITS)
+    fold_launch = staticmethod(launch_dims)   # output loops -> a grid of up to 3 dimensions
     # how a loop the launch runs is spelled (_GPUWalk.launched_loop): its index declared from a
     # work-item id, cast to the index type (alone too where ids are unsigned: Metal), the part
     # of the id it takes when loops share one, the return past its size when launched to a maximum
@@ -89,7 +90,7 @@ class _GPUWalk(_Walk):
 
     def __init__(self, renderer: GPURenderer, program):
         super().__init__(renderer, program)
-        self.parts = {part.var: part for part in launch_dims(program.loops).parts}
+        self.parts = {part.var: part for part in renderer.launch(program).parts}
         self.opened: list[bool] = []   # per RANGE: did it open a brace?
         self.local_lines: list[str] = []
 

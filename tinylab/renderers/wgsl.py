@@ -15,7 +15,7 @@ import re
 
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
-from ..runtimes.launch import WEBGPU_BLOCK_LIMIT, flat_launch_dims, webgpu_dispatch
+from ..runtimes.launch import WEBGPU_BLOCK_LIMIT, flat_launch_dims
 from .cstyle import INFIX, cond_text
 from . import wgsl_int64
 from .gpu_c import GPURenderer, _GPUWalk
@@ -84,6 +84,7 @@ class WGSLRenderer(GPURenderer):
     lacks_dtypes = frozenset({"float64"})
     finite_math = True   # WGSL lets implementations assume no NaN / inf (and flush subnormals)
     max_work_group = WEBGPU_BLOCK_LIMIT
+    fold_launch = staticmethod(flat_launch_dims)  # one flat group id, one flat local id
     # launched loops (gpu_c.py _GPUWalk.launched_loop): `let`, ids already i32, braced returns
     index_line = "let {name}: {index_type} = {value};"
     id_cast = "{id}"
@@ -281,8 +282,7 @@ class _WGSLWalk(_GPUWalk):
             raise MemoryError(f"cannot allocate {largest / 2**20:.1f} MiB on WEBGPU for kernel "
                               f"{program.name}: WGSL indexes buffers with i32 (2**31 elements)")
         super().__init__(renderer, program)
-        self.dims = flat_launch_dims(program.loops)
-        self.parts = {part.var: part for part in self.dims.parts}
+        self.dims = renderer.launch(program)
         self.params: dict[int, tuple] = {}   # buffer index -> (dtype, is_output)
 
     def run(self) -> str:
@@ -303,7 +303,7 @@ class _WGSLWalk(_GPUWalk):
         groups, block = self.dims.grid[0], self.dims.block[0]
         head = [f"  let {name}: i32 = variables[{k}];"
                 for k, name in enumerate(self.p.variable_names)]
-        if groups > webgpu_dispatch(groups)[0]:   # dispatched as x * y >= groups: skip the rest
+        if groups > self.dims.groups[0]:   # dispatched as x * y >= groups: skip the rest
             head.append("  " + self.r.return_line.format(condition=f"gindex >= {groups}"))
         body = "\n".join(head + self.lines)
         module = [*bindings, *self.local_lines]

@@ -9,14 +9,15 @@ from abc import ABC, abstractmethod
 
 
 class Program(ABC):
-    """A loaded kernel. Called with buffer handles, its launch size (the kernel's loops, see
-    launch.py) and extra scalar arguments; returns the seconds it took (0.0 when not waited)."""
+    """A loaded kernel. Called with buffer handles, its launch dimensions (a GPU kernel's
+    LaunchDims from its renderer, launch.py; None where the source runs its loops) and extra
+    scalar arguments; returns the seconds it took (0.0 when not waited)."""
     name: str = ""
     # a faster call taking prepared ctypes pointers (TinyJit replay on the CPU), or None
     pointers_call = None
 
     @abstractmethod
-    def __call__(self, *handles, global_size=(), scalars=(), wait: bool = True) -> float:
+    def __call__(self, *handles, dims=None, scalars=(), wait: bool = True) -> float:
         ...
 
 
@@ -43,8 +44,9 @@ class Runtime(ABC):
     def load(self, artifact, name: str) -> Program:
         """The kernel `name` from a compiled artifact."""
 
-    def launch(self, program: Program, global_size, *handles, scalars=(),
+    def launch(self, program: Program, dims, *handles, scalars=(),
                wait: bool = True) -> float:
-        """Run a loaded kernel over `global_size` (the kernel's loops) with buffer handles and
-        scalar arguments; seconds taken. Realize and BEAM both launch through here."""
-        return program(*handles, global_size=global_size, scalars=scalars, wait=wait)
+        """Run a loaded kernel with the launch dimensions its renderer recorded (`dims`, None on
+        backends whose source runs every loop), buffer handles and scalar arguments; seconds
+        taken. Realize and BEAM both launch through here."""
+        return program(*handles, dims=dims, scalars=scalars, wait=wait)

@@ -18,7 +18,7 @@ from ..errors import CompileError, CompilerNotFoundError, DeviceError
 from .base import Program
 from .buffer import Allocator
 from .compile_cache import cached_build, key_of
-from .launch import launch_dims
+from .launch import require_dims
 from .open_once import OpenOnce
 
 INSTALL = "pip install 'tinylab[cuda]' (pycuda; it needs the NVIDIA driver and the CUDA toolkit)"
@@ -119,9 +119,9 @@ class CUDAProgram(Program):
     def __init__(self, name: str, module, function):
         self.name, self.module, self.function = name, module, function
 
-    def __call__(self, *handles, global_size=(), wait: bool = True, scalars=(),
+    def __call__(self, *handles, dims=None, wait: bool = True, scalars=(),
                  **launch) -> float:
-        dims = launch_dims(global_size)
+        dims = require_dims(self.name, dims)  # as the renderer folded it (the record shows it)
         ints = [np.int32(v) for v in scalars]  # symbolic sizes, by value after the buffers
         seconds = self.function(*handles, *ints, grid=dims.grid, block=dims.block,
                                 time_kernel=wait)

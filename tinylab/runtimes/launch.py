@@ -1,10 +1,12 @@
 """GPU launch dimensions from a kernel's loop list [(var, size, kind)], outermost first.
 
+A renderer computes a program's LaunchDims once (Renderer.launch_dims, kept on the program
+and in its compile record); runtimes launch what they are given and compute nothing.
 Output loops ("global") become the grid (work-groups), "local" and "group" loops the work-group
 (block). The innermost loop takes dimension 0; beyond three loops, or past a dimension's limit,
 loops share a dimension and each reads its part as (id / below) % size. Renderers use
-`launch_dims` to write the index code, runtimes to launch: both must fold alike, so the limits
-are fixed here (CUDA's, which OpenCL devices accept too).
+`launch_dims` to write the index code; the limits are fixed here (CUDA's, which OpenCL devices
+accept too).
 """
 from __future__ import annotations
 
@@ -29,14 +31,44 @@ class IdPart:
 
 @dataclass(frozen=True)
 class LaunchDims:
+    """How one GPU kernel is launched. The renderer computes it once per program (the ids its
+    source reads); the compile record keeps it and the runtime launches exactly this."""
     grid: tuple      # work-groups per dimension (CUDA gridDim)
     block: tuple     # work-items per work-group per dimension (CUDA blockDim)
     parts: tuple     # IdPart per global / local loop
+    dispatch: tuple | None = None  # work-groups as dispatched when it differs from grid (WebGPU)
 
     @property
     def global_size(self) -> tuple:
         """OpenCL's global work size: work-items per dimension."""
         return tuple(g * b for g, b in zip(self.grid, self.block))
+
+    @property
+    def groups(self) -> tuple:
+        """Work-groups per dimension as the launch call is given them."""
+        return self.dispatch or self.grid
+
+    def describe(self) -> dict:
+        """{grid, block, global_size, dispatch, text}: what the record and the inspector show."""
+        return {"grid": list(self.grid), "block": list(self.block),
+                "global_size": list(self.global_size), "dispatch": list(self.groups),
+                "text": str(self)}
+
+    def __str__(self) -> str:
+        """'grid 4x1x1 work-groups of 64x1x1 work-items (global 256x1x1)' (DEBUG=3, to_text)."""
+        def dims(values):
+            return "x".join(str(v) for v in values)
+        text = (f"grid {dims(self.grid)} work-groups of {dims(self.block)} work-items "
+                f"(global {dims(self.global_size)})")
+        return text + (f", dispatched as {dims(self.dispatch)}" if self.dispatch else "")
+
+
+def require_dims(kernel: str, dims):
+    """A GPU launch's LaunchDims, or a clear error where a caller gave none."""
+    if not isinstance(dims, LaunchDims):
+        raise TypeError(f"GPU kernel {kernel} is launched with the LaunchDims its renderer "
+                        f"recorded (program.launch), not {dims!r}")
+    return dims
 
 
 def _assign(loops: list, limits: tuple) -> list[list]:
@@ -97,7 +129,10 @@ def flat_launch_dims(loops) -> LaunchDims:
                          f"{WEBGPU_BLOCK_LIMIT}")
     parts = _parts([list(reversed(grid_loops))], "group") + \
         _parts([list(reversed(block_loops))], "local")
-    return LaunchDims((_product(grid_loops), 1, 1), (_product(block_loops), 1, 1), tuple(parts))
+    groups = _product(grid_loops)
+    dispatch = webgpu_dispatch(groups)   # past 65535 groups: x * y, the rest return early
+    return LaunchDims((groups, 1, 1), (_product(block_loops), 1, 1), tuple(parts),
+                      dispatch if dispatch != (groups, 1, 1) else None)
 
 
 def webgpu_dispatch(groups: int) -> tuple[int, int, int]:

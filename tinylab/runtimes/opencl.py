@@ -17,7 +17,7 @@ from ..errors import CompileError, DeviceError
 from .base import Program
 from .buffer import Allocator
 from .compile_cache import cached_build, key_of
-from .launch import launch_dims
+from .launch import require_dims
 from .open_once import OpenOnce
 
 INSTALL = "pip install 'tinylab[opencl]' (pyopencl, plus pocl-binary-distribution as a CPU driver)"
@@ -144,9 +144,9 @@ class CLProgram(Program):
     def __init__(self, name: str, kernel, queue):
         self.name, self.kernel, self.queue = name, kernel, queue
 
-    def __call__(self, *handles, global_size=(), wait: bool = True, scalars=(),
+    def __call__(self, *handles, dims=None, wait: bool = True, scalars=(),
                  **launch) -> float:
-        dims = launch_dims(global_size)  # the same folding the renderer indexed with
+        dims = require_dims(self.name, dims)  # as the renderer folded it (the record shows it)
         ints = [np.int32(v) for v in scalars]  # symbolic sizes, by value after the buffers
         event = self.kernel(self.queue, dims.global_size, dims.block, *handles, *ints)
         if not wait:

@@ -21,7 +21,7 @@ from ..errors import CompileError, DeviceError
 from .base import Program
 from .buffer import Allocator
 from .compile_cache import cached_build, key_of
-from .launch import flat_launch_dims, webgpu_dispatch
+from .launch import require_dims
 from .open_once import OpenOnce
 
 INSTALL = "pip install 'tinylab[webgpu]' (wgpu), plus a Vulkan, Metal or D3D12 driver " \
@@ -151,10 +151,10 @@ class WebGPUProgram(Program):
         self.runtime, self.name = runtime, name
         self.pipeline, self.layout, self.binding_ids = pipeline, layout, binding_ids
 
-    def __call__(self, *handles, global_size=(), wait: bool = True, scalars=(),
+    def __call__(self, *handles, dims=None, wait: bool = True, scalars=(),
                  **launch) -> float:
         wgpu, _, device = self.runtime.open()
-        dispatch = webgpu_dispatch(flat_launch_dims(global_size).grid[0])
+        dispatch = require_dims(self.name, dims).groups  # as the renderer folded it
         if scalars:  # symbolic sizes: the i32 array bound after the buffers
             handles = handles + (device.create_buffer_with_data(
                 data=np.asarray(scalars, np.int32).tobytes(), usage=wgpu.BufferUsage.STORAGE),)
