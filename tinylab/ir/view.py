@@ -17,6 +17,7 @@ from typing import Optional
 from ..memo import Memo
 from . import symbolic as sym
 from .node import prod
+from .reshape_groups import contiguous_regroup, group_axes, symbolic_groups
 from .simplify_valid import simplify_valid
 
 Mask = Optional[tuple[tuple[int, int], ...]]
@@ -142,7 +143,7 @@ class View:
             return View.make(shape, [0] * len(shape), 0, None) if prod(shape) == 0 else None
         if self.is_empty:
             return View.empty(shape)
-        groups = _group_axes([s for s in self.shape if s != 1], [s for s in shape if s != 1])
+        groups = group_axes([s for s in self.shape if s != 1], [s for s in shape if s != 1])
         if groups is None:
             return None
         old_axes = [i for i, s in enumerate(self.shape) if s != 1]
@@ -156,7 +157,7 @@ class View:
                 continue
             if any(m != (0, self.shape[a]) for m, a in zip(masks, axes)):
                 return None  # a masked axis split or merged: needs a stacked view
-            sub = _contiguous_regroup([self.shape[a] for a in axes],
+            sub = contiguous_regroup([self.shape[a] for a in axes],
                                       [self.strides[a] for a in axes], new_sizes)
             if sub is None:
                 return None
@@ -181,7 +182,7 @@ class View:
     def _reshape_symbolic(self, shape) -> View | None:
         """Reshape where a symbolic axis stays one axis (its stride and mask carry over) and the
         static axes between symbolic ones regroup as in a static reshape; None otherwise."""
-        groups = _symbolic_groups([s for s in self.shape if s != 1], [s for s in shape if s != 1])
+        groups = symbolic_groups([s for s in self.shape if s != 1], [s for s in shape if s != 1])
         if groups is None or self.is_empty:
             return None if groups is None else View.empty(shape)
         old_axes = [i for i, s in enumerate(self.shape) if s != 1]
@@ -301,89 +302,6 @@ class ViewStack:
 
     def __str__(self) -> str:
         return " -> ".join(str(v) for v in self.views)
-
-
-def _symbolic_groups(old: list, new: list):
-    """Like _group_axes for shapes with symbolic sizes: each symbolic size pairs with the equal
-    one on the other side, alone; the static runs between them pair as wholes. None if the
-    symbolic sizes differ in number or order, or a static run's products differ."""
-    def runs(sizes):
-        out, current = [], []
-        for k, s in enumerate(sizes):
-            if sym.is_symbolic(s):
-                out.append((current, [k]))
-                current = []
-            else:
-                current.append(k)
-        return out + [(current, None)]
-    old_runs, new_runs = runs(old), runs(new)
-    if len(old_runs) != len(new_runs):
-        return None
-    groups = []
-    for (old_static, old_sym), (new_static, new_sym) in zip(old_runs, new_runs):
-        if prod(old[k] for k in old_static) != prod(new[k] for k in new_static):
-            return None
-        if old_static:
-            groups.append((old_static, [new[k] for k in new_static]))
-        if (old_sym is None) != (new_sym is None):
-            return None
-        if old_sym is not None:
-            if old[old_sym[0]] != new[new_sym[0]]:
-                return None
-            groups.append((old_sym, [new[new_sym[0]]]))
-    return groups
-
-
-def _group_axes(old: list[int], new: list[int]):
-    """Pair runs of old sizes with runs of new sizes of equal product (size-1 axes removed).
-    Returns [(old positions, new sizes)] or None if the products never line up."""
-    groups, i, j = [], 0, 0
-    while i < len(old) or j < len(new):
-        if i >= len(old) or j >= len(new):
-            return None
-        start_i, start_j = i, j
-        po, pn = old[i], new[j]
-        i, j = i + 1, j + 1
-        while po != pn:
-            if po < pn:
-                if i >= len(old):
-                    return None
-                po *= old[i]
-                i += 1
-            else:
-                if j >= len(new):
-                    return None
-                pn *= new[j]
-                j += 1
-        groups.append((list(range(start_i, i)), new[start_j:j]))
-    return groups
-
-
-def _contiguous_regroup(sizes, strides, new_sizes):
-    """Strides for new_sizes over axes (sizes, strides) of equal total, or None if not expressible
-    (the old axes must be mutually contiguous where a new axis spans more than one of them)."""
-    out = []
-    sizes, strides = list(sizes), list(strides)
-    for target in new_sizes:
-        size, stride = sizes[0], strides[0]
-        if size % target == 0:  # split the leading old axis
-            out.append(stride * (size // target))
-            if size == target:
-                sizes.pop(0), strides.pop(0)
-            else:
-                sizes[0] = size // target
-            continue
-        merged, inner_stride, k = size, stride, 0
-        while merged < target:  # merge following old axes into one
-            k += 1
-            if k >= len(sizes) or inner_stride != strides[k] * sizes[k]:
-                return None
-            merged, inner_stride = merged * sizes[k], strides[k]
-        if merged != target:
-            return None
-        out.append(inner_stride)
-        del sizes[:k + 1], strides[:k + 1]
-    return out
 
 
 def view_index(view: ViewStack, idxs: list[sym.Lin],
