@@ -10,8 +10,6 @@ default recursion limit). `LinearProgram.print()` is the printed pass.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
-from typing import Any
 
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
@@ -19,59 +17,10 @@ from ..ir.node import Node, reduce_identity
 from ..ir.ops import ALU, REDUCE, REDUCE_ALU, Op
 from . import gpu_plan
 from .linear_ops import LinearOp
+from .linear_program import (Instr, LinearProgram, Param, index_type, program_variables,
+                             range_end)
 from .partial_sums import split_long_chain
 from .plan import AxisKind, KernelPlan, view_index
-
-
-@dataclass(frozen=True)
-class Instr:
-    op: LinearOp      # a structure instruction or an ALU op (linear_ops.py); a name converts
-    dtype: DType      # .count = vector lanes
-    src: tuple = ()   # instruction numbers
-    arg: Any = None
-
-    def __post_init__(self):
-        object.__setattr__(self, "op", LinearOp(self.op))
-
-
-@dataclass
-class Param:
-    index: int
-    dtype: DType
-    size: int          # elements
-    is_output: bool
-    is_input: bool
-
-
-@dataclass
-class LinearProgram:
-    name: str
-    instrs: list[Instr]
-    params: list[Param]
-    loops: list[tuple[str, int, str]]   # (var name, size, kind) outermost first
-    threads: int = 1
-    index_dtype: DType = dtypes.int32
-    opts: list = field(default_factory=list)
-    # symbolic sizes the kernel takes as int arguments after its buffers: (name, min, max),
-    # sorted by name; a RANGE's size may be an expression of them (loops keep the maxima)
-    variables: list[tuple[str, int, int]] = field(default_factory=list)
-
-    @property
-    def variable_names(self) -> list[str]:
-        return [name for name, _, _ in self.variables]
-    # per instruction, the plan's AST nodes it computes (only from `linearize(origins=True)`,
-    # which inspection asks for; compiling never records them)
-    origins: list | None = None
-    # the plan the instructions were built from: the one given, with linearize's late changes
-    # (a long reduce's loop split for partial sums, partial_sums.py); what the views print
-    plan: Any = None
-    # a GPU kernel's LaunchDims (runtimes/launch.py): set once by its renderer (Renderer.launch),
-    # read by the compile record and by the runtime's launch; None where loops run in the source
-    launch: Any = None
-
-    def print(self) -> str:
-        from .printer import print_linear
-        return print_linear(self)
 
 
 class _Builder:
@@ -373,7 +322,7 @@ class _Builder:
             a = self.plan.axes[axis]
             v = self.vars[axis].as_atom()
             out.append(Instr(LinearOp.RANGE, self.index_dtype, (),
-                             (v.name, _range_size(a.size), a.kind.value)))
+                             (v.name, range_end(a.size), a.kind.value)))
             for i in blocks[d + 1]:
                 put(i)
         for depth in reversed(range(self.n_outer, n_loops + 1)):
@@ -394,46 +343,7 @@ class _Builder:
 
     @property
     def index_dtype(self) -> DType:
-        """int64 when a loop counter, or any term of an index or mask expression (inside a
-        division or modulo too), may leave int32; the C expression computes every term."""
-        limit = 2 ** 31 - 1
-        if any(sym.max_of(self.plan.axes[a].size) > limit for a in self.loop_axes):
-            return dtypes.int64
-        for instr in self.instrs:
-            if instr.op in (LinearOp.LOAD, LinearOp.STORE):
-                exprs = list(instr.arg[1]) + _cond_exprs(instr.arg[2])
-            elif instr.op == LinearOp.COND:
-                exprs = _cond_exprs(instr.arg)
-            else:
-                continue
-            if any(_largest_term_sum(e) > limit for e in exprs):
-                return dtypes.int64
-        return dtypes.int32
-
-
-def _range_size(size):
-    """A loop's end as the renderers print it: an int, or the symbolic size's expression."""
-    return sym.as_lin(size) if sym.is_symbolic(size) else size
-
-
-def range_max(size) -> int:
-    """The most iterations a RANGE's size allows (its maximum when symbolic)."""
-    return size.hi if isinstance(size, sym.Lin) else size
-
-
-def _variables(instrs: list[Instr], loop_names: set) -> list[tuple[str, int, int]]:
-    """The symbolic variables a program reads (loop sizes, indices, conditions): its kernel
-    arguments besides the buffers."""
-    exprs = []
-    for instr in instrs:
-        if instr.op == LinearOp.RANGE and isinstance(instr.arg[1], sym.Lin):
-            exprs.append(instr.arg[1])
-        elif instr.op in (LinearOp.LOAD, LinearOp.STORE):
-            exprs += list(instr.arg[1]) + _cond_exprs(instr.arg[2])
-        elif instr.op == LinearOp.COND:
-            exprs += _cond_exprs(instr.arg)
-    found = {v for e in exprs for v in e.vars() if v.name not in loop_names}
-    return [(v.name, v.lo, v.hi) for v in sorted(found, key=lambda v: v.name)]
+        return index_type(self.instrs, [self.plan.axes[a].size for a in self.loop_axes])
 
 
 def _continue_dead_lanes(lanes: list) -> list:
@@ -448,25 +358,6 @@ def _continue_dead_lanes(lanes: list) -> list:
         return lanes
     return lanes[:len(live)] + [(lanes[0][0] + step * i, valid)
                                 for i, (_, valid) in enumerate(lanes) if i >= len(live)]
-
-
-def _cond_exprs(conds) -> list:
-    return [leaf.x for cond in conds for leaf in cond.leaves() if leaf.x is not None]
-
-
-def _largest_term_sum(expr, done: dict | None = None) -> int:
-    """A bound on |every partial sum| of `expr`, looking inside divisions and modulos (each
-    shared operand once: `done` remembers them)."""
-    done = {} if done is None else done
-    if expr in done:
-        return done[expr]
-    total, inner = abs(expr.const), 0
-    for atom, coeff in expr.terms:
-        total += abs(coeff) * max(abs(atom.lo), abs(atom.hi))
-        if isinstance(atom, (sym.Div, sym.Mod)):  # its operand is computed too
-            inner = max(inner, _largest_term_sum(atom.x, done))
-    done[expr] = max(total, inner)
-    return done[expr]
 
 
 def buffer_extent(view) -> int:
@@ -486,7 +377,7 @@ def linearize(plan: KernelPlan, name: str | None = None, origins: bool = False) 
               builder.plan.axes[a].kind.value) for a in builder.loop_axes]
     loop_names = {v.as_atom().name for v in builder.vars.values()}
     program = LinearProgram(name or plan.name, instrs, builder.params, loops, plan.threads,
-                            builder.index_dtype, list(plan.opts), _variables(instrs, loop_names))
+                            builder.index_dtype, list(plan.opts), program_variables(instrs, loop_names))
     program.plan = builder.plan
     if origins:
         program.origins = _ordered_origins(builder, instrs)
@@ -504,23 +395,3 @@ def _ordered_origins(builder: _Builder, instrs: list[Instr]) -> list[tuple]:
             nodes[builder.remap[instr.src[0]]] |= builder.origins.get(old, set())
     return [tuple(found) for found in nodes]
 
-
-def program_cost(program: LinearProgram, var_vals: dict | None = None) -> tuple[int, int]:
-    """(FLOPs, bytes moved) of one run: ALU ops times the loop trips around them; bytes as every
-    parameter buffer read or written once. A symbolic loop runs to its value in var_vals (to
-    its maximum without them); buffers count at their maximum."""
-    flops, trips, stack = 0, 1, []
-    skip = {LinearOp.PARAM, LinearOp.CONST, LinearOp.LOAD, LinearOp.STORE, LinearOp.COND,
-            LinearOp.ACC, LinearOp.RANGE, LinearOp.END, LinearOp.CAST, LinearOp.BITCAST}
-    for instr in program.instrs:
-        if instr.op == LinearOp.RANGE:
-            size = instr.arg[1]
-            stack.append(sym.evaluate(size, var_vals) if isinstance(size, sym.Lin) and var_vals
-                         else range_max(size))
-            trips *= stack[-1]
-        elif instr.op == LinearOp.END:
-            trips //= stack.pop()
-        elif instr.op not in skip:
-            flops += trips * instr.dtype.count
-    moved = sum(p.size * p.dtype.itemsize for p in program.params)
-    return flops, moved

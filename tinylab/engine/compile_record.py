@@ -12,7 +12,8 @@ from .. import config
 from ..codegen.decompose import decompose
 from ..codegen.heuristic import choose_opts, work
 from ..codegen.heuristic_gpu import choose_gpu_opts
-from ..codegen.linearize import LinearProgram, linearize
+from ..codegen.linear_program import LinearProgram
+from ..codegen.linearize import linearize
 from ..codegen.plan import KernelPlan, OptError
 from ..ir.node import Node
 from ..ir.printer import print_graph

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .. import config
 from ..caps import panel_width_of, relayout_lanes_of
-from ..codegen.linearize import LinearProgram, program_cost
+from ..codegen.linear_program import LinearProgram, program_cost
 from ..codegen.plan import KernelPlan
 from ..ir import node as ir
 from ..ir.node import Node
