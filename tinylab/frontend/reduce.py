@@ -10,7 +10,7 @@ from ..dtype import dtypes
 from ..errors import ShapeError
 from ..ir.node import reduce_identity
 from ..ir.ops import Op
-from .elementwise import _with_backward
+from .composite import _with_backward
 
 CUMULATIVE_BLOCK = 256  # scans longer than this run in two levels to stay O(n * block)
 PRODUCT_FUSED_LEVELS = 3  # prod / cumprod: levels of multiplies fused into one kernel
