@@ -6,6 +6,7 @@ import pytest
 
 from tinylab import GlobalCounters, Tensor, Variable, dtypes
 from tinylab.engine import realize as engine
+from tinylab.errors import ShapeError
 
 VALUES = (2, 5, 9)
 
@@ -81,3 +82,69 @@ def test_variable_takes_an_int_dtype_as_tinygrad_does():
 
 def _square(w, v):
     return w.shrink(((0, v), (0, v)))
+
+
+# ---- issue 29, the rest: mean over two variables, shrink/pad/split/chunk along a symbolic dim --
+DATA = np.arange(120, dtype=np.float32).reshape(10, 12) * 0.25 - 7
+
+
+def _block(w, a, b):
+    return w.shrink(((0, a), (0, b)))
+
+
+def test_mean_var_std_over_a_product_of_two_variables():
+    a, b = Variable("ma", 1, 10), Variable("mb", 1, 12)
+    w = Tensor(DATA).realize()
+    pairs = ((2, 3), (5, 7), (9, 12))
+    for reduce, numpy_reduce in (
+            (lambda t: t.mean(), lambda x: x.mean()),
+            (lambda t: t.mean(axis=(0, 1), keepdim=True), lambda x: x.mean((0, 1), keepdims=True)),
+            (lambda t: t.var(), lambda x: x.var(ddof=1)),
+            (lambda t: t.std(correction=0), lambda x: x.std())):
+        for k, (m, n) in enumerate(pairs):
+            runners, compiles = len(engine.STATE.runners), GlobalCounters.compile_count
+            got = reduce(_block(w, a.bind(m), b.bind(n))).numpy()
+            np.testing.assert_allclose(got, numpy_reduce(DATA[:m, :n]).astype(np.float32),
+                                       rtol=2e-6, atol=1e-6)
+            if k:
+                assert len(engine.STATE.runners) == runners and \
+                    GlobalCounters.compile_count == compiles, f"({m}, {n}) compiled a new kernel"
+    # one axis at a time: a symbolic count divides as before
+    c = Variable("mc", 1, 10)
+    _compiles_once(lambda n: (_block(w, c.bind(n), 12).mean(0),
+                              DATA[:n].mean(0).astype(np.float32)))
+
+
+def test_shrink_of_a_static_size_out_of_a_symbolic_dim():
+    """The tiny suite's case: shrink ((0, 2),) of a dim bound to 2 with range 1..10, and
+    x[:, v:v+2]: a shrink is checked at its bound values where the range does not decide it."""
+    ones = Tensor.ones(10).contiguous().realize()
+    for n in (2, 5):
+        v = Variable("sv", 1, 10).bind(n)
+        out = ones.shrink(((0, v),)).shrink(((0, 2),))
+        assert out.shape == (2,)
+        np.testing.assert_array_equal(out.numpy(), np.ones(2, np.float32))
+    w = Tensor(DATA).realize()
+    s = Variable("ss", 0, 10)
+    _compiles_once(lambda n: (w[:, s.bind(n):s.bind(n) + 2] * 2, DATA[:, n:n + 2] * 2))
+    with pytest.raises(ShapeError, match="do not fit"):
+        ones.shrink(((0, Variable("sv", 1, 10).bind(1)),)).shrink(((0, 2),))
+
+
+def test_pad_split_and_chunk_along_a_symbolic_dim():
+    w = Tensor(DATA).realize()
+    p = Variable("pp", 1, 10)
+    _compiles_once(lambda n: (_block(w, p.bind(n), 12).pad(((1, 2), (0, 1))) + 1,
+                              np.pad(DATA[:n], ((1, 2), (0, 1))) + 1))
+    for n in (3, 5, 6, 7, 10):
+        v = Variable("sp", 1, 10).bind(n)
+        x = _block(w, v, 12)
+        for pieces, expected in ((x.split(3), np.split(DATA[:n], range(3, n, 3))),
+                                 (x.split([2, v - 2]), np.split(DATA[:n], [2])),
+                                 (x.chunk(2), np.split(DATA[:n], [-(-n // 2)])),
+                                 (x.split(5, dim=1), np.split(DATA[:n], [5, 10], axis=1))):
+            assert len(pieces) == len(expected)
+            for piece, want in zip(pieces, expected):
+                np.testing.assert_array_equal((piece * 3).numpy(), want * 3)
+    with pytest.raises(ShapeError, match="do not add up"):
+        _block(w, Variable("sp", 1, 10).bind(4), 12).split([2, 3])

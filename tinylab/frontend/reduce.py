@@ -80,16 +80,34 @@ class ReduceMixin:
         axis = dim if dim is not None else axis
         x = self if self.dtype.is_float else self.cast(dtypes.default_float)
         axes = self._reduce_axes(axis, "mean")
-        count = math.prod(self.shape[a] for a in axes)
+        count = self._count(axes)
         total = x.sum(axis, keepdim)
-        return total / count if count else total * math.nan
+        return total * math.nan if isinstance(count, int) and count == 0 else total / count
+
+    def _count(self, axes):
+        """How many elements a reduce over `axes` adds: an int, a symbolic size (one variable
+        axis), or, where two variable axes multiply (not linear), a 0-d int tensor of the
+        bound values' product, which kernels read as arguments (one kernel serves every value)."""
+        static = math.prod(self.shape[a] for a in axes if isinstance(self.shape[a], int))
+        symbolic = [self.shape[a] for a in axes if not isinstance(self.shape[a], int)]
+        if len(symbolic) <= 1 or static == 0:
+            return static * symbolic[0] if symbolic and static else static
+        count = type(self)(symbolic[0], device=self.device)
+        for size in symbolic[1:]:
+            count = count * type(self)(size, device=self.device)
+        return count * static
 
     def var(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None):
         axis = dim if dim is not None else axis
         axes = self._reduce_axes(axis, "var")
-        count = math.prod(self.shape[a] for a in axes)
+        count = self._count(axes)
         deviation = self - self.mean(axis, keepdim=True)
-        return (deviation * deviation).sum(axis, keepdim) / max(0, count - correction)
+        if isinstance(count, int):
+            count = max(0, count - correction)
+        else:  # symbolic: a tensor value, clamped as the int is
+            count = (count - correction).maximum(0) if hasattr(count, "node") else \
+                type(self)(count, device=self.device).sub(correction).maximum(0)
+        return (deviation * deviation).sum(axis, keepdim) / count
 
     def std(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None):
         """sqrt(var), with PyTorch's gradient 0 where std is 0 (sqrt's rule gives inf * 0 = NaN
