@@ -12,7 +12,7 @@ import numbers
 
 from .. import config
 from ..dtype import DType, dtypes
-from ..errors import ShapeError
+from ..errors import ArgumentError, ShapeError
 from ..ir import node as ir
 from ..ir.symbolic import Variable
 
@@ -71,7 +71,7 @@ def _check_numbers(op: str, **values) -> None:
                 not hasattr(value, "__float__"):
             raise TypeError(f"{op}: {name} must be a number, got {value!r}")
         if not math.isfinite(float(value)):
-            raise ValueError(f"{op}: {name} must be finite, got {value}")
+            raise ArgumentError(f"{op}: {name} must be finite, got {value}")
 
 
 class CreationMixin:
@@ -124,9 +124,9 @@ class CreationMixin:
             return cls._symbolic_arange(start, stop, step, dtype, device, **kwargs)
         _check_numbers("arange", start=start, stop=stop, step=step)
         if step == 0:
-            raise ValueError("arange: step must not be zero")
+            raise ArgumentError("arange: step must not be zero")
         if (stop - start) * step < 0:
-            raise ValueError(f"arange: step {step} goes away from stop {stop} (start {start})")
+            raise ArgumentError(f"arange: step {step} goes away from stop {stop} (start {start})")
         is_float = any(isinstance(v, float) for v in (start, stop, step))
         dtype = dtypes.from_any(dtype) if dtype is not None else (
             dtypes.default_float if is_float else dtypes.default_int)
@@ -179,7 +179,7 @@ class CreationMixin:
         if isinstance(steps, bool) or not isinstance(steps, int):
             raise TypeError(f"linspace: steps must be an int, got {steps!r}")
         if steps < 0:
-            raise ValueError(f"linspace: steps must be non-negative, got {steps}")
+            raise ArgumentError(f"linspace: steps must be non-negative, got {steps}")
         for name, value in (("start", start), ("stop", stop)):
             if hasattr(value, "node") and value.ndim != 0:
                 raise ShapeError(f"linspace: {name} must be a number or a 0-D tensor, got shape "

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from ..dtype import dtypes
-from ..errors import DTypeError
+from ..errors import ArgumentError, DTypeError
 from ..ir import node as ir
 from ..ir.ops import Op
 from .composite import _with_backward
@@ -69,7 +69,7 @@ class ElementwiseMixin(TranscendentalMixin, PiecewiseMixin, LogicMixin):
         ("trunc", of the correctly rounded quotient) or down ("floor" is floordiv) in the
         operands' dtype (torch.div)."""
         if rounding_mode not in (None, "trunc", "floor"):
-            raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got "
+            raise ArgumentError(f"div: rounding_mode must be None, 'trunc' or 'floor', got "
                              f"{rounding_mode!r}")
         if rounding_mode is not None:
             a, b = self._operands(other, "div", reverse)

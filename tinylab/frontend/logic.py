@@ -99,7 +99,7 @@ class LogicMixin:
     def masked_fill(self, mask, value):
         """self with `value` where the bool `mask` (broadcast) is True."""
         if not hasattr(mask, "node") or not mask.dtype.is_bool:
-            raise TypeError(f"masked_fill: mask must be a bool tensor, got "
+            raise DTypeError(f"masked_fill: mask must be a bool tensor, got "
                             f"{getattr(mask, 'dtype', type(mask).__name__)}")
         if isinstance(value, (bool, int, float)) and not self.dtype.is_float:
             value = bool(value) if self.dtype.is_bool else int(value)  # the tensor's dtype wins

@@ -5,7 +5,7 @@ PyTorch's reductions and its shape checks. Mixed into Tensor through NNMixin (fr
 from __future__ import annotations
 
 from ..dtype import dtypes
-from ..errors import ShapeError
+from ..errors import DTypeError, ShapeError
 
 
 def _capturing() -> bool:
@@ -49,7 +49,7 @@ class LossMixin:
         and read when the op is built (outside TinyJit capture, where they are not known yet).
         Any integer dtype is accepted (PyTorch wants int64); bool is not."""
         if not self.dtype.is_int:
-            raise TypeError(f"one_hot: needs an integer tensor of class indices, got "
+            raise DTypeError(f"one_hot: needs an integer tensor of class indices, got "
                             f"{self.dtype.name}")
         if isinstance(num_classes, bool) or not isinstance(num_classes, int):
             raise TypeError(f"one_hot: num_classes must be an int, got {num_classes!r}")
@@ -80,7 +80,7 @@ class LossMixin:
         """Cross entropy of logits (..., classes) against integer labels (...); labels equal to
         ignore_index count for nothing, and 'mean' divides by the labels that count."""
         if not hasattr(Y, "node") or not (Y.dtype.is_int or Y.dtype.is_bool):
-            raise TypeError(f"{op}: labels must be an integer tensor, got "
+            raise DTypeError(f"{op}: labels must be an integer tensor, got "
                             f"{getattr(Y, 'dtype', type(Y).__name__)}")
         if Y.shape != self.shape[:-1]:
             raise ShapeError(f"{op}: labels {Y.shape} must match logits {self.shape} without "

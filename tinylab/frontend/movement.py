@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from ..errors import ShapeError
+from ..errors import ArgumentError, ShapeError, UnsupportedError
 from ..ir.symbolic import Variable, any_symbolic, bound_value, fits_bounds
 from . import autograd
 
@@ -86,7 +86,7 @@ class MovementMixin:
         (left, right, top, bottom, ...) starting from the last dim. Negative pads crop."""
         pairs = self._pad_pairs(padding)
         if mode not in ("constant", "reflect", "replicate", "circular"):
-            raise ValueError(f"pad: unknown mode {mode!r}; use constant, reflect, replicate or "
+            raise UnsupportedError(f"pad: unknown mode {mode!r}; use constant, reflect, replicate or "
                              f"circular")
         if mode != "constant":
             return self._pad_mode(pairs, mode)
@@ -224,7 +224,7 @@ class MovementMixin:
 
     def repeat_interleave(self, repeats: int, dim: int | None = None):
         if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 0:
-            raise ValueError(f"repeat_interleave: repeats must be a non-negative int, got "
+            raise ArgumentError(f"repeat_interleave: repeats must be a non-negative int, got "
                              f"{repeats!r}")
         x = self.flatten() if dim is None else self
         axis = 0 if dim is None else self._axis(dim, "repeat_interleave")
@@ -294,7 +294,7 @@ class MovementMixin:
         known = bound_value(size)  # an int; a symbolic dim's bound value
         if isinstance(sizes, int):
             if sizes <= 0:
-                raise ValueError(f"split: split size must be positive, got {sizes}")
+                raise ArgumentError(f"split: split size must be positive, got {sizes}")
             sizes = [sizes if i + sizes <= known else size - i
                      for i in range(0, known, sizes)] or [0]
         total = sum(sizes)
@@ -310,7 +310,7 @@ class MovementMixin:
 
     def chunk(self, chunks: int, dim: int = 0):
         if chunks <= 0:
-            raise ValueError(f"chunk: chunks must be positive, got {chunks}")
+            raise ArgumentError(f"chunk: chunks must be positive, got {chunks}")
         size = bound_value(self.shape[self._axis(dim, "chunk")])  # symbolic: its bound value
         if size == 0:  # PyTorch: `chunks` empty pieces
             return self.split([0] * chunks, dim)
@@ -322,7 +322,7 @@ class MovementMixin:
         shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
         dims = (dims,) if isinstance(dims, int) else tuple(dims)
         if len(shifts) != len(dims):
-            raise ValueError(f"roll: shifts {shifts} and dims {dims} must have the same length")
+            raise ArgumentError(f"roll: shifts {shifts} and dims {dims} must have the same length")
         x = self
         for shift, dim in zip(shifts, dims):
             if x.ndim == 0:  # PyTorch too: a 0-d tensor has no dim to roll along

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from ..dtype import dtypes
-from ..errors import DTypeError
+from ..errors import ArgumentError, DTypeError
 from ..ir import node as ir
 from ..ir.ops import Op
 from .composite import _with_backward
@@ -89,7 +89,7 @@ class PiecewiseMixin:
         min_ = min if min_ is None else min_
         max_ = max if max_ is None else max_
         if min_ is None and max_ is None:
-            raise ValueError("clip: give at least one of min_ and max_")
+            raise ArgumentError("clip: give at least one of min_ and max_")
         x = self
         for bound in (min_, max_):  # promote and broadcast x with both bounds
             x = x if bound is None else x._operands(bound, "clip")[0]

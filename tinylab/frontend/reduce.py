@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from ..dtype import dtypes
-from ..errors import ShapeError
+from ..errors import DTypeError, EmptyDimError, ShapeError
 from ..ir.node import reduce_identity
 from ..ir.ops import Op
 from .composite import _with_backward
@@ -49,7 +49,7 @@ class ReduceMixin:
     def _checked_max(self, axis, keepdim: bool, op: str):
         empty = [a for a in self._reduce_axes(axis, op) if self.shape[a] == 0]
         if empty:
-            raise ShapeError(f"{op}: cannot reduce over axis {empty[0]} of size 0 (shape "
+            raise EmptyDimError(f"{op}: cannot reduce over axis {empty[0]} of size 0 (shape "
                              f"{self.shape}): there is no value to take")
         return self._reduce(Op.REDUCE_MAX, axis, keepdim, op)
 
@@ -185,7 +185,7 @@ class ReduceMixin:
 
     def _argmax(self, axis, keepdim: bool, op: str):
         if self.dtype.is_bool:
-            raise TypeError(f"{op}: bool tensors are not supported (as in PyTorch); cast first")
+            raise DTypeError(f"{op}: bool tensors are not supported (as in PyTorch); cast first")
         if axis is None:
             return self.flatten()._argmax(0, False, op)
         a = self._axis(axis, op)
@@ -193,7 +193,7 @@ class ReduceMixin:
             return self._const(0, dtypes.int32, ())
         n = self.shape[a]
         if n == 0:
-            raise ShapeError(f"{op}: cannot reduce over axis {a} of size 0 (shape {self.shape})")
+            raise EmptyDimError(f"{op}: cannot reduce over axis {a} of size 0 (shape {self.shape})")
         is_max = self == self.max(a, keepdim=True)
         if self.dtype.is_float:  # the max of a row with a NaN is NaN, equal to nothing
             is_max = is_max | (self != self)
