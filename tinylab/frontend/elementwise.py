@@ -131,6 +131,8 @@ class ElementwiseMixin(TranscendentalMixin, PiecewiseMixin, LogicMixin):
         if reverse:
             a, b = self._operands(exponent, "pow", True)
             return a.pow(b)
+        if isinstance(exponent, float) and not self.dtype.is_float:
+            return self._as_float().pow(exponent)  # int ** 2.0 is a float, as in PyTorch
         if isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
             special = self._pow_scalar(exponent)
             if special is not None:

@@ -48,9 +48,12 @@ class LinearAlgebraMixin:
             raise ShapeError(f"matmul: the batch dims of shapes {a.shape} and {b.shape} cannot "
                              f"be broadcast together") from None
         dtype = promote(x.dtype, w.dtype)
-        x, w = x.cast(dtype), w.cast(dtype)
+        # float16: products and sum in float32, rounded to half once (PyTorch's CPU matmul);
+        # rounding each product to half first loses digits a 64-long dot product shows
+        wide = dtypes.float32 if dtype == dtypes.float16 else dtype
+        x, w = x.cast(wide), w.cast(wide)
         product = x.unsqueeze(-2) * w.transpose(-1, -2).unsqueeze(-3)
-        out = product.sum(-1)
+        out = product.sum(-1).cast(dtype)
         if a.ndim == 1:
             out = out.squeeze(-2)
         if b.ndim == 1:
@@ -72,6 +75,9 @@ class LinearAlgebraMixin:
         return self.matmul(other)
 
     def linear(self, weight, bias=None):
+        if bias is not None and dtypes.float16 == self.dtype == weight.dtype == bias.dtype:
+            # the product and the bias added in float32, rounded to half once (PyTorch's addmm)
+            return self.float().linear(weight.float(), bias.float()).half()
         out = self * weight if weight.ndim == 1 else self.matmul(weight)
         return out + bias if bias is not None else out
 

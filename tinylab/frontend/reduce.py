@@ -50,7 +50,7 @@ class ReduceMixin:
         empty = [a for a in self._reduce_axes(axis, op) if self.shape[a] == 0]
         if empty:
             raise EmptyDimError(f"{op}: cannot reduce over axis {empty[0]} of size 0 (shape "
-                             f"{self.shape}): there is no value to take")
+                                f"{self.shape}): there is no value to take")
         return self._reduce(Op.REDUCE_MAX, axis, keepdim, op)
 
     def _max_or_lowest(self, axis=None, keepdim: bool = False):
