@@ -57,10 +57,25 @@ def test_symbolic_range_needs_a_unit_step_and_a_length_that_stays_positive():
     v = Variable("i", 1, 10).bind(3)
     with pytest.raises(TypeError, match="arange: a symbolic range takes step 1"):
         Tensor.arange(0, v, 2)
-    with pytest.raises(TypeError, match="arange: a symbolic range takes step 1"):
-        Tensor.arange(0, 10, v)
+    with pytest.raises(TypeError, match="arange: a symbolic step must divide stop - start"):
+        Tensor.arange(0, 10, v)  # ceil(10 / i) elements: not linear in i
+    with pytest.raises(ValueError, match="may be zero"):
+        Tensor.arange(0, 10, Variable("z", 0, 4).bind(2))
     with pytest.raises(ValueError, match="may be negative"):
         Tensor.arange(v, 5)
+
+
+def test_arange_with_a_symbolic_step():
+    """A symbolic step that divides stop - start gives a fixed count (one kernel for every
+    value); a static step over a fixed span with symbolic ends too."""
+    i = Variable("i", 1, 10)
+    _compiles_once(lambda n: (Tensor.arange(0, 3 * i.bind(n), i.bind(n)) + 1,
+                              (np.arange(0, 3 * n, n) + 1).astype(np.int32)))
+    _compiles_once(lambda n: (Tensor.arange(1, 4 * i.bind(n) + 1, i.bind(n), dtype="float32") * 2,
+                              np.arange(1, 4 * n + 1, n).astype(np.float32) * 2))
+    _compiles_once(lambda n: (Tensor.arange(i.bind(n), i.bind(n) + 6, 2),
+                              np.arange(n, n + 6, 2).astype(np.int32)))
+    assert Tensor.arange(0, 2 * i.bind(3), i.bind(3)).shape == (2,)
 
 
 def test_tril_and_triu_of_a_symbolic_size():
