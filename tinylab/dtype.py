@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import DTypeError
+
 
 @dataclass(frozen=True)
 class DType:
@@ -129,7 +131,7 @@ class dtypes:  # noqa: N801 - the tinygrad / PyTorch spelling users know
             return dtypes.from_numpy(dtype)
         except TypeError:
             pass
-        raise TypeError(f"unknown dtype {dtype!r}; known: {', '.join(sorted(_BY_NAME))}")
+        raise DTypeError(f"unknown dtype {dtype!r}; known: {', '.join(sorted(_BY_NAME))}")
 
     @staticmethod
     def min(dtype) -> int | float | bool:  # noqa: A003 - tinygrad's dtypes.min(dtype)

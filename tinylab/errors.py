@@ -10,12 +10,23 @@ class TinylabError(Exception):
     """Base class of every error tinylab raises on purpose."""
 
 
-class ShapeError(TinylabError, ValueError):
-    """Shapes do not fit the op (broadcast, matmul, reshape, axes...)."""
+class ShapeError(TinylabError, ValueError, RuntimeError):
+    """Shapes do not fit the op (broadcast, matmul, reshape, axes...). A RuntimeError too, the
+    type PyTorch raises for these."""
 
 
-class DTypeError(TinylabError, TypeError):
-    """The op does not accept this dtype (e.g. bitwise ops on floats)."""
+class DTypeError(TinylabError, TypeError, NotImplementedError):
+    """The op does not accept this dtype (e.g. bitwise ops on floats). PyTorch raises a
+    RuntimeError here ("not implemented for 'Float'": a NotImplementedError), so it is one too."""
+
+
+class ArgumentError(TinylabError, ValueError, RuntimeError):
+    """An argument's value the op rejects (a zero split size, an unknown mode), where PyTorch
+    raises a RuntimeError."""
+
+
+class EmptyDimError(ShapeError, IndexError):
+    """A reduce without an identity (max, argmax) over a dim of size 0: PyTorch's IndexError."""
 
 
 class DeviceError(TinylabError, RuntimeError):
@@ -47,3 +58,7 @@ class IRError(TinylabError, ValueError):
 class WriteError(TinylabError, RuntimeError):
     """A write through a view that cannot take it: elements that share one memory location (an
     expand, a stride-0 view, repeated indices with different values) or that are padding."""
+
+
+class UnsupportedError(ArgumentError, NotImplementedError):
+    """An option tinylab does not implement (an unknown pad mode): PyTorch's NotImplementedError."""

@@ -271,6 +271,7 @@ class ErrorCase:
     shapes: tuple             # one shape set
     kinds: tuple = ("real",)
     words: tuple = ()         # further words the message must hold (shapes, values)
+    same_type: bool = True    # tinylab's error is an instance of PyTorch's error class
 
 
 def error_params(cases: list[ErrorCase]) -> list:
@@ -278,18 +279,24 @@ def error_params(cases: list[ErrorCase]) -> list:
 
 
 def run_error_case(case: ErrorCase) -> None:
-    """PyTorch raises; tinylab raises a ValueError / IndexError / TypeError (or a tinylab error)
-    while building the op, before any kernel runs, naming the op and the `words`."""
+    """PyTorch raises; tinylab raises, while building the op and before any kernel runs, an
+    error of PyTorch's class (or a subclass: RuntimeError, IndexError, TypeError, ValueError,
+    NotImplementedError) naming the op and the `words`."""
     rng = np.random.default_rng(zlib.crc32(case.name.encode()))
     kinds = case.kinds if len(case.kinds) == len(case.shapes) else case.kinds * len(case.shapes)
     arrays = [np.asarray(DOMAINS[kind](rng, shape)) for kind, shape in zip(kinds, case.shapes)]
-    with pytest.raises(Exception):  # noqa: B017 - any error PyTorch raises
+    with pytest.raises(Exception) as theirs:  # noqa: B017 - any error PyTorch raises
         case.torch(*[torch.from_numpy(a.copy()) for a in arrays])
     ours = [Tensor(a.copy()) for a in arrays]
     kernels = GlobalCounters.kernel_count
     with pytest.raises((ValueError, IndexError, TypeError, TinylabError)) as raised:
         case.tinylab(*ours)
     assert GlobalCounters.kernel_count == kernels, f"{case.name}: kernels ran before the error"
+    if case.same_type:
+        assert isinstance(raised.value, theirs.type), (
+            f"{case.name}: PyTorch raises {theirs.type.__name__}, tinylab "
+            f"{type(raised.value).__name__} (its classes: "
+            f"{[c.__name__ for c in type(raised.value).__mro__]})")
     message = str(raised.value)
     missing = [word for word in (case.op, *case.words) if word not in message]
     assert not missing, f"{case.name}: message {message!r} does not mention {missing}"

@@ -6,6 +6,7 @@ import pytest
 
 from tinylab import GlobalCounters, Tensor, Variable, dtypes
 from tinylab.engine import realize as engine
+from tinylab.errors import ShapeError
 
 VALUES = (2, 5, 9)
 
@@ -56,10 +57,25 @@ def test_symbolic_range_needs_a_unit_step_and_a_length_that_stays_positive():
     v = Variable("i", 1, 10).bind(3)
     with pytest.raises(TypeError, match="arange: a symbolic range takes step 1"):
         Tensor.arange(0, v, 2)
-    with pytest.raises(TypeError, match="arange: a symbolic range takes step 1"):
-        Tensor.arange(0, 10, v)
+    with pytest.raises(TypeError, match="arange: a symbolic step must divide stop - start"):
+        Tensor.arange(0, 10, v)  # ceil(10 / i) elements: not linear in i
+    with pytest.raises(ValueError, match="may be zero"):
+        Tensor.arange(0, 10, Variable("z", 0, 4).bind(2))
     with pytest.raises(ValueError, match="may be negative"):
         Tensor.arange(v, 5)
+
+
+def test_arange_with_a_symbolic_step():
+    """A symbolic step that divides stop - start gives a fixed count (one kernel for every
+    value); a static step over a fixed span with symbolic ends too."""
+    i = Variable("i", 1, 10)
+    _compiles_once(lambda n: (Tensor.arange(0, 3 * i.bind(n), i.bind(n)) + 1,
+                              (np.arange(0, 3 * n, n) + 1).astype(np.int32)))
+    _compiles_once(lambda n: (Tensor.arange(1, 4 * i.bind(n) + 1, i.bind(n), dtype="float32") * 2,
+                              np.arange(1, 4 * n + 1, n).astype(np.float32) * 2))
+    _compiles_once(lambda n: (Tensor.arange(i.bind(n), i.bind(n) + 6, 2),
+                              np.arange(n, n + 6, 2).astype(np.int32)))
+    assert Tensor.arange(0, 2 * i.bind(3), i.bind(3)).shape == (2,)
 
 
 def test_tril_and_triu_of_a_symbolic_size():
@@ -81,3 +97,69 @@ def test_variable_takes_an_int_dtype_as_tinygrad_does():
 
 def _square(w, v):
     return w.shrink(((0, v), (0, v)))
+
+
+# ---- issue 29, the rest: mean over two variables, shrink/pad/split/chunk along a symbolic dim --
+DATA = np.arange(120, dtype=np.float32).reshape(10, 12) * 0.25 - 7
+
+
+def _block(w, a, b):
+    return w.shrink(((0, a), (0, b)))
+
+
+def test_mean_var_std_over_a_product_of_two_variables():
+    a, b = Variable("ma", 1, 10), Variable("mb", 1, 12)
+    w = Tensor(DATA).realize()
+    pairs = ((2, 3), (5, 7), (9, 12))
+    for reduce, numpy_reduce in (
+            (lambda t: t.mean(), lambda x: x.mean()),
+            (lambda t: t.mean(axis=(0, 1), keepdim=True), lambda x: x.mean((0, 1), keepdims=True)),
+            (lambda t: t.var(), lambda x: x.var(ddof=1)),
+            (lambda t: t.std(correction=0), lambda x: x.std())):
+        for k, (m, n) in enumerate(pairs):
+            runners, compiles = len(engine.STATE.runners), GlobalCounters.compile_count
+            got = reduce(_block(w, a.bind(m), b.bind(n))).numpy()
+            np.testing.assert_allclose(got, numpy_reduce(DATA[:m, :n]).astype(np.float32),
+                                       rtol=2e-6, atol=1e-6)
+            if k:
+                assert len(engine.STATE.runners) == runners and \
+                    GlobalCounters.compile_count == compiles, f"({m}, {n}) compiled a new kernel"
+    # one axis at a time: a symbolic count divides as before
+    c = Variable("mc", 1, 10)
+    _compiles_once(lambda n: (_block(w, c.bind(n), 12).mean(0),
+                              DATA[:n].mean(0).astype(np.float32)))
+
+
+def test_shrink_of_a_static_size_out_of_a_symbolic_dim():
+    """The tiny suite's case: shrink ((0, 2),) of a dim bound to 2 with range 1..10, and
+    x[:, v:v+2]: a shrink is checked at its bound values where the range does not decide it."""
+    ones = Tensor.ones(10).contiguous().realize()
+    for n in (2, 5):
+        v = Variable("sv", 1, 10).bind(n)
+        out = ones.shrink(((0, v),)).shrink(((0, 2),))
+        assert out.shape == (2,)
+        np.testing.assert_array_equal(out.numpy(), np.ones(2, np.float32))
+    w = Tensor(DATA).realize()
+    s = Variable("ss", 0, 10)
+    _compiles_once(lambda n: (w[:, s.bind(n):s.bind(n) + 2] * 2, DATA[:, n:n + 2] * 2))
+    with pytest.raises(ShapeError, match="do not fit"):
+        ones.shrink(((0, Variable("sv", 1, 10).bind(1)),)).shrink(((0, 2),))
+
+
+def test_pad_split_and_chunk_along_a_symbolic_dim():
+    w = Tensor(DATA).realize()
+    p = Variable("pp", 1, 10)
+    _compiles_once(lambda n: (_block(w, p.bind(n), 12).pad(((1, 2), (0, 1))) + 1,
+                              np.pad(DATA[:n], ((1, 2), (0, 1))) + 1))
+    for n in (3, 5, 6, 7, 10):
+        v = Variable("sp", 1, 10).bind(n)
+        x = _block(w, v, 12)
+        for pieces, expected in ((x.split(3), np.split(DATA[:n], range(3, n, 3))),
+                                 (x.split([2, v - 2]), np.split(DATA[:n], [2])),
+                                 (x.chunk(2), np.split(DATA[:n], [-(-n // 2)])),
+                                 (x.split(5, dim=1), np.split(DATA[:n], [5, 10], axis=1))):
+            assert len(pieces) == len(expected)
+            for piece, want in zip(pieces, expected):
+                np.testing.assert_array_equal((piece * 3).numpy(), want * 3)
+    with pytest.raises(ShapeError, match="do not add up"):
+        _block(w, Variable("sp", 1, 10).bind(4), 12).split([2, 3])

@@ -15,8 +15,8 @@ from tinylab import Tensor
 A = ((2, 3),)
 
 
-def err(name, op, ours, theirs=None, shapes=A, kinds=("real",), words=()):
-    return ErrorCase(name, op, ours, theirs or ours, shapes, kinds, words)
+def err(name, op, ours, theirs=None, shapes=A, kinds=("real",), words=(), same_type=True):
+    return ErrorCase(name, op, ours, theirs or ours, shapes, kinds, words, same_type)
 
 
 ELEMENTWISE = [
@@ -103,8 +103,11 @@ MOVEMENT = [
         shapes=((2, 3), (3, 2))),
     err("stack_dim_range", "stack", lambda a, b: a.stack(b, dim=3),
         lambda a, b: torch.stack([a, b], 3), shapes=((2, 3), (2, 3))),
-    err("stack_nothing", "stack", lambda: Tensor.stack(), lambda: torch.stack([]), shapes=()),
-    err("cat_nothing", "cat", lambda: Tensor.cat(), lambda: torch.cat([]), shapes=()),
+    # a Python signature error (no tensor to call the method on) against torch's empty list
+    err("stack_nothing", "stack", lambda: Tensor.stack(), lambda: torch.stack([]), shapes=(),
+        same_type=False),
+    err("cat_nothing", "cat", lambda: Tensor.cat(), lambda: torch.cat([]), shapes=(),
+        same_type=False),
     err("split_sizes", "split", lambda x: x.split([1, 1], dim=1)),
     err("split_zero", "split", lambda x: x.split(0)),
     err("chunk_zero", "chunk", lambda x: x.chunk(0)),
@@ -162,8 +165,8 @@ NN = [
         shapes=((1, 1, 4, 4),)),
     err("avg_pool2d_stride", "stride", lambda x: x.avg_pool2d(2, stride=-1),
         lambda x: F.avg_pool2d(x, 2, stride=-1), shapes=((1, 1, 4, 4),)),
-    err("layernorm_axis", "layernorm", lambda x: x.layernorm(axis=3),
-        lambda x: F.layer_norm(x, (2, 2, 3, 3))),
+    err("layernorm_axis", "layernorm", lambda x: x.layernorm(axis=3),  # a dim out of range:
+        lambda x: F.layer_norm(x, (2, 2, 3, 3)), same_type=False),  # IndexError, as x.sum(3)
     err("dropout_p", "dropout", lambda x: x.dropout(1.5), lambda x: F.dropout(x, 1.5)),
     err("dropout_negative_p", "dropout", lambda x: x.dropout(-0.1), lambda x: F.dropout(x, -0.1)),
     err("one_hot_float", "one_hot", lambda y: y.one_hot(3), lambda y: F.one_hot(y, 3),
@@ -233,6 +236,41 @@ OUTER_OP_NAMED = [
         shapes=((1, 2, 3),)),
 ]
 CASES += OUTER_OP_NAMED
+
+# issue 29: the exception types. Every row above asserts PyTorch's class too; these add the dims,
+# indices and shapes the tables above lacked (tinylab's ShapeError is a ValueError and a
+# RuntimeError, DTypeError a TypeError and a NotImplementedError: see tinylab/errors.py)
+B = ((2, 3), (3, 2))
+TYPES = [
+    err("index_negative_range", "dim 0", lambda x: x[-3]),
+    err("index_column_range", "dim 1", lambda x: x[:, 3]),
+    err("transpose_dim", "transpose", lambda x: x.transpose(0, 2)),
+    err("unsqueeze_dim", "unsqueeze", lambda x: x.unsqueeze(4)),
+    err("squeeze_dim", "squeeze", lambda x: x.squeeze(3)),
+    err("flip_dim", "flip", lambda x: x.flip(2)),
+    err("cat_dim", "cat", lambda a, b: a.cat(b, dim=2), lambda a, b: torch.cat([a, b], dim=2),
+        shapes=((2, 3), (2, 3))),
+    err("stack_dim", "stack", lambda a, b: a.stack(b, dim=4),
+        lambda a, b: torch.stack([a, b], dim=4), shapes=((2, 3), (2, 3))),
+    err("sort_dim", "sort", lambda x: x.sort(dim=3)),
+    err("gather_dim", "gather", lambda x, i: x.gather(2, i), shapes=((2, 3), (2, 3)),
+        kinds=("real", "index2")),
+    err("add_broadcast", "add", lambda a, b: a + b, shapes=B),
+    err("where_broadcast", "where", lambda c, a: c.where(a, 0.0),
+        lambda c, a: torch.where(c, a, 0.0), shapes=B, kinds=("bool", "real")),
+    err("matmul_vectors", "matmul", lambda a, b: a @ b, shapes=((3,), (4,))),
+    err("matmul_inner", "matmul", lambda a, b: a @ b, shapes=((2, 3), (2, 3))),
+    err("reshape_size", "reshape", lambda x: x.reshape(4, 2)),
+    err("expand_rank", "expand", lambda x: x.expand(3, 3)),
+    err("repeat_negative", "repeat", lambda x: x.repeat(-1, 1)),
+    err("cat_ranks", "cat", lambda a, b: a.cat(b), lambda a, b: torch.cat([a, b]),
+        shapes=((2, 3), (3,))),
+    err("stack_shapes_3d", "stack", lambda a, b: a.stack(b, dim=1),
+        lambda a, b: torch.stack([a, b], dim=1), shapes=((2, 3, 1), (2, 1, 3))),
+    err("bitwise_and_float_int", "bitwise_and", lambda a, b: a & b, shapes=((3,), (3,)),
+        kinds=("real", "int")),
+]
+CASES += TYPES
 
 
 @pytest.mark.parametrize("case", error_params(CASES))

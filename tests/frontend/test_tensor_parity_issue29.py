@@ -73,7 +73,26 @@ def _static_select(x, mask, size, fill):
     return torch.cat([picked, torch.full((size - picked.numel(),), fill, dtype=x.dtype)])
 
 
-@pytest.mark.parametrize("case, shapes, strided", variants(NAMES + POOLING))
+# the rest of issue 29's list, each now with a PyTorch row: half matmuls accumulate in float32
+# and round once (as PyTorch's CPU kernels), an int base to a float power is a float, cummax /
+# cummin on empty and 0-d tensors
+HALF = ("f16", "f16")
+REST = [
+    Case("matmul_half", lambda a, b: a @ b, lambda a, b: a @ b,
+         [((64, 64), (64, 64)), ((5, 64), (64,)), ((2, 7, 64), (64, 3))], HALF, atol=2e-3,
+         rtol=2e-3, covers=("matmul",)),
+    Case("linear_half_bias", lambda x, w, b: x.linear(w, b), lambda x, w, b: F.linear(x, w.T, b),
+         [((8, 64), (64, 5), (5,))], HALF + ("f16",), atol=2e-3, rtol=2e-3, covers=("linear",)),
+    Case("pow_int_base_float_exponent", lambda x: (x ** 1.5, x ** 0.5, x.pow(2.0), 2 ** x),
+         lambda x: (x ** 1.5, x ** 0.5, x.pow(2.0), 2 ** x), [((3, 4),)], ("int",), grad=False,
+         covers=("pow",)),
+    Case("cummax_cummin_empty_and_scalar", lambda x: (x.cummax(0), x.cummin(-1)),
+         lambda x: (x.cummax(0).values, x.cummin(-1).values), [((0,),), ((2, 0),), ((),)],
+         covers=("cummax", "cummin")),
+]
+
+
+@pytest.mark.parametrize("case, shapes, strided", variants(NAMES + POOLING + REST))
 def test_issue29_rows_match_torch(case, shapes, strided):
     run_case(case, shapes, strided)
 

@@ -8,7 +8,7 @@ import math
 
 from ..dtype import dtypes
 from ..ir.ops import Op
-from .elementwise import _with_backward
+from .composite import _with_backward
 
 LOG2_E = 1 / math.log(2)
 

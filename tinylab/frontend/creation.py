@@ -12,9 +12,9 @@ import numbers
 
 from .. import config
 from ..dtype import DType, dtypes
-from ..errors import ShapeError
+from ..errors import ArgumentError, ShapeError
 from ..ir import node as ir
-from ..ir.symbolic import Variable
+from ..ir.symbolic import Variable, bound_value
 
 
 def shape_args(args, op: str) -> tuple[int, ...]:
@@ -71,7 +71,7 @@ def _check_numbers(op: str, **values) -> None:
                 not hasattr(value, "__float__"):
             raise TypeError(f"{op}: {name} must be a number, got {value!r}")
         if not math.isfinite(float(value)):
-            raise ValueError(f"{op}: {name} must be finite, got {value}")
+            raise ArgumentError(f"{op}: {name} must be finite, got {value}")
 
 
 class CreationMixin:
@@ -124,9 +124,9 @@ class CreationMixin:
             return cls._symbolic_arange(start, stop, step, dtype, device, **kwargs)
         _check_numbers("arange", start=start, stop=stop, step=step)
         if step == 0:
-            raise ValueError("arange: step must not be zero")
+            raise ArgumentError("arange: step must not be zero")
         if (stop - start) * step < 0:
-            raise ValueError(f"arange: step {step} goes away from stop {stop} (start {start})")
+            raise ArgumentError(f"arange: step {step} goes away from stop {stop} (start {start})")
         is_float = any(isinstance(v, float) for v in (start, stop, step))
         dtype = dtypes.from_any(dtype) if dtype is not None else (
             dtypes.default_float if is_float else dtypes.default_int)
@@ -137,18 +137,35 @@ class CreationMixin:
 
     @classmethod
     def _symbolic_arange(cls, start, stop, step, dtype, device, **kwargs):
-        """arange with a symbolic start or stop (ints and bound Variables, step ±1): length
-        stop - start (symbolic), laid out at its maximum; values start + step·i, the start
-        counted by a kernel (so one kernel serves every bound value)."""
-        if isinstance(step, Variable) or step not in (1, -1):
-            raise TypeError(f"arange: a symbolic range takes step 1 or -1 (its length must stay "
-                            f"linear in the variables), got start={start!r}, stop={stop!r}, "
-                            f"step={step!r}")
-        for name, value in (("start", start), ("stop", stop)):
+        """arange with a symbolic start, stop or step (ints and bound Variables). Its length
+        must stay linear in the variables: stop - start for step ±1, or a fixed count where a
+        step divides stop - start exactly (arange(0, 3 * v, v), arange(v, v + 6, 2)). Laid out
+        at its maximum length; values start + step·i, the variables read by the kernel (one
+        kernel serves every value)."""
+        for name, value in (("start", start), ("stop", stop), ("step", step)):
             if isinstance(value, bool) or not isinstance(value, (int, Variable)):
                 raise TypeError(f"arange: with a symbolic bound, {name} must be an int or a "
                                 f"Variable, got {value!r}")
-        n = (stop - start) * step
+        if not isinstance(step, Variable) and step == 0:
+            raise ArgumentError("arange: step must not be zero")
+        span = stop - start
+        if isinstance(step, Variable):
+            if step.min <= 0 <= step.max:
+                raise ArgumentError(f"arange: the step {step!r} may be zero or change sign "
+                                    f"for values in its range")
+            count = -(-bound_value(span) // bound_value(step))
+            if span - count * step != 0:  # the count would vary with the step: not linear
+                raise TypeError(f"arange: a symbolic step must divide stop - start exactly, "
+                                f"for every value (its length must stay linear in the "
+                                f"variables), got start={start!r}, stop={stop!r}, "
+                                f"step={step!r}")
+            n = count
+        elif isinstance(span, Variable) and step not in (1, -1):
+            raise TypeError(f"arange: a symbolic range takes step 1 or -1, or a step that divides "
+                            f"stop - start exactly (its length must stay linear in the "
+                            f"variables), got start={start!r}, stop={stop!r}, step={step!r}")
+        else:
+            n = span * step if isinstance(span, Variable) else -(-span // step)
         if isinstance(n, Variable) and n.min < 0:
             raise ValueError(f"arange: the length {n!r} of [{start!r}, {stop!r}) may be negative "
                              f"for values in the variables' ranges")
@@ -179,7 +196,7 @@ class CreationMixin:
         if isinstance(steps, bool) or not isinstance(steps, int):
             raise TypeError(f"linspace: steps must be an int, got {steps!r}")
         if steps < 0:
-            raise ValueError(f"linspace: steps must be non-negative, got {steps}")
+            raise ArgumentError(f"linspace: steps must be non-negative, got {steps}")
         for name, value in (("start", start), ("stop", stop)):
             if hasattr(value, "node") and value.ndim != 0:
                 raise ShapeError(f"linspace: {name} must be a number or a 0-D tensor, got shape "

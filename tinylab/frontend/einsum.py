@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import string
 
-from ..errors import ShapeError
+from ..errors import ArgumentError, ShapeError
 
 ELLIPSIS_LETTERS = "".join(chr(0x3B1 + i) for i in range(24))  # greek: never in a formula
 
@@ -17,7 +17,7 @@ def _split(formula: str, count: int) -> tuple[list[str], str | None]:
     inputs, arrow, output = formula.partition("->")
     terms = inputs.split(",")
     if len(terms) != count:
-        raise ValueError(f"einsum: formula {formula!r} has {len(terms)} operand(s) but "
+        raise ArgumentError(f"einsum: formula {formula!r} has {len(terms)} operand(s) but "
                          f"{count} tensor(s) were given")
     allowed = set(string.ascii_letters) | {"."}
     for term in terms + ([output] if arrow else []):
@@ -83,7 +83,7 @@ def einsum(formula: str, operands) -> object:
             sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]
     for c in output:
         if c not in sizes or output.count(c) > 1:
-            raise ValueError(f"einsum: output letter {c!r} is repeated or not in any input "
+            raise ArgumentError(f"einsum: output letter {c!r} is repeated or not in any input "
                              f"({formula!r})")
     order = output + "".join(c for c in sizes if c not in output)
     aligned = []

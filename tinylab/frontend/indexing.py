@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..dtype import dtypes
-from ..errors import DTypeError, ShapeError, WriteError
+from ..errors import ArgumentError, DTypeError, ShapeError, WriteError
 from ..ir.node import prod
 from ..ir.symbolic import Variable
 from ..ir.ops import Op
@@ -466,7 +466,7 @@ class IndexingMixin:
         """Combine src into self at index along dim with 'sum', 'prod', 'mean', 'amax' or
         'amin' (torch.Tensor.scatter_reduce)."""
         if reduce not in ("sum", "prod", "mean", "amax", "amin"):
-            raise ValueError(f"scatter_reduce: reduce must be one of sum, prod, mean, amax, amin; "
+            raise ArgumentError(f"scatter_reduce: reduce must be one of sum, prod, mean, amax, amin; "
                              f"got {reduce!r}")
         axis = self._index_check(dim, index, "scatter_reduce")
         hot, values = self._scatter_parts(axis, index, src)

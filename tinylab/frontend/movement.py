@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from ..errors import ShapeError
-from ..ir.symbolic import Variable
+from ..errors import ArgumentError, ShapeError, UnsupportedError
+from ..ir.symbolic import Variable, any_symbolic, bound_value, fits_bounds
 from . import autograd
 
 
@@ -86,7 +86,7 @@ class MovementMixin:
         (left, right, top, bottom, ...) starting from the last dim. Negative pads crop."""
         pairs = self._pad_pairs(padding)
         if mode not in ("constant", "reflect", "replicate", "circular"):
-            raise ValueError(f"pad: unknown mode {mode!r}; use constant, reflect, replicate or "
+            raise UnsupportedError(f"pad: unknown mode {mode!r}; use constant, reflect, replicate or "
                              f"circular")
         if mode != "constant":
             return self._pad_mode(pairs, mode)
@@ -150,14 +150,9 @@ class MovementMixin:
             raise ShapeError(f"shrink: {len(bounds)} bounds {bounds} for shape {self.shape}")
         bounds = tuple((0, s) if b is None else _ints(b, "shrink")
                        for b, s in zip(bounds, self.shape))
-        for (b, e), s in zip(bounds, self.shape):
-            try:
-                fits = 0 <= b <= e <= s
-            except TypeError:  # symbolic: the variable's range allows values that do not fit
-                fits = False
-            if not fits:
-                raise ShapeError(f"shrink: bounds {bounds} do not fit shape {self.shape} (for "
-                                 f"every value in a symbolic bound's range)")
+        if not fits_bounds(bounds, self.shape):
+            raise ShapeError(f"shrink: bounds {bounds} do not fit shape {self.shape} (for "
+                             f"every value in a symbolic bound's range, or its bound value)")
         return self._view(self.node.shrink(bounds))
 
     def flip(self, axis, *args):
@@ -229,7 +224,7 @@ class MovementMixin:
 
     def repeat_interleave(self, repeats: int, dim: int | None = None):
         if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 0:
-            raise ValueError(f"repeat_interleave: repeats must be a non-negative int, got "
+            raise ArgumentError(f"repeat_interleave: repeats must be a non-negative int, got "
                              f"{repeats!r}")
         x = self.flatten() if dim is None else self
         axis = 0 if dim is None else self._axis(dim, "repeat_interleave")
@@ -291,13 +286,19 @@ class MovementMixin:
         return tensors[0].unsqueeze(axis).cat(*[t.unsqueeze(axis) for t in tensors[1:]], dim=axis)
 
     def split(self, sizes, dim: int = 0):
+        """Pieces along `dim`: of `sizes` each (the last one smaller), or of the listed sizes.
+        Along a symbolic dim the bound value decides how many pieces there are; the pieces are
+        static except a last, partial one (the dim less the static pieces), as in shrink."""
         axis = self._axis(dim, "split")
         size = self.shape[axis]
+        known = bound_value(size)  # an int; a symbolic dim's bound value
         if isinstance(sizes, int):
             if sizes <= 0:
-                raise ValueError(f"split: split size must be positive, got {sizes}")
-            sizes = [min(sizes, size - i) for i in range(0, size, sizes)] or [0]
-        if sum(sizes) != size:
+                raise ArgumentError(f"split: split size must be positive, got {sizes}")
+            sizes = [sizes if i + sizes <= known else size - i
+                     for i in range(0, known, sizes)] or [0]
+        total = sum(sizes)
+        if total != size and (not any_symbolic((total, size)) or bound_value(total) != known):
             raise ShapeError(f"split: sizes {list(sizes)} do not add up to {size} (dim {dim})")
         out, start = [], 0
         for s in sizes:
@@ -309,8 +310,8 @@ class MovementMixin:
 
     def chunk(self, chunks: int, dim: int = 0):
         if chunks <= 0:
-            raise ValueError(f"chunk: chunks must be positive, got {chunks}")
-        size = self.shape[self._axis(dim, "chunk")]
+            raise ArgumentError(f"chunk: chunks must be positive, got {chunks}")
+        size = bound_value(self.shape[self._axis(dim, "chunk")])  # symbolic: its bound value
         if size == 0:  # PyTorch: `chunks` empty pieces
             return self.split([0] * chunks, dim)
         return self.split(math.ceil(size / chunks), dim)
@@ -321,7 +322,7 @@ class MovementMixin:
         shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
         dims = (dims,) if isinstance(dims, int) else tuple(dims)
         if len(shifts) != len(dims):
-            raise ValueError(f"roll: shifts {shifts} and dims {dims} must have the same length")
+            raise ArgumentError(f"roll: shifts {shifts} and dims {dims} must have the same length")
         x = self
         for shift, dim in zip(shifts, dims):
             if x.ndim == 0:  # PyTorch too: a 0-d tensor has no dim to roll along

@@ -1,6 +1,6 @@
-"""Pooling beyond the 2-D basics, and resampling: max pooling that returns PyTorch's indices,
-3-D pooling, max_unpool1d/2d/3d and interpolate (nearest, nearest-exact, linear, bilinear,
-trilinear). Mixed into Tensor (frontend/tensor.py); the 1-D/2-D pools live in nn_ops.py.
+"""Pooling and resampling: the 1-D/2-D max and average pools, max pooling that returns PyTorch's
+indices, 3-D pooling, max_unpool1d/2d/3d and interpolate (nearest, nearest-exact, linear,
+bilinear, trilinear). Mixed into Tensor (frontend/tensor.py).
 
 Every output is a composite of primitive ops: windows are views (`_pool`), the max's position is
 a compare and a reduce, unpooling is a one-hot compare and a sum. interpolate's source indices
@@ -16,7 +16,7 @@ import numpy as np
 from ..dtype import dtypes
 from ..errors import DTypeError, ShapeError
 from . import autograd
-from .nn_ops import _pair
+from .convolution import _pair
 from .sorting import _pick
 
 INTERPOLATE_MODES = {"nearest": None, "nearest-exact": None, "linear": 3, "bilinear": 4,
@@ -164,6 +164,96 @@ class PoolingMixin:
             lam0 = type(self)((1 - weight).reshape(shape), device=self.device, dtype=x.dtype)
             x = _take(x, axis, first) * lam0 + _take(x, axis, second) * lam1
         return x
+
+    # ---- pooling ----
+    def _pool_args(self, kernel_size, stride, dilation, padding, spatial: int, op: str):
+        """(kernel, stride, dilation, pads) per spatial dim, checked as PyTorch does: padding at
+        most half the kernel, and each (dilated) window fits the padded input."""
+        kernel = _pair(kernel_size, spatial, "kernel_size", minimum=1)
+        stride = kernel if stride is None else _pair(stride, spatial, "stride", minimum=1)
+        dilation = _pair(dilation, spatial, "dilation", minimum=1)
+        pads = self._conv_padding(padding, kernel, dilation)
+        for (b, _), k in zip(pads, kernel):
+            if b > k // 2:
+                raise ShapeError(f"{op}: padding {padding} must be at most half the kernel "
+                                 f"{kernel}")
+        sizes = self.shape[-spatial:] if spatial else ()
+        for size, (b, a), k, d in zip(sizes, pads, kernel, dilation):
+            if d * (k - 1) + 1 > size + b + a:
+                raise ShapeError(f"{op}: window {kernel} (dilation {dilation}) does not fit "
+                                 f"input {tuple(sizes)} padded by {padding}")
+        return kernel, stride, dilation, pads
+
+    def _ceil_pads(self, pads, kernel, stride, dilation):
+        """Extra right padding so ceil_mode keeps the last partial window."""
+        spatial = self.shape[-len(kernel):]
+        out = []
+        for i, (b, a), k, s, d in zip(spatial, pads, kernel, stride, dilation):
+            size = i + b + a
+            window = d * (k - 1) + 1
+            count = math.ceil((size - window) / s) + 1
+            if (count - 1) * s >= i + b:  # the last window must start inside the input
+                count -= 1
+            out.append((b, a + max(0, (count - 1) * s + window - size)))
+        return tuple(out)
+
+    def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0,
+                   ceil_mode: bool = False, return_indices: bool = False):
+        """2-D max pooling; return_indices=True also gives PyTorch's flat per-plane indices of
+        the maxima (pooling.py). Tied maxima in a window share its gradient, as tinygrad's and
+        as amax's in both libraries (PyTorch's max_pool2d gives it all to the first)."""
+        return self._max_pool(2, kernel_size, stride, dilation, padding, ceil_mode,
+                              return_indices)
+
+    def _max_pool(self, dims: int, kernel_size, stride, dilation, padding, ceil_mode: bool,
+                  return_indices: bool = False):
+        spatial = dims if self.ndim > dims else self.ndim
+        kernel, stride, dilation, pads = self._pool_args(kernel_size, stride, dilation, padding,
+                                                         spatial, "max_pool")
+        if ceil_mode:
+            pads = self._ceil_pads(pads, kernel, stride, dilation)
+        if return_indices:
+            return self._max_pool_with_indices(kernel, stride, dilation, pads)
+        lowest = -math.inf if self.dtype.is_float else self.dtype.min_value()
+        x = self.pad(((0, 0),) * (self.ndim - spatial) + pads, value=lowest)
+        return x._pool(kernel, stride, dilation).max(tuple(range(-spatial, 0)))
+
+    def avg_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0,
+                   ceil_mode: bool = False, count_include_pad: bool = True):
+        return self._avg_pool(2, kernel_size, stride, dilation, padding, ceil_mode,
+                              count_include_pad)
+
+    def _avg_pool(self, dims: int, kernel_size, stride, dilation, padding, ceil_mode: bool,
+                  count_include_pad: bool):
+        spatial = dims if self.ndim > dims else self.ndim
+        kernel, stride, dilation, pads = self._pool_args(kernel_size, stride, dilation, padding,
+                                                         spatial, "avg_pool")
+        full = self._ceil_pads(pads, kernel, stride, dilation) if ceil_mode else pads
+        lead = ((0, 0),) * (self.ndim - spatial)
+        axes = tuple(range(-spatial, 0))
+        total = self.pad(lead + full)._pool(kernel, stride, dilation).sum(axes)
+        ones = type(self).ones(*self.shape[-spatial:], device=self.device)
+        # padding counts as part of the window when count_include_pad; the ceil_mode overhang
+        # never does
+        extra = tuple((0, a2 - a1) for (_, a1), (_, a2) in zip(pads, full))
+        counts = ones.pad(pads, value=1.0 if count_include_pad else 0.0).pad(extra)
+        counts = counts._pool(kernel, stride, dilation).sum(axes)
+        return total / (counts.cast(total.dtype) if total.dtype.is_float else counts)
+
+    def max_pool1d(self, kernel_size=2, stride=None, dilation=1, padding=0, ceil_mode=False,
+                   return_indices: bool = False):
+        out = self.unsqueeze(-2).max_pool2d((1, kernel_size), None if stride is None else
+                                            (1, stride), (1, dilation), (0, padding),
+                                            ceil_mode, return_indices)
+        if return_indices:  # a (1, W) plane's flat index is the 1-D index
+            return out[0].squeeze(-2), out[1].squeeze(-2)
+        return out.squeeze(-2)
+
+    def avg_pool1d(self, kernel_size=2, stride=None, padding=0, ceil_mode=False,
+                   count_include_pad=True):
+        return self.unsqueeze(-2).avg_pool2d((1, kernel_size), None if stride is None else
+                                             (1, stride), 1, (0, padding), ceil_mode,
+                                             count_include_pad).squeeze(-2)
 
 
 def _check_rank(x, ranks: tuple, op: str) -> None:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import math
 
 from ..dtype import dtypes
-from ..errors import ShapeError
+from ..errors import DTypeError, EmptyDimError, ShapeError
 from ..ir.node import reduce_identity
 from ..ir.ops import Op
-from .elementwise import _with_backward
+from .composite import _with_backward
 
 CUMULATIVE_BLOCK = 256  # scans longer than this run in two levels to stay O(n * block)
 PRODUCT_FUSED_LEVELS = 3  # prod / cumprod: levels of multiplies fused into one kernel
@@ -49,8 +49,8 @@ class ReduceMixin:
     def _checked_max(self, axis, keepdim: bool, op: str):
         empty = [a for a in self._reduce_axes(axis, op) if self.shape[a] == 0]
         if empty:
-            raise ShapeError(f"{op}: cannot reduce over axis {empty[0]} of size 0 (shape "
-                             f"{self.shape}): there is no value to take")
+            raise EmptyDimError(f"{op}: cannot reduce over axis {empty[0]} of size 0 (shape "
+                                f"{self.shape}): there is no value to take")
         return self._reduce(Op.REDUCE_MAX, axis, keepdim, op)
 
     def _max_or_lowest(self, axis=None, keepdim: bool = False):
@@ -80,16 +80,34 @@ class ReduceMixin:
         axis = dim if dim is not None else axis
         x = self if self.dtype.is_float else self.cast(dtypes.default_float)
         axes = self._reduce_axes(axis, "mean")
-        count = math.prod(self.shape[a] for a in axes)
+        count = self._count(axes)
         total = x.sum(axis, keepdim)
-        return total / count if count else total * math.nan
+        return total * math.nan if isinstance(count, int) and count == 0 else total / count
+
+    def _count(self, axes):
+        """How many elements a reduce over `axes` adds: an int, a symbolic size (one variable
+        axis), or, where two variable axes multiply (not linear), a 0-d int tensor of the
+        bound values' product, which kernels read as arguments (one kernel serves every value)."""
+        static = math.prod(self.shape[a] for a in axes if isinstance(self.shape[a], int))
+        symbolic = [self.shape[a] for a in axes if not isinstance(self.shape[a], int)]
+        if len(symbolic) <= 1 or static == 0:
+            return static * symbolic[0] if symbolic and static else static
+        count = type(self)(symbolic[0], device=self.device)
+        for size in symbolic[1:]:
+            count = count * type(self)(size, device=self.device)
+        return count * static
 
     def var(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None):
         axis = dim if dim is not None else axis
         axes = self._reduce_axes(axis, "var")
-        count = math.prod(self.shape[a] for a in axes)
+        count = self._count(axes)
         deviation = self - self.mean(axis, keepdim=True)
-        return (deviation * deviation).sum(axis, keepdim) / max(0, count - correction)
+        if isinstance(count, int):
+            count = max(0, count - correction)
+        else:  # symbolic: a tensor value, clamped as the int is
+            count = (count - correction).maximum(0) if hasattr(count, "node") else \
+                type(self)(count, device=self.device).sub(correction).maximum(0)
+        return (deviation * deviation).sum(axis, keepdim) / count
 
     def std(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None):
         """sqrt(var), with PyTorch's gradient 0 where std is 0 (sqrt's rule gives inf * 0 = NaN
@@ -167,7 +185,7 @@ class ReduceMixin:
 
     def _argmax(self, axis, keepdim: bool, op: str):
         if self.dtype.is_bool:
-            raise TypeError(f"{op}: bool tensors are not supported (as in PyTorch); cast first")
+            raise DTypeError(f"{op}: bool tensors are not supported (as in PyTorch); cast first")
         if axis is None:
             return self.flatten()._argmax(0, False, op)
         a = self._axis(axis, op)
@@ -175,7 +193,7 @@ class ReduceMixin:
             return self._const(0, dtypes.int32, ())
         n = self.shape[a]
         if n == 0:
-            raise ShapeError(f"{op}: cannot reduce over axis {a} of size 0 (shape {self.shape})")
+            raise EmptyDimError(f"{op}: cannot reduce over axis {a} of size 0 (shape {self.shape})")
         is_max = self == self.max(a, keepdim=True)
         if self.dtype.is_float:  # the max of a row with a NaN is NaN, equal to nothing
             is_max = is_max | (self != self)

@@ -78,16 +78,14 @@ def pad(node: Node, padding: tuple[tuple[int, int], ...]) -> Node:
 
 
 def _fits(bounds, shape) -> bool:
-    try:
-        return all(0 <= b <= e <= s for (b, e), s in zip(bounds, shape))
-    except TypeError:  # a symbolic bound whose range does not decide it
-        return False
+    from .symbolic import fits_bounds
+    return fits_bounds(bounds, shape)
 
 
 def shrink(node: Node, bounds: tuple[tuple[int, int], ...]) -> Node:
     if len(bounds) != node.ndim or not _fits(bounds, node.shape):
         raise ShapeError(f"SHRINK: bounds {bounds} do not fit shape {node.shape} (for every "
-                         f"value a symbolic bound's range allows)")
+                         f"value a symbolic bound's range allows, or its bound value)")
     if all(b == 0 and e == s for (b, e), s in zip(bounds, node.shape)):
         return node
     shape = tuple(e - b for b, e in bounds)

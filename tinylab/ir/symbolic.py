@@ -380,5 +380,6 @@ from .symbolic_render import render, render_cond, repeated_parts  # noqa: E402,F
 from .conditions import (FALSE, TRUE, Cond, and_, evaluate, evaluate_cond, in_range,  # noqa: E402,F401
                          lt, substitute, substitute_cond)
 from .variable import (INT_DTYPE_NAMES, RESERVED_PREFIXES, Variable, any_symbolic,  # noqa: E402,F401
-                       as_lin, bound_shape, bound_value, is_symbolic, max_of, max_shape,
+                       as_lin, bound_shape, bound_value, fits_bounds, is_symbolic, max_of,
+                       max_shape,
                        rebind, unbind_args)

@@ -248,6 +248,27 @@ def any_symbolic(values) -> bool:
     return any(isinstance(v, Variable) for v in values)
 
 
+def _holds(smaller, larger) -> bool:
+    """smaller <= larger for every value in the range, or, where the range leaves it open and
+    every variable is bound, for the values bound in this use."""
+    try:
+        return smaller <= larger
+    except TypeError:
+        pass
+    try:
+        return bound_value(smaller) <= bound_value(larger)
+    except ValueError:  # an unbound variable: nothing to decide it
+        return False
+
+
+def fits_bounds(bounds, shape) -> bool:
+    """0 <= begin <= end <= size on every axis of a shrink, as tinygrad checks it: for every
+    value in a symbolic bound's range, or for the bound values where the range does not decide
+    it (`x[:, v:v+2]` of a static dim, `(0, 2)` of a dim bound to 2). Buffers are laid out at
+    their maximum size; a shrink checked at its bound values reads inside them."""
+    return all(_holds(0, b) and _holds(b, e) and _holds(e, s) for (b, e), s in zip(bounds, shape))
+
+
 def max_of(size) -> int:
     """The largest value a size can take (an int is its own)."""
     return size.max if isinstance(size, Variable) else size

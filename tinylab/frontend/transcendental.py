@@ -1,0 +1,217 @@
+"""Math functions of one tensor: sqrt, exp and log (from EXP2 and LOG2), the trigonometric and
+hyperbolic functions and their inverses, erf. Each is a composite of primitive ALU ops chosen
+for accuracy near its hard points; float16 ones compute in float32 and round once.
+Mixed into Tensor through ElementwiseMixin (frontend/elementwise.py).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+from ..dtype import dtypes
+from ..ir.ops import Op
+
+LOG2_E = 1 / math.log(2)
+LN_2 = math.log(2)
+
+
+def _horner(x, coefficients):
+    """c0 + c1*x + c2*x² + ... evaluated from the inside out."""
+    out = coefficients[-1]
+    for c in reversed(coefficients[:-1]):
+        out = out * x + c
+    return out
+
+
+def _half_in_float(method):
+    """float16 in, float16 out, computed in float32 and rounded once (as PyTorch's CPU kernels
+    do): a polynomial or a ratio rounded to float16 after every op drifts far from it."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        if self.dtype == dtypes.float16:
+            return method(self.float(), *args, **kwargs).half()
+        return method(self, *args, **kwargs)
+    return wrapper
+
+
+class TranscendentalMixin:
+    __slots__ = ()
+
+    def reciprocal(self):
+        return self._unary(Op.RECIPROCAL)
+
+    def sqrt(self):
+        return self._unary(Op.SQRT)
+
+    def rsqrt(self):
+        return self.sqrt().reciprocal()
+
+    def exp(self):
+        x = self if self.dtype.is_float else self.cast(dtypes.default_float)
+        return (x * LOG2_E)._unary(Op.EXP2)
+
+    def exp2(self):
+        return self._unary(Op.EXP2)
+
+    def log(self):
+        return self._unary(Op.LOG2) * LN_2
+
+    def log2(self):
+        return self._unary(Op.LOG2)
+
+    def log10(self):
+        return self.log2() * (LN_2 / math.log(10))
+
+    @_half_in_float
+    def log1p(self):
+        """log(1 + x); a Taylor series for |x| < 1/4, where 1 + x would round away x's digits."""
+        x = self._as_float()
+        small = x.abs() < 0.25
+        s = small.where(x, 0.0)  # each branch reads only its own range (finite gradients)
+        series = s * _horner(-s, [1 / k for k in range(1, 11)])
+        return small.where(series, small.where(1.0, x + 1).log())
+
+    @_half_in_float
+    def expm1(self):
+        """exp(x) - 1; a Taylor series for |x| < 1/2, where the subtraction would cancel."""
+        x = self._as_float()
+        small = x.abs() < 0.5
+        s = small.where(x, 0.0)
+        series = s * _horner(s, [1 / math.factorial(k) for k in range(1, 10)])
+        return small.where(series, x.exp() - 1)
+
+    def sin(self):
+        return self._unary(Op.SIN)
+
+    @_half_in_float
+    def cos(self):
+        """sin(pi/2 - |x|) for |x| <= pi (relative accuracy at the zero pi/2); beyond,
+        1 - 2 sin²(x/2), whose x/2 is exact where pi/2 - x would round x's digits away."""
+        x = self._as_float()
+        near = x.abs() <= math.pi
+        inside, outside = near.where(x, 0.0), near.where(0.0, x)
+        half_sine = (outside * 0.5).sin()
+        return near.where((math.pi / 2 - inside.abs()).sin(), 1 - 2 * half_sine * half_sine)
+
+    @_half_in_float
+    def tan(self):
+        return self.sin() / self.cos()
+
+    @_half_in_float
+    def asin(self):
+        # asin x = 2 atan(x / (1 + sqrt((1 - x)(1 + x)))): no division by 0 at ±1, where the
+        # gradient is then inf as in PyTorch
+        x = self._as_float()
+        return 2 * (x / (1 + (1 - x).sqrt() * (1 + x).sqrt())).atan()
+
+    def square(self):
+        x = self.cast(dtypes.default_int) if self.dtype.is_bool else self  # bool² is int
+        return x * x
+
+    @_half_in_float
+    def acos(self):
+        # pi/2 - asin x for x <= 0; 2 atan(sqrt((1 - x) / (1 + x))) for x > 0, which keeps its
+        # digits near 1 (each branch reads only its own range)
+        x = self._as_float()
+        positive = x > 0
+        left, right = positive.where(0.0, x), positive.where(x, 0.5)
+        return positive.where(2 * ((1 - right).sqrt() / (1 + right).sqrt()).atan(),
+                              math.pi / 2 - left.asin())
+
+    @_half_in_float
+    def atan(self):
+        """Cephes atanf: reduce |x| to [0, tan(pi/8)] with atan x = ±pi/4 + atan((x∓1)/(x±1)) or
+        ±pi/2 - atan(1/x), then an odd degree-9 polynomial (float32-accurate; smooth at 0)."""
+        x = self if self.dtype.is_float else self.cast(dtypes.default_float)
+        a, negative = x.abs(), x < 0
+        big, middle = a > 2.414213562373095, a > 0.4142135623730950
+        # each branch reads only its own range, so unused branches give no inf * 0 gradients
+        only_middle = middle & ~big
+        low, high = (only_middle & negative).where(x, 0.0), (only_middle & ~negative).where(x, 0.0)
+        shifted = negative.where((low + 1) / (1 - low), (high - 1) / (high + 1))
+        t = big.where(-big.where(x, 1.0).reciprocal(), middle.where(shifted, x))
+        offset = big.where(math.pi / 2, middle.where(math.pi / 4, 0.0))
+        offset = negative.where(-offset, offset)
+        z = t * t
+        poly = (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z
+                - 3.33329491539e-1) * z * t + t
+        return offset + poly
+
+    @_half_in_float
+    def sinh(self):
+        # (e + e/(e + 1)) / 2 with e = expm1(x) keeps the digits near 0; beyond, for t = |x|,
+        # b - 1/(4b) with b = e^(t - ln 2), which stays finite up to sinh's own overflow
+        x = self._as_float()
+        small, negative = x.abs() < 1, x < 0
+        e = small.where(x, 0.0).expm1()
+        t = small.where(1.0, negative.where(-x, x))
+        b = (t - LN_2).exp()
+        large = b - 0.25 / b
+        return small.where((e + e / (e + 1)) / 2, negative.where(-large, large))
+
+    @_half_in_float
+    def cosh(self):
+        # 1 + 2 sinh²(x/2) near 0 (its gradient sinh(x) then keeps its digits there too);
+        # beyond, b + 1/(4b) with b = e^(|x| - ln 2), finite up to cosh's own overflow
+        x = self._as_float()
+        small = x.abs() < 1
+        half_sinh = (small.where(x, 0.0) / 2).sinh()
+        b = (small.where(1.0, x).abs() - LN_2).exp()
+        return small.where(1 + 2 * half_sinh * half_sinh, b + 0.25 / b)
+
+    @_half_in_float
+    def tanh(self):
+        # e / (e + 2) with e = expm1(2x): no cancellation near 0; |x| > 9 is ±1 in float32
+        x = self._as_float()
+        saturated = x.abs() > 9
+        e = (2 * saturated.where(0.0, x)).expm1()
+        return saturated.where(x.sign(), e / (e + 2))
+
+    @_half_in_float
+    def asinh(self):
+        # odd: for t = |x|, log1p(t + t²/(1 + sqrt(1 + t²))), or log(2t) once t² would overflow
+        x = self._as_float()
+        negative = x < 0
+        t = negative.where(-x, x)  # |x| with derivative ±1 at 0 (abs has 0 there)
+        huge = t > 1e4
+        u = huge.where(0.0, t)
+        near = (u + u * u / (1 + (u * u + 1).sqrt())).log1p()
+        out = huge.where(huge.where(t, 1.0).log() + LN_2, near)
+        return negative.where(-out, out)
+
+    @_half_in_float
+    def acosh(self):
+        # log1p((x - 1) + sqrt((x - 1)(x + 1))) keeps the digits near 1; log(2x) for huge x;
+        # NaN below 1
+        x = self._as_float()
+        huge, below = x > 1e4, x < 1
+        u = (huge | below).where(2.0, x)  # unread there: any point with a finite slope
+        near = ((u - 1) + (u - 1).sqrt() * (u + 1).sqrt()).log1p()
+        # below 1 the value is NaN; the gradient is PyTorch's 1/sqrt(x² - 1): finite for x < -1,
+        # NaN only on (-1, 1). A zero-valued term (x - x.detach()) carries it.
+        slope = below.where(x * x - 1, 1.0).rsqrt().detach()
+        outside = (x - x.detach()) * slope + math.nan
+        return below.where(outside, huge.where(huge.where(x, 1.0).log() + LN_2, near))
+
+    @_half_in_float
+    def atanh(self):
+        # (log1p(x) - log1p(-x)) / 2: no cancellation near 0, ±inf with an infinite gradient at
+        # ±1 as in PyTorch
+        x = self._as_float()
+        return (x.log1p() - (-x).log1p()) * 0.5
+
+    @_half_in_float
+    def erf(self):
+        """Its Maclaurin series for |x| < 1/2 (relative accuracy near 0); beyond, Abramowitz-
+        Stegun 7.1.26 (|error| < 1.5e-7)."""
+        x = self._as_float()
+        negative = x < 0
+        a = negative.where(-x, x)
+        a = (a > 9).where(9.0, a)  # erf is ±1 in float32 there; exp(-a²) keeps a finite gradient
+        small = a < 0.5
+        s = small.where(x, 0.0)
+        series = s * _horner(-s * s, [1 / (math.factorial(k) * (2 * k + 1)) for k in range(7)])
+        t = 1.0 / (1.0 + 0.3275911 * a)
+        y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t
+                   + 0.254829592) * t * (-a * a).exp()
+        return small.where(series * (2 / math.sqrt(math.pi)), negative.where(-y, y))
