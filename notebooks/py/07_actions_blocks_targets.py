@@ -220,7 +220,7 @@ print([f"{n}: {axis.size} {axis.kind.value}" for n, axis in enumerate(plain.axes
 my_actions = ...   # a list, e.g. [Opt("UNROLL", 2, 4), ...]
 
 # %% tags=["nbval-ignore-output"]
-plan_ok = check_plan(my_actions, SPEEDUP)
+plan_ok = check_plan(my_actions, SPEEDUP)   # times yours against NOOPT in this run
 
 # %% [markdown]
 # **Next:** `07b_search_jit_roofline` — BEAM search, TinyJit and a roofline of measured
