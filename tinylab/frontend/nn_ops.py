@@ -10,6 +10,7 @@ import math
 
 from ..dtype import dtypes, promote
 from ..errors import ShapeError
+from . import traced
 
 
 def _pair(value, n: int, name: str, minimum: int | None = None) -> tuple:
@@ -414,7 +415,9 @@ class NNMixin:
                              f"(shape {self.shape}); pass num_classes")
         if num_classes == 0 or num_classes < -1:  # no class value can be smaller
             raise ValueError(f"one_hot: num_classes must be positive (or -1), got {num_classes}")
-        if self.numel() and not _capturing():
+        # under a transform (vmap over the labels) the values are not known yet: unchecked,
+        # as under TinyJit capture and as torch.func.vmap does
+        if self.numel() and not _capturing() and not traced.is_traced(self.node):
             low, high = self.min(), self.max()
             type(self).realize(low, high)
             low, high = int(low.item()), int(high.item())
