@@ -1,19 +1,24 @@
 """The parity harness's jvp and vmap columns: every parity row with a gradient (float inputs), in
-every parity module, run under tinylab.func.jvp against torch.func.jvp and under
-tinylab.func.vmap against torch.func.vmap. The elementwise rows run on their first shape set, on
-each 0-d / size-1 / size-0 shape set and with non-contiguous inputs, in both columns. The other
-modules' rows run on their first shape set in both columns, and each row on one more of its
-variants (0-d, size-1, size-0 or non-contiguous, in turn) in one column (alternating), so every
-kind of input meets every module in both columns while the time stays moderate."""
+every parity module, run under tinylab.func.jvp against torch.func.jvp and under tinylab.func.vmap
+against torch.func.vmap. The elementwise rows run on their first shape set, on each 0-d / size-1
+/ size-0 shape set and with non-contiguous inputs, in both columns. The other modules' rows run on
+their first shape set in both columns, and each row on one more of its variants (0-d, size-1,
+size-0 or non-contiguous, in turn) in one column (alternating), so every kind of input meets
+every module in both columns while the time stays moderate. Every eval-mode nn layer row runs
+under both too (test_layer_jvp_and_vmap_columns)."""
 import importlib
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+import torch
+
+from tinylab import Tensor
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "frontend"))
-from parity_harness import (Case, _reverse_jvp, run_jvp_case, run_vmap_case,  # noqa: E402
-                            torch_loop)
+from parity_harness import (DOMAINS, Case, LayerCase, _compare, _reverse_jvp,  # noqa: E402
+                            _torch_vmap, run_jvp_case, run_vmap_case, torch_loop)
 
 FULL = ["test_tensor_parity_elementwise"]
 # test_tensor_parity_points holds no new row: the elementwise rows again (same names) and the
@@ -149,3 +154,72 @@ def test_the_known_torch_bugs_are_still_there(column, name):
         except (AssertionError, RuntimeError, IndexError, pytest.fail.Exception):
             failures += 1
     assert failures, f"torch.func agrees with tinylab on {name} now: drop it from the list"
+
+
+# ---- nn layers: each eval-mode layer row under jvp (input tangents) and vmap (a batch of two
+# of the row's inputs), against torch.func with the same weights ----
+LAYER_MODULES = ["test_tensor_parity_layers", "test_tensor_parity_issue29"]
+
+
+def _layer_rows() -> list:
+    rows = []
+    for name in LAYER_MODULES:
+        module = importlib.import_module(name)
+        rows += [c for c in getattr(module, "LAYERS", getattr(module, "CASES", []))
+                 if isinstance(c, LayerCase) and not c.train]
+    return rows
+
+
+def _layers(case: LayerCase, seed: int):
+    """(ours, theirs): the torch module with perturbed weights, copied into the tinylab layer."""
+    from tinylab.nn.state import load_state_dict
+    theirs = case.torch().eval()
+    rng = np.random.default_rng(seed)
+    with torch.no_grad():
+        for value in theirs.state_dict().values():
+            if value.dtype.is_floating_point:
+                value.add_(torch.from_numpy(rng.uniform(0.1, 0.5, tuple(value.shape))
+                                            .astype(np.float32)))
+    ours = case.tinylab()
+    load_state_dict(ours, {k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    return ours, theirs
+
+
+def _layer_inputs(case: LayerCase, shapes, rng) -> list[np.ndarray]:
+    kinds = case.kinds if len(case.kinds) == len(shapes) else case.kinds * len(shapes)
+    return [np.asarray(DOMAINS[kind](rng, shape)) for kind, shape in zip(kinds, shapes)]
+
+
+def _outputs(out) -> list:
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+@pytest.mark.parametrize("case", _layer_rows(), ids=lambda c: c.name)
+def test_layer_jvp_and_vmap_columns(case):
+    from tinylab.func import jvp, vmap
+    rng = np.random.default_rng(len(case.name))
+    ours, theirs = _layers(case, len(case.name))
+    call = case.call or (lambda layer, *args: layer(*args))
+    shapes = case.shapes[0]
+    check = Case(case.name, None, None, [], atol=case.atol, rtol=case.rtol)
+    # vmap: two examples of the row's inputs, stacked on a new axis 0
+    stacked = [np.stack([a, b]) for a, b in zip(_layer_inputs(case, shapes, rng),
+                                                _layer_inputs(case, shapes, rng))]
+    with torch.no_grad():   # torch.func.vmap, or the loop where it has no rule (lstm_cell)
+        expected = _torch_vmap(lambda *xs: call(theirs, *xs), 0,
+                               [torch.from_numpy(s) for s in stacked])
+    got = _outputs(vmap(lambda *xs: call(ours, *xs))(*[Tensor(s) for s in stacked]))
+    for k, (o, t) in enumerate(zip(got, expected)):
+        _compare(o.numpy(), t.numpy(), check, f"vmap output {k}")
+    # jvp: random tangents on every float input
+    primals = _layer_inputs(case, shapes, rng)
+    if not all(p.dtype.kind == "f" for p in primals):
+        return   # index inputs (Embedding): no tangent goes in
+    tangents = [rng.standard_normal(p.shape).astype(np.float32) for p in primals]
+    values, pushed = jvp(lambda *xs: tuple(_outputs(call(ours, *xs))),
+                         tuple(Tensor(p) for p in primals), tuple(Tensor(t) for t in tangents))
+    their_values, their_pushed = torch.func.jvp(
+        lambda *xs: tuple(_outputs(call(theirs, *xs))),
+        tuple(torch.from_numpy(p) for p in primals), tuple(torch.from_numpy(t) for t in tangents))
+    for k, (o, t) in enumerate(zip(values + pushed, their_values + their_pushed)):
+        _compare(o.numpy(), t.detach().numpy(), check, f"jvp output {k}")
