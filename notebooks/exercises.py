@@ -204,7 +204,7 @@ def check_fusion_options(options, reason, build, reference, inputs, kernels: int
     the scheduler makes with those options (its kernel count and its cut reasons), and by
     running that schedule's kernels (fresh buffers, inputs copied in) against numpy."""
     from tinylab import Tensor
-    from tinylab.inspection.what_if_run import _prepared, _run
+    from tinylab.inspection.what_if_run import prepare_schedule, run_prepared
     from tinylab.schedule.fusion import Reason, SchedulerOptions
     from tinylab.schedule.schedule import schedule
     if not isinstance(options, SchedulerOptions) or not isinstance(reason, Reason):
@@ -225,8 +225,8 @@ def check_fusion_options(options, reason, build, reference, inputs, kernels: int
     if set(new_cuts) != {reason}:
         failures.append(f"the new cuts' reasons are {sorted(r.value for r in new_cuts)}, "
                         f"not {[reason.value]}")
-    items, buffers = _prepared(mine, {})
-    _run(items, buffers)
+    items, buffers = prepare_schedule(mine, {})
+    run_prepared(items, buffers)
     got = buffers[id(mine.outputs[out.node])].numpy().reshape(out.shape)
     expected = reference(*inputs)
     if not np.allclose(got, expected, rtol=1e-5, atol=1e-6):
@@ -322,7 +322,7 @@ def check_block_sum(source: str) -> bool:
     writes the sum of its GROUP inputs (zero past n) to partial[get_group_id(0)], the threads
     adding in local memory with a barrier. Built and run by pyopencl on the project's OpenCL
     device (PoCL on a CPU), compared with numpy for several n."""
-    from tinylab.runtimes.opencl import _open
+    from tinylab import Device
     if source is UNANSWERED:
         print("[ ] block sum: write the kernel source in the cell above (replace the ...)")
         return False
@@ -331,7 +331,7 @@ def check_block_sum(source: str) -> bool:
     if failures:
         return passed("block sum", failures, "each thread loads one value into a __local "
                       "array; barrier(CLK_LOCAL_MEM_FENCE) before any thread reads another's")
-    cl, _, context, queue = _open()
+    cl, _, context, queue = Device["CL"].runtime.open()   # pyopencl, device, context, queue
     try:
         kernel = cl.Program(context, source).build().block_sum
     except cl.Error as error:
@@ -358,3 +358,97 @@ def check_block_sum(source: str) -> bool:
             break
     return passed("block sum", failures, "index with get_global_id(0), load 0 past n, halve "
                   "the number of adding threads each round with a barrier between rounds")
+
+
+PLAN_SIZE = 128       # the 07 exercise's matmul: PLAN_SIZE x PLAN_SIZE times PLAN_SIZE x PLAN_SIZE
+PLAN_ROUNDS = 21      # interleaved rounds of (NOOPT, yours); the median of their ratios counts
+
+
+class MatmulKernel:
+    """07: the kernel of a @ b (square, float32) on the CPU, with fresh buffers and numpy's
+    answer; `run(plan, repeats)` compiles a plan of it, checks the result and gives the best of
+    `repeats` launches in seconds."""
+
+    def __init__(self, size: int = PLAN_SIZE, seed: int = 0):
+        from tinylab import Device, Tensor, trace
+        from tinylab.engine.realize import choose_plan
+        from tinylab.ir.node import prod
+        from tinylab.runtimes.buffer import Buffer
+        rng = np.random.default_rng(seed)
+        a, b = (Tensor(rng.standard_normal((size, size)).astype(np.float32)) for _ in "ab")
+        with trace() as recorded:
+            self.expected = (a @ b).numpy()
+        self.kernel = recorded.kernels[0]
+        item = recorded.realizes[0].schedule.items[self.kernel.schedule_index]
+        self.device = Device["CPU"]
+        self.buffers = [slot.existing if slot.existing is not None else
+                        Buffer("CPU", prod(slot.shape), slot.dtype, self.device.allocator)
+                        for slot in item.slots]
+        self.plain = choose_plan("CPU", self.kernel.ast, noopt=True, beam=0)  # NOOPT
+        self.heuristic = choose_plan("CPU", self.kernel.ast, noopt=False, beam=0)
+
+    def launcher(self, plan):
+        """Compile `plan`; a function of no arguments that launches it once (seconds)."""
+        from tinylab.codegen.linearize import linearize
+        program = linearize(plan, plan.name)
+        library, _ = self.device.runtime.compile(self.device.renderer.render(program))
+        launch = self.device.runtime.load(library, program.name)
+        handles = [buffer.handle for buffer in self.buffers]
+        return lambda: launch(*handles, global_size=program.loops)
+
+    def correct(self) -> bool:
+        result = self.buffers[0].numpy().reshape(self.expected.shape)
+        return bool(np.allclose(result, self.expected, atol=1e-3))
+
+    def run(self, plan, repeats: int = 5) -> float:
+        launch = self.launcher(plan)
+        seconds = min(launch() for _ in range(repeats))
+        assert self.correct(), f"{plan.name} computed a wrong result"
+        return seconds
+
+
+def speedup_over_noopt(matmul: MatmulKernel, plan, rounds: int = PLAN_ROUNDS) -> float:
+    """How many times faster `plan` runs than NOOPT, measured in this run: `rounds` rounds, each
+    timing NOOPT then `plan` (best of 3 launches each), back to back so that a load on the machine
+    slows both; the median of the rounds' ratios (one disturbed round cannot decide it)."""
+    plain, mine = matmul.launcher(matmul.plain), matmul.launcher(plan)
+    plain(), mine()   # first touch
+    ratios = []
+    for _ in range(rounds):
+        plain_s = min(plain() for _ in range(3))
+        mine_s = min(mine() for _ in range(3))
+        ratios.append(plain_s / mine_s)
+    return float(np.median(ratios))
+
+
+def check_plan(actions, factor: float = 2.0, matmul: MatmulKernel | None = None) -> bool:
+    """07: `actions` (Opt or (action, axis, amount) tuples), applied one by one to the plain
+    (NOOPT) plan of the 128 x 128 matmul, must each fit the plan, compute a @ b (checked against
+    numpy) and make it at least `factor` times faster than NOOPT, timed against NOOPT in the same
+    run (speedup_over_noopt). An empty list is NOOPT itself."""
+    from tinylab.codegen.plan import Opt, OptError
+    if actions is UNANSWERED:
+        print("[ ] your plan: write your actions in the cell above (replace the ...), then run "
+              "this cell again")
+        return False
+    if not actions:
+        return passed("your plan", ["an empty list applies no action: that is NOOPT's plain "
+                                    "plan"], "pick at least one action")
+    matmul = matmul or MatmulKernel()
+    mine = matmul.plain
+    try:
+        for action in actions:
+            mine = mine.apply(action if isinstance(action, Opt) else Opt(*action))
+        matmul.run(mine, repeats=1)
+    except (OptError, AssertionError, TypeError) as error:
+        return passed("your plan", [f"{type(error).__name__}: {error}"],
+                      "print(plan.axes) after each action shows the axis numbers the next "
+                      "one refers to")
+    print(f"    {mine.name}: {mine.describe()}")
+    speedup = speedup_over_noopt(matmul, mine)
+    print(f"    {speedup:.1f}x as fast as NOOPT (median of {PLAN_ROUNDS} interleaved rounds)")
+    return passed(f"your plan is at least {factor:g}x faster than NOOPT",
+                  [] if speedup >= factor else [f"it is {speedup:.2f}x"],
+                  "vector lanes (VECTORIZE) and independent accumulators (UPCAST of an output "
+                  "axis) are where the heuristic's speed comes from; threads only pay on idle "
+                  "cores")

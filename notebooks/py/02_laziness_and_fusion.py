@@ -220,6 +220,27 @@ HTML(memory_html(build_model(chain, timings=False)).replace("<details", "<detail
 # up the kernels that write and read it.
 
 # %% [markdown]
+# ### Exercise: write the planner's policy
+#
+# A plan maps each buffer to the buffer whose allocation it reuses. Write `my_policy(steps,
+# size_of, keep)`: `steps[t]` lists the buffers kernel `t` touches, `size_of[key]` is a buffer's
+# `(device, nbytes)`, and `keep` holds the buffers that must own their memory (inputs,
+# outputs). Return `{key: home}` for each buffer that moves into `home`'s allocation. The check
+# runs it on 200 random programs: kept buffers keep their memory, a buffer only moves into one of
+# the same device and size, no two buffers of one allocation are live at the same step, and the
+# plan allocates no more bytes than `share_by_lifetime` does.
+
+# %%
+from exercises import check_memory_policy  # noqa: E402
+
+
+def my_policy(steps, size_of, keep):
+    return {}   # no sharing: correct, but allocates more than the planner
+
+
+policy_ok = check_memory_policy(my_policy)
+
+# %% [markdown]
 # ## A write lands through a view
 #
 # A view (`t.T`, `t[1]`, `t.reshape(9)`) of a realized tensor shares its storage, as in
@@ -241,27 +262,6 @@ with trace() as recorded:
     t.realize()
 print(t.numpy())
 print("cuts:", cut_reasons(recorded))
-
-# %% [markdown]
-# ### Exercise: write the planner's policy
-#
-# A plan maps each buffer to the buffer whose allocation it reuses. Write `my_policy(steps,
-# size_of, keep)`: `steps[t]` lists the buffers kernel `t` touches, `size_of[key]` is a buffer's
-# `(device, nbytes)`, and `keep` holds the buffers that must own their memory (inputs,
-# outputs). Return `{key: home}` for each buffer that moves into `home`'s allocation. The check
-# runs it on 200 random programs: kept buffers keep their memory, a buffer only moves into one of
-# the same device and size, no two buffers of one allocation are live at the same step, and the
-# plan allocates no more bytes than `share_by_lifetime` does.
-
-# %%
-from exercises import check_memory_policy  # noqa: E402
-
-
-def my_policy(steps, size_of, keep):
-    return {}   # no sharing: correct, but allocates more than the planner
-
-
-policy_ok = check_memory_policy(my_policy)
 
 # %% [markdown]
 # ## A table of kernel counts, computed here

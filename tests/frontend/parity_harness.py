@@ -414,9 +414,15 @@ def _with_inputs(fn, fixed: list, where: list[int], arguments: dict):
     return partial
 
 
-def run_jvp_case(case: Case, shapes, strided: bool) -> None:
-    """tinylab.func.jvp of the row against torch.func.jvp: values and tangents (random tangents
-    on every float input)."""
+def _reverse_jvp(fn, primals, tangents):
+    """PyTorch's jvp through its reverse rules (the double-vjp of torch.autograd.functional.jvp):
+    the reference for rows whose torch.func.jvp (forward AD) is wrong, see KNOWN_TORCH_BUGS."""
+    return torch.autograd.functional.jvp(fn, primals, tangents)
+
+
+def run_jvp_case(case: Case, shapes, strided: bool, reference=None) -> None:
+    """tinylab.func.jvp of the row against torch.func.jvp (or `reference`, a function with its
+    signature): values and tangents (random tangents on every float input)."""
     from tinylab.func import jvp
     leaves, views, theirs_in = make_inputs(replace(case, grad=False), shapes, strided)
     ours_in = [view(leaf) for leaf, view in zip(leaves, views)]
@@ -432,7 +438,7 @@ def run_jvp_case(case: Case, shapes, strided: bool) -> None:
         return
     ours = jvp(_with_inputs(case.tinylab, ours_in, where, arguments),
                tuple(ours_in[i] for i in where), tuple(Tensor(s) for s in seeds))
-    theirs = torch.func.jvp(_with_inputs(case.torch, theirs_in, where, arguments),
+    theirs = (reference or torch.func.jvp)(_with_inputs(case.torch, theirs_in, where, arguments),
                             tuple(theirs_in[i] for i in where),
                             tuple(torch.from_numpy(s) for s in seeds))
     tolerance = _tolerance([t.numpy() for t in theirs_in])
@@ -443,19 +449,37 @@ def run_jvp_case(case: Case, shapes, strided: bool) -> None:
         _compare(tangent.numpy(), their_tangent, case, f"jvp tangent {k}", tolerance, undefined)
 
 
+def torch_loop(fn, axis: int, inputs):
+    """vmap's definition: fn on each example (the slices at `axis`), the results stacked."""
+    examples = [_as_list(fn(*[x.select(axis, b) for x in inputs]))
+                for b in range(inputs[0].shape[axis])]
+    return [torch.stack(outs) for outs in zip(*examples)]
+
+
+# torch.func.vmap's refusals of a function whose result depends on a batched value's data: its
+# .item(), `if t:`, or an output shape that depends on the values (nonzero, masked_select)
+DATA_DEPENDENT = ("calling .item()", "data-dependent control flow", "output dynamic shape",
+                  "differently shaped Tensor")
+
+
 def _torch_vmap(fn, axis: int, inputs):
-    """torch.func.vmap of fn; where torch's vmap has no rule for the op, the stacked loop."""
+    """torch.func.vmap of fn; where torch's vmap has no rule for the op (or its rule rejects a
+    0-d example's dim), the stacked loop. A function torch.func refuses because it reads a
+    batched value (.item(), `if t:`) gives the RuntimeError instead: vmap must refuse it too."""
     try:
         return _as_list(torch.func.vmap(fn, in_dims=axis)(*inputs))
-    except (RuntimeError, NotImplementedError, ValueError):
-        examples = [_as_list(fn(*[x.select(axis, b) for x in inputs]))
-                    for b in range(inputs[0].shape[axis])]
-        return [torch.stack(outs) for outs in zip(*examples)]
+    except RuntimeError as error:
+        if any(words in str(error) for words in DATA_DEPENDENT):
+            return error
+        return torch_loop(fn, axis, inputs)
+    except (NotImplementedError, ValueError, IndexError):
+        return torch_loop(fn, axis, inputs)
 
 
-def run_vmap_case(case: Case, shapes, strided: bool) -> None:
-    """tinylab.func.vmap of the row over a batch of 2 examples against torch.func.vmap; strided:
-    the batch is the last axis of each input (every example a non-contiguous view)."""
+def run_vmap_case(case: Case, shapes, strided: bool, reference=None) -> None:
+    """tinylab.func.vmap of the row over a batch of 2 examples against torch.func.vmap (or
+    `reference`, as `_torch_vmap`); strided: the batch is the last axis of each input (every
+    example a non-contiguous view)."""
     from tinylab.func import vmap
     examples = [make_inputs(replace(case, name=f"{case.name}#{b}", grad=False), shapes, False)[2]
                 for b in range(2)]
@@ -463,10 +487,17 @@ def run_vmap_case(case: Case, shapes, strided: bool) -> None:
     stacked = [np.ascontiguousarray(np.stack([e[i].numpy() for e in examples], axis=axis))
                for i in range(len(shapes))]
     arguments = _dim_arguments(case, shapes)
-    ours = _as_list(vmap(lambda *xs: case.tinylab(*xs, **arguments), in_dims=axis)(
-        *[Tensor(s) for s in stacked]))
-    theirs = _torch_vmap(lambda *xs: case.torch(*xs, **arguments), axis,
-                         [torch.from_numpy(s) for s in stacked])
+    theirs = (reference or _torch_vmap)(lambda *xs: case.torch(*xs, **arguments), axis,
+                                        [torch.from_numpy(s) for s in stacked])
+    mapped = vmap(lambda *xs: case.tinylab(*xs, **arguments), in_dims=axis)
+    if isinstance(theirs, RuntimeError):   # reads a batched value: refused, in torch's words
+        with pytest.raises(RuntimeError) as raised:
+            mapped(*[Tensor(s) for s in stacked])
+        assert str(raised.value).startswith("vmap: It looks like you're") and \
+            "We don't support" in str(raised.value), \
+            f"{case.name}: torch.func refuses ({theirs}); ours says {raised.value}"
+        return
+    ours = _as_list(mapped(*[Tensor(s) for s in stacked]))
     assert len(ours) == len(theirs), f"{case.name}: vmap output counts differ"
     tolerance = _tolerance(stacked)
     for k, (o, t) in enumerate(zip(ours, theirs)):

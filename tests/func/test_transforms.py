@@ -166,3 +166,45 @@ def test_bad_input():
         func.vmap(lambda r: 3)(x)
     with pytest.raises(IRError, match="no batching rule for ASSIGN"):
         func.vmap(lambda r: Tensor(np.zeros(2, np.float32)).assign(r))(x)
+
+
+def _per_example_loss(params, x, y):   # one example: x (5,), y (3,)
+    return (((x @ params[0] + params[1]).relu() @ params[2]) - y).square().mean()
+
+
+def _per_example_gradients_by_hand(params, x, y):
+    """The per-example gradients of _per_example_loss over a batch (x (B, 5), y (B, 3)), written
+    by hand with ordinary Tensor ops: a linear layer's weight gradient is the outer product of
+    its input and its output's gradient, one per example; relu' selects where pre > 0."""
+    w1, b1, w2 = params
+    pre = x @ w1 + b1
+    hidden = pre.relu()
+    d_logits = (hidden @ w2 - y) * 2 / y.shape[-1]
+    d_pre = (pre > 0).where(d_logits @ w2.T, 0.0)
+    return [x.unsqueeze(-1) * d_pre.unsqueeze(-2), d_pre,
+            hidden.unsqueeze(-1) * d_logits.unsqueeze(-2)]
+
+
+def _kernels_of(outputs) -> int:
+    GlobalCounters.reset()
+    Tensor.realize(*outputs)
+    return GlobalCounters.kernel_count
+
+
+def test_per_example_gradients_run_as_many_kernels_as_the_hand_written_program():
+    """vmap(grad(loss)) of an MLP is one batched graph: it runs as many kernels as the
+    per-example-gradient program written by hand, and gives the same numbers as it and as
+    torch.func.vmap(torch.func.grad(loss))."""
+    w1, b1, w2, x, y = arrays((5, 8), (8,), (8, 3), (6, 5), (6, 3))
+
+    def inputs():
+        params = [Tensor(w1).realize(), Tensor(b1).realize(), Tensor(w2).realize()]
+        return params, Tensor(x).realize(), Tensor(y).realize()
+    mapped = func.vmap(func.grad(_per_example_loss), in_dims=(None, 0, 0))(*inputs())
+    by_hand = _per_example_gradients_by_hand(*inputs())
+    assert _kernels_of(mapped) == _kernels_of(by_hand)
+    theirs = tf.vmap(tf.grad(_per_example_loss), in_dims=(None, 0, 0))(
+        [torch.tensor(w1), torch.tensor(b1), torch.tensor(w2)], torch.tensor(x), torch.tensor(y))
+    for ours, hand, torch_grad in zip(mapped, by_hand, theirs):
+        np.testing.assert_allclose(ours.numpy(), hand.numpy(), rtol=1e-5, atol=1e-6)
+        close(ours, torch_grad)

@@ -16,7 +16,7 @@ from tinylab import Tensor, trace
 from tinylab.engine.peak import FMA_PIPES, cpu_clock_hz, cpu_compute_peak, device_peak
 from tinylab.inspection import build_model, to_html
 from tinylab.inspection.roofline import bound, percent_of_peak, roof_level
-from tinylab.inspection.what_if_run import _prepared, _run, run_scenario
+from tinylab.inspection.what_if_run import prepare_schedule, run_prepared, run_scenario
 from tinylab.runtimes.cpu_target import PRESETS
 from tinylab.schedule.memory import plan_schedule
 from tinylab.schedule.schedule import schedule
@@ -220,8 +220,8 @@ def test_matmul_not_packed_computes_the_same_product():
         return
     assert answers["no_pack"]["delta_kernels"] == len(plain.kernels) - packed
     assert len(plain.kernels) == 1 and packed == 3   # two panel copies, one product
-    items, buffers = _prepared(plain, {})
-    _run(items, buffers)
+    items, buffers = prepare_schedule(plain, {})
+    run_prepared(items, buffers)
     product = buffers[id(plain.outputs[output])].numpy().reshape(256, 512)
     np.testing.assert_allclose(product, a_host @ b_host, rtol=1e-4, atol=1e-3)
 

@@ -179,3 +179,26 @@ def test_the_04_block_sum_cell_both_ways(answer, verdict):
     out = _run_twin("04_backends", {"my_block_sum = ...":
                                     f"import solutions; my_block_sum = {answer}"})
     assert verdict in out, out[-2000:]
+
+
+@pytest.fixture(scope="module")
+def matmul_07():
+    return exercises.MatmulKernel()
+
+
+def test_plan_07_passes_with_the_solution(matmul_07, capsys):
+    """07's reference plan is at least 2x NOOPT, timed against NOOPT in the same run (it
+    measures about 40x, so a load that slows one round more than the other cannot flip it)."""
+    assert exercises.check_plan(solutions.PLAN_07, 2.0, matmul_07)
+    assert "[x] your plan is at least 2x faster than NOOPT" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("wrong, says", [
+    ([], "an empty list applies no action"),
+    ([("UNROLL", 2, 4)], "it is"),             # about 1x: unrolling the reduce loop alone
+    ([("SWAP", 0, 1)], "it is"),               # the same loops in another order
+    ([("UPCAST", 3, 4)], "OptError"),          # there is no axis 3
+    (..., "[ ] your plan")])
+def test_plan_07_fails_a_trivial_or_invalid_plan(matmul_07, capsys, wrong, says):
+    assert not exercises.check_plan(wrong, 2.0, matmul_07)
+    assert says in capsys.readouterr().out

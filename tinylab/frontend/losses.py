@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..dtype import dtypes
 from ..errors import DTypeError, ShapeError
+from . import traced
 
 
 def _capturing() -> bool:
@@ -58,7 +59,9 @@ class LossMixin:
                              f"(shape {self.shape}); pass num_classes")
         if num_classes == 0 or num_classes < -1:  # no class value can be smaller
             raise ValueError(f"one_hot: num_classes must be positive (or -1), got {num_classes}")
-        if self.numel() and not _capturing():
+        # under a transform (vmap over the labels) the values are not known yet: unchecked,
+        # as under TinyJit capture and as torch.func.vmap does
+        if self.numel() and not _capturing() and not traced.is_traced(self.node):
             low, high = self.min(), self.max()
             type(self).realize(low, high)
             low, high = int(low.item()), int(high.item())

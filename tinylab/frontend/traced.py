@@ -19,6 +19,12 @@ class Placeholder:
     def __init__(self, transform: str, serial: int):
         self.transform, self.label, self.owner = transform, f"{transform}_in{serial}", None
 
+    @property
+    def handle(self):
+        """What a kernel launch reads: a placeholder has no data, so realizing a value that
+        depends on one is refused here, before any kernel runs on it."""
+        raise RuntimeError(f"{self.transform}: " + MESSAGES["realize"].format(t=self.transform))
+
 
 _SERIAL = [0]
 LIVE: weakref.WeakSet = weakref.WeakSet()  # placeholder nodes alive now
@@ -45,14 +51,27 @@ MESSAGES = {
             "flow. We don't support that under {t}: write it with Tensor.where instead.",
     ".numpy()": "It looks like you're reading a traced Tensor's value with .numpy(). We don't "
                 "support that under {t}: return the tensor from the function instead.",
+    "realize": "It looks like you're realizing a Tensor whose value depends on the function's "
+               "inputs (an op that reads its data, such as one_hot without num_classes). We "
+               "don't support that under {t}: return the tensor from the function instead.",
 }
 
 
-def check_concrete(node: Node, what: str) -> None:
-    """Raise if `node`'s value depends on a placeholder (only walks while placeholders live)."""
+def traced_leaf(node: Node) -> Node | None:
+    """The placeholder `node`'s value depends on, if any (only walks while placeholders live)."""
     if not len(LIVE):
-        return
-    for leaf in ir.toposort([node]):
-        if is_placeholder(leaf):
-            transform = leaf.buffer.transform
-            raise RuntimeError(f"{transform}: " + MESSAGES[what].format(t=transform))
+        return None
+    return next((leaf for leaf in ir.toposort([node]) if is_placeholder(leaf)), None)
+
+
+def is_traced(node: Node) -> bool:
+    """Whether `node`'s value depends on a transform's placeholder (it has no data yet)."""
+    return traced_leaf(node) is not None
+
+
+def check_concrete(node: Node, what: str) -> None:
+    """Raise if `node`'s value depends on a placeholder, with torch.func's words for `what`."""
+    leaf = traced_leaf(node)
+    if leaf is not None:
+        transform = leaf.buffer.transform
+        raise RuntimeError(f"{transform}: " + MESSAGES[what].format(t=transform))

@@ -1,7 +1,8 @@
 """What-if with the price: compile and time one scenario of one recorded realize beside the actual
 schedule. `run_scenario(record, key)` -> {kernels, bytes and measured seconds of both, deltas}.
 Both schedules run on fresh buffers (inputs copied in), never the user's, interleaved REPEATS
-times; the medians are kept. Called by the inspector widget's "run" buttons (and by users).
+times; the medians are kept. `prepare_schedule` + `run_prepared` run any Schedule that way.
+Called by the inspector widget's "run" buttons, the notebooks' exercise checks and users.
 """
 from __future__ import annotations
 
@@ -29,12 +30,12 @@ def run_scenario(record, key: str, repeats: int = REPEATS) -> dict:
     other = counterfactual(record, changes)
     compile_options = {k: v for k, v in changes.items() if k in COMPILE_CHANGES}
     start = time.perf_counter()
-    runs = [_prepared(actual, {}), _prepared(other, compile_options)]
+    runs = [prepare_schedule(actual, {}), prepare_schedule(other, compile_options)]
     compile_s = time.perf_counter() - start
     times: list[list[float]] = [[], []]
     for _ in range(repeats):
         for index, prepared in enumerate(runs):
-            times[index].append(_run(*prepared))
+            times[index].append(run_prepared(*prepared))
     actual_s, scenario_s = (statistics.median(t) for t in times)
     kernels, moved = len(other.kernels), schedule_bytes(other)
     base_kernels, base_bytes = len(actual.kernels), schedule_bytes(actual)
@@ -45,8 +46,11 @@ def run_scenario(record, key: str, repeats: int = REPEATS) -> dict:
             "repeats": repeats, "compile_s": compile_s}
 
 
-def _prepared(sched, compile_options: dict) -> tuple[list, dict]:
-    """(items with their runners, slot id -> fresh Buffer) for one schedule."""
+def prepare_schedule(sched, compile_options: dict) -> tuple[list, dict]:
+    """Compile every kernel of `sched` (a Schedule) and give it fresh buffers: (items, each with its
+    runner, and {id(slot): Buffer}), the schedule's inputs copied in, the user's buffers untouched.
+    `compile_options` go to compile_kernel (noopt=..., beam=...). Run it with `run_prepared`; a
+    slot's result is then `buffers[id(sched.outputs[node])]`."""
     items = []
     for item in sched.items:
         runner = None
@@ -67,8 +71,9 @@ def _prepared(sched, compile_options: dict) -> tuple[list, dict]:
     return items, buffers
 
 
-def _run(items: list, buffers: dict) -> float:
-    """Seconds the schedule's kernels took (the runtime's timer) plus its copies (wall)."""
+def run_prepared(items: list, buffers: dict) -> float:
+    """Run a `prepare_schedule` result once, in schedule order: the seconds its kernels took (the
+    runtime's timer) plus its copies (wall)."""
     total = 0.0
     for item, runner in items:
         arguments = [buffers[id(slot)] for slot in item.slots]

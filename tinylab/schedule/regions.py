@@ -74,11 +74,17 @@ def fused_ops(node: Node, context: CutContext, stop_at: int = 0) -> int:
     return count
 
 
+def _constant(node: Node) -> bool:
+    """ALU ops of constants only (1 / n of a mean): the same value at every index, which the
+    compiler folds, so recomputing it per broadcast copy costs nothing."""
+    return all(n.op is Op.CONST or n.op in ALU for n in ir.toposort([node]))
+
+
 def _expensive_recompute(node: Node, region: Region, mode: Mode, context: CutContext):
     """(reason, detail) when an elementwise producer read through a broadcast would be
     recomputed for every broadcast copy and costs more than the options allow."""
     options = context.options
-    if not options.recompute_limit or node.op not in ALU:
+    if not options.recompute_limit or node.op not in ALU or _constant(node):
         return None
     space = region.reduce.src[0] if mode is Mode.PRE and region.reduce is not None \
         else kernel_root(region.root)
