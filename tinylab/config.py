@@ -103,9 +103,9 @@ CACHE = Setting("TINYLAB_CACHE", "", "directory for compiled kernels (default ~/
 DISABLE_CACHE = Setting("DISABLE_COMPILER_CACHE", 0, "1 = always recompile")
 DATA = Setting("TINYLAB_DATA", "", "directory searched first for datasets")
 SEED = Setting("SEED", 0, "initial seed for Tensor.manual_seed")
-SCHEDULE_CACHE = Setting("SCHEDULE_CACHE", 0, "1 = a graph whose structure was scheduled "
-                         "before reuses that schedule (0, the default until it handles views "
-                         "and bound variables: schedule every realize afresh)")
+SCHEDULE_CACHE = Setting("SCHEDULE_CACHE", 1, "1 = a graph whose structure was scheduled "
+                         "before reuses that schedule over its own buffers; 0 = schedule every "
+                         "realize afresh")
 PARALLEL_COMPILE = Setting("PARALLEL_COMPILE", 1, "compile a schedule's kernels in parallel")
 COLOR = Setting("COLOR", 1, "colour kernel names in the terminal")
 PROGRESS = Setting("PROGRESS", 1, "1 = show compile / TUNE / BEAM progress on a terminal "

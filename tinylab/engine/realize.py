@@ -332,12 +332,15 @@ def cached_schedule(todo: list[Node], realized) -> Schedule:
     key = (structure, options, tuple((d, panel_width_of(caps, d), relayout_lanes_of(caps, d))
                                      for d in devices))
     known = STATE.known_schedule(key)
+    if known is False:  # a structure whose schedule cannot be templated (schedule/cache.py)
+        return schedule(todo, options, realized=realized, caps=caps)
     if known is not None:
         GlobalCounters.schedule_cache_hits += 1
         cached, stand_ins, held, walk = known
         return reuse(cached, stand_ins, leaves, held, realized, walk, order)
     sched = schedule(todo, options, realized=realized, caps=caps)
-    STATE.remember_schedule(key, template(sched, leaves, realized, order))
+    made = template(sched, leaves, realized, order)
+    STATE.remember_schedule(key, False if made is None else made)
     return sched
 
 
