@@ -16,6 +16,7 @@ import threading
 import time
 from pathlib import Path
 
+from .. import config
 from ..errors import CompileError, CompilerNotFoundError
 from .base import Program, Runtime
 from .buffer import HostAllocator
@@ -41,6 +42,8 @@ FLOAT16_FALLBACK_FLAGS = ("-mno-avx512fp16",)
 # a few ms, so one is built per compiler and flag set and kept beside the kernels; the kernel
 # source is unchanged (its own #includes find their guards already defined).
 PRECOMPILED_HEADER = "#include <math.h>\n#include <stdbool.h>\n#include <immintrin.h>\n"
+
+_FIRST_LOAD = threading.Lock()  # one first kernel load at a time sets libgomp's environment
 
 INSTALL_HINT = ("install one: `apt-get install gcc` (Debian/Ubuntu), `dnf install gcc` (Fedora), "
                 "`xcode-select --install` (macOS), or point CC at a compiler")
@@ -195,7 +198,11 @@ class CPURuntime(Runtime):
 
     def load(self, library: Path, name: str):
         try:
-            lib = ctypes.CDLL(str(library))
+            if self._threads_started:
+                lib = ctypes.CDLL(str(library))
+            else:  # libgomp may load now, reading its wait policy (config.OMP_WAIT)
+                with _FIRST_LOAD, config.openmp_environment():
+                    lib = ctypes.CDLL(str(library))
         except OSError as exc:  # not a shared object: drop the entry so the next compile rebuilds
             discard(library)
             raise CompileError(f"the compiled kernel {name} does not load ({exc}); its cache "
