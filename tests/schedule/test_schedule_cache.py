@@ -15,10 +15,14 @@ RNG = np.random.default_rng(3)
 
 @pytest.fixture(autouse=True)
 def schedule_cache_on():
-    """The cache is off by default (it does not yet handle writes through views or bound
-    variables); these tests switch it on."""
+    """The cache is on by default; these tests say so, whatever the environment sets."""
     with Context(SCHEDULE_CACHE=1):
         yield
+
+
+def test_the_cache_is_on_by_default():
+    from tinylab import config
+    assert config.SCHEDULE_CACHE.default == 1
 
 
 def _data(*shape):
@@ -133,3 +137,95 @@ def test_the_cache_holds_no_user_buffer():
     del big
     gc.collect()
     assert held() is None
+
+
+def _hits():
+    return GlobalCounters.schedule_cache_hits
+
+
+def test_a_write_through_a_view_twice_over_other_buffers():
+    """The same setitem-through-a-transpose on two fresh bases, then a read of each base: the
+    second reuses the first's schedule and writes its own base, not the first's."""
+    for k in range(3):
+        start = _data(3, 4)
+        base = Tensor(start).realize()
+        value = _data(2, 3)
+        base.T[1:3] = Tensor(value)  # base[:, 1:3] = value.T
+        expected = start.copy()
+        expected[:, 1:3] = value.T
+        hits = _hits()
+        np.testing.assert_array_equal(base.numpy(), expected)
+        np.testing.assert_allclose((base * 2).sum(0).numpy(), (expected * 2).sum(0), rtol=1e-6)
+        if k:
+            assert _hits() > hits
+
+
+def test_a_view_held_across_a_write_keeps_its_old_values_each_time():
+    """A lazy value made before a write reads the snapshot of the old version (a leaf the
+    key must follow to the snapshot's buffer), on every repetition of the same structure."""
+    for _ in range(3):
+        start = _data(4)
+        base = Tensor(start).realize()
+        before = base * 3           # lazy, made before the write
+        base[1] = 7.0
+        after = base * 3
+        written = start.copy()
+        written[1] = 7.0
+        np.testing.assert_allclose(before.numpy(), start * 3, rtol=1e-6)
+        np.testing.assert_allclose(after.numpy(), written * 3, rtol=1e-6)
+        np.testing.assert_array_equal(base.numpy(), written)
+
+
+def test_assigns_to_two_weights_through_one_cached_schedule():
+    """An optimizer-like update `w.assign(w - lr * g)` on two weights alternately: one
+    structure, two targets; each keeps its own values."""
+    first, second = _data(5), _data(5)
+    w1, w2 = Tensor(first.copy()).realize(), Tensor(second.copy()).realize()
+    grads = [_data(5) for _ in range(4)]
+    hits = _hits()
+    for step, grad in enumerate(grads):
+        target, reference = (w1, first) if step % 2 == 0 else (w2, second)
+        target.assign(target - Tensor(grad) * 0.5).realize()
+        reference -= grad * np.float32(0.5)
+    assert _hits() >= hits + 3
+    np.testing.assert_allclose(w1.numpy(), first, rtol=1e-6)
+    np.testing.assert_allclose(w2.numpy(), second, rtol=1e-6)
+
+
+def test_a_bound_variable_s_value_is_never_taken_from_another_call():
+    """The same graph over `Variable.bind(n)` for several n: each result is numpy's for its
+    own n (the bound value is part of the key, or the kernel's argument, never a stale one)."""
+    from tinylab import Variable
+    size = Variable("cache_size", 1, 8)
+    x = _data(8)
+    for n in (3, 5, 3, 8):
+        data = Tensor(x).realize()
+        out = (data[:size.bind(n)] * 2 + n).sum()
+        np.testing.assert_allclose(out.numpy(), (x[:n] * 2 + n).sum(), rtol=1e-5)
+        value = (Tensor([1.0, 2.0]) * size.bind(n)).numpy()
+        np.testing.assert_allclose(value, np.array([1.0, 2.0], np.float32) * n)
+
+
+def test_a_realized_symbolic_value_as_a_leaf():
+    """A realized value of a bound variable read by a later graph: the key follows the leaf to
+    its buffer (it was cached once as a placeholder the launch was handed)."""
+    from tinylab import Variable
+    size = Variable("cache_leaf", 1, 10)
+    for n in (2, 5, 9):
+        Tensor(size.bind(n)).numpy()  # each value realized: a leaf for the graphs below
+    base = np.array([1.0, -2.0, 0.5], np.float32)
+    x = Tensor(base).realize()
+    for n in (2, 5, 9, 2):
+        got = (size.bind(n) * x + (size.bind(n) - x) * 2).numpy()
+        np.testing.assert_allclose(got, n * base + (n - base) * 2, rtol=1e-6)
+
+
+def test_a_jitted_step_with_the_cache_on_matches_numpy():
+    from tinylab import TinyJit
+    weight = _data(6, 4)
+    w = Tensor(weight).realize()
+    step = TinyJit(lambda x: (x @ w).relu().realize())
+    for _ in range(4):
+        x = _data(3, 6)
+        np.testing.assert_allclose(step(Tensor(x).realize()).numpy(),
+                                   np.maximum(x @ weight, 0), rtol=1e-5, atol=1e-6)

@@ -101,6 +101,18 @@ def calibrated(target: CPUTarget, renderer, runtime, cache_dir: Path | None,
         return _DONE[(key, cache_dir)]
 
 
+def calibration_note(target: CPUTarget) -> str:
+    """What the calibration measured for `target`, for the inspector: the micro-kernel the
+    heuristic plans matmul tiles from and how it was chosen, read from the target (the
+    record calibrated() loaded or stored; nothing is timed here). "" when not calibrated
+    (TINYLAB_CALIBRATE=0, or a target that was never calibrated)."""
+    if not target.measured:
+        return ""
+    chosen = _label(target.micro_kernel, target) if target.micro_kernel else "the model's tile"
+    return (f"micro-kernel {chosen} for {target.name}; measured on first use on this CPU "
+            f"({target.measured}) and kept in the kernel cache per CPU, target and compiler")
+
+
 def forget() -> None:
     """Drop the in-memory results (tests; a new cache directory is its own key anyway)."""
     with _LOCK:

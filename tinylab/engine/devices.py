@@ -124,6 +124,7 @@ class DeviceSpec:
     _renderers: dict = field(default_factory=dict)  # by target key (None off the CPU)
     _runtimes: dict = field(default_factory=dict)
     _calibrated: dict = field(default_factory=dict)  # (target key, cache dir) -> measured target
+    _targets: dict = field(default_factory=dict)  # the settings target reads -> its answer
     _error: str | None = field(default=None)
 
     @property
@@ -131,13 +132,29 @@ class DeviceSpec:
         """The CPUTarget this device plans, renders and compiles for (None: not a CPU backend).
         A render-only device takes the one CPU_TARGET names; a running one keeps a target this
         CPU can execute (runtimes/cpu_target.py warns once when that differs), calibrated on
-        this CPU unless TINYLAB_CALIBRATE=0 (engine/calibrate.py)."""
+        this CPU unless TINYLAB_CALIBRATE=0 (engine/calibrate.py). Found once per value of
+        the settings it depends on (every realize asks several times)."""
         if not self.backend.cpu_target:
             return None
-        from ..runtimes.cpu_target import current_target, runnable_target
+        settings = (config.CPU_TARGET.value, config.THREADS.value, config.CALIBRATE.value,
+                    config.CACHE.value)
+        found = self._targets.get(settings)
+        if found is None:
+            found, lasting = self._find_target()
+            if lasting:
+                self._targets[settings] = found
+        return found
+
+    def _find_target(self):
+        """(target, whether it may be kept): a preset this CPU cannot run is looked up each
+        time (runnable_target warns about it, once per preset)."""
+        from ..runtimes.cpu_target import current_target, detect, runnable_target
         if self.render_only:
-            return current_target()
-        target = runnable_target()
+            return current_target(), True
+        chosen = current_target()
+        return self._calibrated_target(runnable_target()), chosen.executable_on(detect())
+
+    def _calibrated_target(self, target):
         if not config.CALIBRATE.value or self.backend.make_runtime is None:
             return target
         where = (target.key, config.cache_dir())
@@ -223,6 +240,8 @@ class _DeviceRegistry:
     def __init__(self):
         self._opened: dict[str, DeviceSpec] = {}
         self._caps: dict = {}       # CPU target keys -> {device name: DeviceCaps}
+        self._caps_by_setting: dict = {}  # (CPU_TARGET, THREADS) -> the entry of _caps
+        self._canonical: dict = {}  # a device name as spelled -> its canonical name
         self._defaults: dict = {}  # (DEV, CPU_TARGET, backends) -> the DEFAULT they give
         self.state = EngineState()  # what realize keeps between calls (engine/state.py)
 
@@ -231,6 +250,14 @@ class _DeviceRegistry:
             return self.DEFAULT
         if isinstance(name, DeviceSpec):
             return name.name
+        found = self._canonical.get(name) if isinstance(name, str) else None
+        if found is None:
+            found = self._spell(name)
+            if isinstance(name, str) and len(self._canonical) < 256:
+                self._canonical[name] = found
+        return found
+
+    def _spell(self, name) -> str:
         text = str(name).strip().upper()
         if text.endswith(":0") and not text.startswith("NULL"):
             text = text[:-2]
@@ -252,11 +279,16 @@ class _DeviceRegistry:
     def caps(self) -> dict[str, DeviceCaps]:
         """{device name: DeviceCaps} for every known device, made once per pair of CPU targets
         (the one CPU_TARGET names, the one this CPU runs): what realize hands schedule()."""
+        setting = (config.CPU_TARGET.value, config.THREADS.value)
+        found = self._caps_by_setting.get(setting)
+        if found is not None:
+            return found
         from ..runtimes.cpu_target import current_target, runnable_target
         key = (current_target().key, runnable_target().key)
         found = self._caps.get(key)
         if found is None:
             found = self._caps[key] = {name: self[name].caps for name in self.known()}
+        self._caps_by_setting[setting] = found
         return found
 
     def __getitem__(self, name) -> DeviceSpec:
@@ -276,8 +308,8 @@ class _DeviceRegistry:
     def DEFAULT(self) -> str:  # noqa: N802 - tinygrad's spelling
         """The device DEV names, else the best usable one; found once per DEV, CPU_TARGET and
         set of backends (every Tensor made without a device asks)."""
-        key = (config.DEV.value, config.CPU_TARGET.value, id(self._opened),
-               tuple((name, id(backend)) for name, backend in BACKENDS.items()))
+        key = (config.DEV.value, config.CPU_TARGET.value, id(self._opened), tuple(BACKENDS),
+               tuple(map(id, BACKENDS.values())))
         if key not in self._defaults:
             self._defaults = {key: self._choose_default()}  # one entry: the settings in force
         return self._defaults[key]

@@ -29,6 +29,7 @@ from ..schedule.memory import plan_schedule
 from ..schedule.schedule import Schedule, schedule
 from . import progress
 from . import trace as tracing
+from .calibrate import calibration_note
 from .counters import GlobalCounters
 from .devices import Device
 from .compile_record import (TUNE_WORK, CompileRecord, choose_plan,  # noqa: F401 (API)
@@ -57,6 +58,7 @@ class Runner:
     target: str = ""        # the CPU target it was planned and compiled for ("" off the CPU)
     runtime: object = None  # the Runtime that loaded fn: it launches it
     record: CompileRecord | None = None  # every stage of its compilation (compile_record.py)
+    calibration: str = ""   # what calibration measured for its CPU target (calibrate.py)
 
     def __call__(self, buffers: list[Buffer], var_vals: dict | None = None) -> float:
         """Launch on `buffers`; a symbolic kernel takes its variables' values from var_vals."""
@@ -142,7 +144,8 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
     GlobalCounters.kernels_built += 1
     GlobalCounters.compile_time_s += compile_s
     runner = Runner(device, name, ast, plan, program, source, fn, flops, moved, compile_s, hit,
-                    target.name if target else "", runtime, record)
+                    target.name if target else "", runtime, record,
+                    calibration_note(target) if target else "")
     with STATE.lock:  # another thread may have compiled the same kernel meanwhile: keep one
         return STATE.runners.setdefault(key, runner)
 
@@ -302,7 +305,8 @@ def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
                                 runner.compile_s if first else 0.0,
                                 runner.cache_hit or not first, seconds, [b.nbytes for b in bufs],
                                 inputs, outputs, note, dict(var_vals or {}), plan=runner.plan,
-                                steps=runner.record.steps(), compiled=runner.record)
+                                steps=runner.record.steps(), compiled=runner.record,
+                                calibration=runner.calibration)
 
 
 def capturing(hook):
@@ -333,12 +337,15 @@ def cached_schedule(todo: list[Node], realized) -> Schedule:
     key = (structure, options, tuple((d, panel_width_of(caps, d), relayout_lanes_of(caps, d))
                                      for d in devices))
     known = STATE.known_schedule(key)
+    if known is False:  # a structure whose schedule cannot be templated (schedule/cache.py)
+        return schedule(todo, options, realized=realized, caps=caps)
     if known is not None:
         GlobalCounters.schedule_cache_hits += 1
         cached, stand_ins, held, walk = known
         return reuse(cached, stand_ins, leaves, held, realized, walk, order)
     sched = schedule(todo, options, realized=realized, caps=caps)
-    STATE.remember_schedule(key, template(sched, leaves, realized, order))
+    made = template(sched, leaves, realized, order)
+    STATE.remember_schedule(key, False if made is None else made)
     return sched
 
 

@@ -45,6 +45,7 @@ class KernelRecord:
     plan: object = None         # the KernelPlan it ran with (inspection maps source lines to nodes)
     steps: list = field(default_factory=list)  # [(title, text)]: AST, plan, each action, ...
     compiled: object = None     # the CompileRecord it ran from (engine/compile_record.py)
+    calibration: str = ""       # what calibration measured for its CPU target ("" = none)
 
     def render(self, backend: str) -> str:
         """This kernel's source for any backend ("CPU", "CL", "CUDA", "PYTHON", "WGSL", "METAL"),

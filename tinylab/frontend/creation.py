@@ -35,6 +35,10 @@ def shape_args(args, op: str) -> tuple[int, ...]:
     return tuple(shape)
 
 
+INDEX_RANGES_KEPT = 256  # lengths whose 0..n-1 graph _index_range keeps (consts only)
+_INDEX_RANGES: dict = {}  # (length, device) -> the graph's node
+
+
 class _RandomState:
     seed: int = int(config.SEED.value)
     calls: int = 0
@@ -180,7 +184,20 @@ class CreationMixin:
     @classmethod
     def _index_range(cls, n: int, device=None):
         """int32 0..n-1 with no reduce (so it fuses into whatever reads it): the sum of its
-        binary digits, where digit k is a padded constant repeated with period 2^(k+1)."""
+        binary digits, where digit k is a padded constant repeated with period 2^(k+1). Its
+        graph holds only consts, so it is built once per length and device (argmax asks)."""
+        from ..engine.devices import Device
+        key = (n, Device.canonicalize(device))
+        known = _INDEX_RANGES.get(key)
+        if known is None:
+            known = cls._build_index_range(n, device).node
+            if len(_INDEX_RANGES) >= INDEX_RANGES_KEPT:
+                _INDEX_RANGES.pop(next(iter(_INDEX_RANGES)))
+            _INDEX_RANGES[key] = known
+        return cls(known)
+
+    @classmethod
+    def _build_index_range(cls, n: int, device=None):
         out = cls.zeros(n, dtype=dtypes.int32, device=device)
         for k in range(max(n - 1, 0).bit_length()):
             half = 1 << k

@@ -85,6 +85,8 @@ def _kernel_details(model: dict, kernel: dict, passes: bool = True) -> str:
     body = [f'<div style="{MUTED}">reads {escape(reads)}</div>']
     if kernel["opts"]:
         body.append(f'<div style="{MUTED}">actions: {escape(", ".join(kernel["opts"]))}</div>')
+    if kernel.get("calibration"):
+        body.append(f'<div style="{MUTED}">calibration: {escape(kernel["calibration"])}</div>')
     body.append(_decision_items(model, kernel))
     mine = kernel_user_lines(model, kernel)
     if mine:

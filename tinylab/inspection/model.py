@@ -199,6 +199,8 @@ def _cost(run, timings: bool) -> dict:
         return {"flops": 0, "bytes": 0, "opts": [], "language": ""}
     cost = {"flops": run.flops, "bytes": run.bytes_moved, "opts": [str(o) for o in run.opts],
             "language": run.language}
+    if run.calibration:  # a calibrated CPU target: what it measured (kept in the record)
+        cost["calibration"] = run.calibration
     if timings:
         cost.update(compile_s=run.compile_s, run_s=run.run_s, gflops=run.gflops, gbps=run.gbps,
                     cache_hit=run.cache_hit)

@@ -16,6 +16,7 @@ import threading
 import time
 from pathlib import Path
 
+from .. import config
 from ..errors import CompileError, CompilerNotFoundError
 from .base import Program, Runtime
 from .buffer import HostAllocator
@@ -41,6 +42,8 @@ FLOAT16_FALLBACK_FLAGS = ("-mno-avx512fp16",)
 # a few ms, so one is built per compiler and flag set and kept beside the kernels; the kernel
 # source is unchanged (its own #includes find their guards already defined).
 PRECOMPILED_HEADER = "#include <math.h>\n#include <stdbool.h>\n#include <immintrin.h>\n"
+
+_FIRST_LOAD = threading.Lock()  # one first kernel load at a time sets libgomp's environment
 
 INSTALL_HINT = ("install one: `apt-get install gcc` (Debian/Ubuntu), `dnf install gcc` (Fedora), "
                 "`xcode-select --install` (macOS), or point CC at a compiler")
@@ -71,6 +74,7 @@ class CPURuntime(Runtime):
         self._is_gcc: bool | None = None
         self._headers: dict[tuple[str, ...], Path | None] = {}  # flags -> precompiled header
         self._headers_lock = threading.Lock()
+        self._threads_started = False  # OpenMP's thread pool (_start_threads)
 
     @property
     def compiler(self) -> str:
@@ -194,7 +198,11 @@ class CPURuntime(Runtime):
 
     def load(self, library: Path, name: str):
         try:
-            lib = ctypes.CDLL(str(library))
+            if self._threads_started:
+                lib = ctypes.CDLL(str(library))
+            else:  # libgomp may load now, reading its wait policy (config.OMP_WAIT)
+                with _FIRST_LOAD, config.openmp_environment():
+                    lib = ctypes.CDLL(str(library))
         except OSError as exc:  # not a shared object: drop the entry so the next compile rebuilds
             discard(library)
             raise CompileError(f"the compiled kernel {name} does not load ({exc}); its cache "
@@ -203,7 +211,24 @@ class CPURuntime(Runtime):
             library.unlink(missing_ok=True)
         fn = getattr(lib, name)
         fn.restype = None
+        if not self._threads_started:
+            self._start_threads(lib)
         return CPUProgram(name, lib, fn)
+
+    def _start_threads(self, lib) -> None:
+        """Start OpenMP's threads when the first kernel that uses them loads, not in its first
+        launch: libgomp makes its thread pool in the first parallel region of the process,
+        which took ~7 ms (of a 0.1 ms matmul launch) on a loaded 2-core machine. An empty
+        region of the pool's full size, each thread calling libc's free(NULL), starts them."""
+        try:
+            parallel = lib.GOMP_parallel  # resolves only in a library that links libgomp
+        except AttributeError:
+            return
+        self._threads_started = True
+        libc = ctypes.CDLL(None)
+        parallel.restype = None
+        parallel.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint)
+        parallel(ctypes.cast(libc.free, ctypes.c_void_p), None, self.target.cores, 0)
 
 
 class CPUProgram(Program):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..ir.node import Node, _arg_key, buffer
 from ..ir.ops import Op
 from .fusion import FusionDecision
-from .graph import graph_order
+from .graph import graph_order, toposort
 from .items import BufferSlot, Schedule, ScheduleItem
 
 
@@ -24,7 +24,7 @@ def structure_key(outputs: list, realized) -> tuple[tuple, list, list]:
     buffer_number: dict = {}
     rows, leaves = [], []
     for node in order:
-        stored = realized.get(node) if node.op is not Op.BUFFER else node
+        stored = _stored(node, realized)
         if stored is not None:
             number = buffer_number.setdefault(id(stored.buffer), len(buffer_number))
             fresh = stored.version == stored.buffer.version
@@ -38,6 +38,16 @@ def structure_key(outputs: list, realized) -> tuple[tuple, list, list]:
     return (tuple(rows), tuple(row_of[n] for n in outputs)), leaves, order
 
 
+def _stored(node, realized):
+    """The BUFFER node the schedule reads for a leaf (None for an inner node): a realized
+    value's buffer, or a BUFFER's own node, or the snapshot an old version of it was copied
+    to before a write (FreshRealized maps a stale BUFFER node to it)."""
+    stored = realized.get(node)
+    if stored is None and node.op is Op.BUFFER:
+        return node
+    return stored
+
+
 class _Substitution:
     """Old graph node -> the same node over the new leaves (memoized; rebuilt by interning)."""
 
@@ -46,8 +56,9 @@ class _Substitution:
         self.mapped: dict = dict(known or {})  # old node -> new node, where already known
         self.mapped.update(zip(old_leaves, new_leaves))
         for old, new in zip(old_leaves, new_leaves):  # the BUFFER nodes realized values hold
-            if old.op is not Op.BUFFER:
-                self.mapped[old_realized.get(old)] = new_realized.get(new)
+            stored = old_realized.get(old)
+            if stored is not None and stored is not old:
+                self.mapped[stored] = new_realized.get(new)
 
     def __call__(self, node):
         if node is None:
@@ -81,19 +92,44 @@ class Placeholder:
 def template(sched: Schedule, leaves: list, realized, order: list) -> tuple:
     """(template, its leaves, its realized map, its walk): `sched` over placeholder BUFFER
     nodes, one per leaf (and one for the buffer of each realized leaf), for the cache to keep;
-    the walk lists the template's node for each row of the key (None: not in the schedule)."""
+    the walk lists the template's node for each row of the key (None: not in the schedule).
+    None when the template would still hold a user buffer (not cacheable)."""
     held, stand_ins = {}, []
     for number, leaf in enumerate(leaves):
-        stored = leaf if leaf.op is Op.BUFFER else realized.get(leaf)
+        stored = _stored(leaf, realized)
         stand_in = buffer(Placeholder(number, stored.version), leaf.shape, leaf.dtype,
                           leaf.device, stored.version)
-        if leaf.op is not Op.BUFFER:
+        if stored is not leaf:
             held[stand_in] = buffer(Placeholder(number, stored.version), stored.shape,
                                     stored.dtype, stored.device, stored.version)
         stand_ins.append(stand_in)
     sub = _Substitution(leaves, stand_ins, realized, held)
     made = _rebuild(sched, sub)
+    if _user_buffers(made):
+        return None
     return made, stand_ins, held, [sub.mapped.get(node) for node in order]
+
+
+def _user_buffers(sched: Schedule) -> list:
+    """The real buffers a template still reaches (none when every leaf became a slot; a node
+    the walk did not reach, as a write target outside the graph, would keep one, and a reuse
+    would read or write that old buffer): such a schedule is not cached."""
+    roots = [item.output for item in sched.items]
+    for item in sched.items:
+        roots += [s.node for s in item.slots] + item.fused + list(item.reads_old)
+        roots += list(item.reads)
+    roots += list(sched.outputs) + list(sched.leaves) + list(sched.leaves.values())
+    roots += sched.graph_outputs
+    for decision in sched.decisions:
+        roots += [decision.producer, decision.consumer]
+    found = []
+    for node in toposort([n for n in roots if n is not None], lambda n: n.src):
+        if node.op is Op.BUFFER and not isinstance(node.buffer, Placeholder):
+            found.append(node.buffer)
+    slots = [s for item in sched.items for s in item.slots]
+    found += [s.existing for s in slots
+              if s.existing is not None and not isinstance(s.existing, Placeholder)]
+    return found
 
 
 def reuse(cached: Schedule, old_leaves: list, new_leaves: list, old_realized, new_realized,
