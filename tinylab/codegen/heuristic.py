@@ -316,7 +316,8 @@ def block_depths(plan: KernelPlan, first: int, target: CPUTarget) -> list[int]:
     reduce loop (a matmul's k), block_sizes(target): each block's accumulators are loaded and
     stored once, so a block stays deep. Where inner reduce loops run many trips per step of it
     (a conv weight gradient: one whole image per step of the batch), one step already reads a
-    lot: every divisor whose block still runs block_sizes' shallowest depth of inner trips."""
+    lot: every divisor from 2 whose block still runs block_sizes' shallowest depth of inner
+    trips."""
     axis = plan.axes[first]
     inner = 1
     for other in plan.axes_of(AxisKind.REDUCE):
@@ -325,7 +326,7 @@ def block_depths(plan: KernelPlan, first: int, target: CPUTarget) -> list[int]:
     if inner == 1:
         return [a for a in block_sizes(target, _itemsize(plan))
                 if axis.size % a == 0 and axis.size >= 2 * a]
-    return [a for a in range(axis.size // 2, 0, -1)
+    return [a for a in range(axis.size // 2, 1, -1)
             if axis.size % a == 0 and a * inner >= BLOCK_SIZES[-1]]
 
 
