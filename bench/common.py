@@ -89,6 +89,17 @@ SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl",
               "amx_tile", "asimd", "sve")
 
 
+def reference_isa() -> dict:
+    """What the references were held to (bench/__init__.py, under a CPU_TARGET preset) and the
+    ISA PyTorch reports it dispatches to."""
+    from bench import REFERENCE_ISA
+    out = dict(REFERENCE_ISA)
+    torch = optional_torch()
+    if torch is not None:
+        out["torch capability"] = torch.backends.cpu.get_cpu_capability()
+    return out
+
+
 def cpu_description() -> dict:
     """The CPU every figure was measured on (lscpu's model and SIMD flags) and the CPU target
     the planner uses (tinylab.runtimes.cpu_target where this tree has it)."""
@@ -102,7 +113,7 @@ def cpu_description() -> dict:
     family = f"family {info.get('CPU family', '?')} model {info.get('Model', '?')}"
     described = {"model": f"{model}, {family}", "isa": [f for f in SIMD_FLAGS if f in flags], "cores": cores,
                  "l1d": info.get("L1d cache", ""), "l2": info.get("L2 cache", ""),
-                 "l3": info.get("L3 cache", "")}
+                 "l3": info.get("L3 cache", ""), "references": reference_isa()}
     try:
         from tinylab.runtimes.cpu_target import current_target
     except ImportError:  # a tree without the CPU target: what lscpu says is all there is

@@ -49,7 +49,8 @@ def main(argv=None) -> list[Row]:
     args = parser.parse_args(argv)
     runs = 3 if args.quick else 5
     cpu = cpu_description()
-    print(f"CPU: {cpu['model']} ({cpu['cores']} cores usable)\ntarget: {cpu['target']}",
+    print(f"CPU: {cpu['model']} ({cpu['cores']} cores usable)\ntarget: {cpu['target']}\n"
+          f"references: {cpu['references']}",
           flush=True)
     started = time.time()
     rows: list[Row] = []

@@ -16,7 +16,7 @@ from tinylab.engine.realize import REALIZED
 from tinylab.inspection.what_if import what_if
 from tinylab.ir.ops import Op
 from tinylab.schedule.fusion import Reason, SchedulerOptions
-from tinylab.schedule.relayout import useful_lanes
+from tinylab.schedule.relayout import FILLED, useful_lanes
 from tinylab.schedule.schedule import schedule
 
 RNG = np.random.default_rng(11)
@@ -70,7 +70,7 @@ def test_weight_gradient_reads_a_channel_last_copy_and_equals_torch(lanes, count
     (tx, tw), (gx, gw) = _conv_grads(*shape)
     found, sched = _relayouts([tw.grad.node], count)
     n, c, size, o, k = shape
-    fires = useful_lanes(k, count) < count / 2  # kx is the only contiguous output axis
+    fires = useful_lanes(k, count) < count * FILLED  # kx is the only contiguous output axis
     assert len(found) == int(fires)
     if fires:  # the windowed operand (the input) is copied with its channels innermost
         (decision,) = found

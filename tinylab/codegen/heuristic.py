@@ -244,6 +244,9 @@ def measured_tile(plan: KernelPlan, target: CPUTarget) -> KernelPlan | None:
     candidates = _tile_candidates(plan, accesses(plan))
     if not candidates:
         return None
+    # fewer vectors per row than measured (a panel narrower than the tile): more rows instead,
+    # so the tile keeps the measured number of accumulators (FMA latency x pipes needs them)
+    rows = min(rows * vectors // max(1, amount), accumulator_budget(target) // max(1, amount))
     size, axis, _ = candidates[0]
     amount = _largest_divisor(size, rows)
     return _try(plan, Opt(Action.UPCAST, axis, amount)) if amount > 1 else plan
@@ -308,6 +311,25 @@ def unroll(plan: KernelPlan) -> KernelPlan:
     return plan
 
 
+def block_depths(plan: KernelPlan, first: int, target: CPUTarget) -> list[int]:
+    """Depths a BLOCK of reduce axis `first` may take, deepest first. Where it is the only
+    reduce loop (a matmul's k), block_sizes(target): each block's accumulators are loaded and
+    stored once, so a block stays deep. Where inner reduce loops run many trips per step of it
+    (a conv weight gradient: one whole image per step of the batch), one step already reads a
+    lot: every divisor from 2 whose block still runs block_sizes' shallowest depth of inner
+    trips."""
+    axis = plan.axes[first]
+    inner = 1
+    for other in plan.axes_of(AxisKind.REDUCE):
+        if other != first:
+            inner *= plan.axes[other].size
+    if inner == 1:
+        return [a for a in block_sizes(target, _itemsize(plan))
+                if axis.size % a == 0 and axis.size >= 2 * a]
+    return [a for a in range(axis.size // 2, 1, -1)
+            if axis.size % a == 0 and a * inner >= BLOCK_SIZES[-1]]
+
+
 def block(plan: KernelPlan, target: CPUTarget) -> KernelPlan:
     """BLOCK the outermost reduce loop of a register-tiled kernel whose operands overflow the
     cache. The operands every row of output tiles reads again (those the outermost output loop
@@ -324,10 +346,9 @@ def block(plan: KernelPlan, target: CPUTarget) -> KernelPlan:
         return plan
     shared = sum(buffer_extent(v) * size for v, size in inner if dim_stride(v, rows.origin) == 0)
     per_step = shared / plan.shape[axis.origin] * axis.mult  # shared bytes one trip reads
-    amounts = [a for a in block_sizes(target, _itemsize(plan))
-               if axis.size % a == 0 and axis.size >= 2 * a]
-    if not amounts or not shared:
-        return plan
+    amounts = block_depths(plan, first, target)
+    if not amounts or not shared or (shared <= cache and len(reduce_axes) > 1):
+        return plan  # (a conv whose shared operand, its weights, fits whole: nothing to keep)
     amount = next((a for a in amounts if per_step * a <= cache), min(amounts))
     if per_step * amount > cache:  # narrow the columns of a block
         share = cache / (per_step * amount)
