@@ -289,7 +289,7 @@ def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
                    names: tracing.KernelNames,
                    kept: tuple = (None, ""), var_vals: dict | None = None) -> tracing.KernelRecord:
     spec = Device[runner.device]
-    language = spec.renderer.language
+    language = spec.language
     first = runner not in STATE.recorded
     STATE.recorded.add(runner)
     inputs, note = kept

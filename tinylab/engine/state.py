@@ -87,6 +87,15 @@ class EngineState:
         self.captures: list = []          # TinyJit hooks called with every launch
         self.schedules: OrderedDict = OrderedDict()  # graph structure -> schedule template
 
+    def forget_devices(self, names: set) -> None:
+        """Drop the kernels compiled and the records made for the devices `names` (their
+        backend row was replaced: they came from the old renderer)."""
+        with self.lock:
+            for key in [key for key in self.runners if key[0] in names]:
+                del self.runners[key]
+            for key in [key for key in self.display_records if key[1] in names]:
+                del self.display_records[key]
+
     def remember_schedule(self, key, entry) -> None:
         """Keep a schedule template; the least recently used goes past SCHEDULES_KEPT."""
         with self.lock:
