@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 
+from ..codegen.linear_ops import LinearOp
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
 from ..runtimes.launch import WEBGPU_BLOCK_LIMIT, flat_launch_dims, webgpu_dispatch
@@ -135,13 +136,14 @@ class WGSLRenderer(GPURenderer):
         if wgsl_int64.is_wide(dtype.scalar) or wgsl_int64.is_wide(src_dtype.scalar):
             return wgsl_int64.alu(self, op, args, dtype.scalar, src_dtype.scalar)
         kind = self.type_name(src_dtype.scalar)
-        if op != "WHERE" and kind in ("f32", "i32", "u32") and all(map(_literal_only, args)):
+        if op != LinearOp.WHERE and kind in ("f32", "i32", "u32") and all(map(_literal_only, args)):
             # naga folds a literal-only expression while parsing and rejects an inf, NaN or
             # division by zero there (`1.0f / 0.0f`, `log2(0.0f)`): a call to a function is not
             # folded, so the kernel computes it at run time like every other backend
             args = [f"tl_keep_{kind}({args[0]})"] + args[1:]
         text = self._alu(op, args, dtype.scalar, src_dtype.scalar)
-        if op in ("ADD", "MUL", "NEG", "SHL", "IDIV") and dtype.scalar.is_int:
+        wraps = (LinearOp.ADD, LinearOp.MUL, LinearOp.NEG, LinearOp.SHL, LinearOp.IDIV)
+        if op in wraps and dtype.scalar.is_int:
             text = self.wrap(text, dtype.scalar)
         return text
 
@@ -201,7 +203,7 @@ class WGSLRenderer(GPURenderer):
         """Shifts by at least the width give 0 (or the sign for >> on a signed value), as numpy;
         WGSL would take the amount modulo 32 and wants it as u32."""
         amount = f"u32({b})"
-        if op == "SHL":
+        if op == LinearOp.SHL:
             return f"select(({a}) << {amount}, {self.literal(0, dtype)}, {amount} >= 32u)"
         if dtype.is_unsigned:
             return f"select(({a}) >> {amount}, 0u, {amount} >= 32u)"
@@ -277,7 +279,7 @@ class _WGSLWalk(_GPUWalk):
 
     def __init__(self, renderer: WGSLRenderer, program):
         if program.index_dtype != dtypes.int32:
-            largest = max(i.arg[1] * i.dtype.itemsize for i in program.instrs if i.op == "PARAM")
+            largest = max(i.arg[1] * i.dtype.itemsize for i in program.instrs if i.op == LinearOp.PARAM)
             raise MemoryError(f"cannot allocate {largest / 2**20:.1f} MiB on WEBGPU for kernel "
                               f"{program.name}: WGSL indexes buffers with i32 (2**31 elements)")
         super().__init__(renderer, program)
@@ -288,7 +290,7 @@ class _WGSLWalk(_GPUWalk):
     def run(self) -> str:
         bindings = []
         for i, instr in enumerate(self.p.instrs):
-            if instr.op == "PARAM":
+            if instr.op == LinearOp.PARAM:
                 index, _size, is_out, _is_in = instr.arg
                 self.params[index] = (instr.dtype.scalar, is_out)
                 bindings.append(self.r.binding(index, instr.dtype.scalar, is_out))
@@ -297,7 +299,7 @@ class _WGSLWalk(_GPUWalk):
             bindings.append(f"@group(0) @binding({len(bindings)}) var<storage, read> "
                             f"variables: array<i32>;")
         for i, instr in enumerate(self.p.instrs):
-            if instr.op != "PARAM":
+            if instr.op != LinearOp.PARAM:
                 self.shared = self.declare_repeats(i, instr)
                 self.step(i, instr)
         groups, block = self.dims.grid[0], self.dims.block[0]
@@ -324,11 +326,11 @@ class _WGSLWalk(_GPUWalk):
         return f"let {name}: {self.index_type} = {wgsl_text(text)};"
 
     def step(self, i: int, instr) -> None:
-        if instr.op == "LOAD":
+        if instr.op == LinearOp.LOAD:
             return self.load(i, instr)
-        if instr.op == "STORE":
+        if instr.op == LinearOp.STORE:
             return self.store(i, instr)
-        if instr.op == "COND":
+        if instr.op == LinearOp.COND:
             self.names[i] = [self.wgsl_cond(c) for c in instr.arg]
             return
         super().step(i, instr)
