@@ -304,10 +304,16 @@ def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
                                 steps=runner.record.steps(), compiled=runner.record)
 
 
-def capturing(hook):
+def capturing(hook, owner=None):
     """`with capturing(hook):` calls hook(runner, buffers, var_vals) with every kernel launch and
-    copy (runner None) the engine makes inside the block (TinyJit's capture, engine/jit.py)."""
-    return STATE.capturing(hook)
+    copy (runner None) the engine makes inside the block (TinyJit's capture, engine/jit.py);
+    `capturer()` gives `owner` meanwhile."""
+    return STATE.capturing(hook, owner)
+
+
+def capturer():
+    """The TinyJit capturing a step now, else None (EngineState.capturer: the one flag)."""
+    return STATE.capturer
 
 
 def _notify_capture(runner: Runner, bufs: list[Buffer], var_vals: dict | None = None) -> None:

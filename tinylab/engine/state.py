@@ -72,6 +72,16 @@ class FreshRealized(_Lookup):
         return default if found is None else found
 
 
+class _Capture:
+    """A capture hook and who asked for it."""
+
+    def __init__(self, hook, owner):
+        self.hook, self.owner = hook, owner
+
+    def __call__(self, runner, buffers, var_vals) -> None:
+        self.hook(runner, buffers, var_vals)
+
+
 class EngineState:
     """The engine's memory between calls. Take `lock` to read-then-write `runners` or
     `announced` (compile threads do)."""
@@ -111,14 +121,21 @@ class EngineState:
             return entry
 
     @contextmanager
-    def capturing(self, hook):
+    def capturing(self, hook, owner=None):
         """Call `hook(runner, buffers, var_vals)` with every kernel launch and copy inside the
-        block."""
-        self.captures.append(hook)
+        block; `owner` (the TinyJit capturing a step) is `capturer` meanwhile."""
+        entry = _Capture(hook, owner)
+        self.captures.append(entry)
         try:
             yield
         finally:
-            self.captures.remove(hook)
+            self.captures.remove(entry)
+
+    @property
+    def capturer(self):
+        """The owner of the innermost capture under way (a TinyJit), else None: the one flag
+        that says a step is being captured (None while captures are paused)."""
+        return self.captures[-1].owner if self.captures else None
 
     @contextmanager
     def captures_paused(self):

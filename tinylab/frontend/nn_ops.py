@@ -23,8 +23,8 @@ def _pair(value, n: int, name: str, minimum: int | None = None) -> tuple:
 
 
 def _capturing() -> bool:
-    from .tensor import _JIT_CAPTURING
-    return bool(_JIT_CAPTURING)
+    from ..engine.realize import capturer
+    return capturer() is not None
 
 
 def _check_nll(log_probs, labels, weight) -> None:

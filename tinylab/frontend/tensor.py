@@ -70,7 +70,6 @@ ALL_TENSORS = LiveTensors()
 _BACKWARD_ROOTS: list = []  # weakrefs to tensors backward() ran on, for the next optimizer step
 FOLDED_BY_BUILDERS = (Op.CONST, Op.RESHAPE, Op.PERMUTE, Op.EXPAND)
 _PENDING_COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Buffer -> lazy clones
-_JIT_CAPTURING: list = []  # set by TinyJit while it captures a step
 
 
 class _TensorMeta(type):
@@ -289,12 +288,12 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
     def realize(self, *others: Tensor) -> Tensor:
         """Compute this tensor (and `others`) now. Also `Tensor.realize(a, b)`. The graph a value
         came from stays visible to autograd (a printed activation still trains)."""
-        tensors, computed_outside = [self, *others], None
-        if _JIT_CAPTURING:  # values made before the step are computed once, not per replay
-            computed_outside = _JIT_CAPTURING[-1].realize_closure(tensors)
+        tensors, computed_outside, jit = [self, *others], None, engine.capturer()
+        if jit is not None:  # values made before the step are computed once, not per replay
+            computed_outside = jit.realize_closure(tensors)
         readers, olds = _stale_readers(tensors)
-        if _JIT_CAPTURING:  # the step's own readers get buffers that each replay rewrites
-            tensors, olds = tensors + _captured_readers(readers), []
+        if jit is not None:  # the step's own readers get buffers that each replay rewrites
+            tensors, olds = tensors + _captured_readers(jit, readers), []
         assigned: dict = {}
         nodes = engine.realize([t.node for t in tensors] + [ir.copy_to(n, n.device) for n in olds],
                                computed_outside, assigned)
@@ -321,14 +320,14 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         gradient flows through (no_grad, detached, non-float, TinyJit captures) nor for assigns,
         which write a new version of a buffer outside autograd (optimizer updates)."""
         return (self.requires_grad is not False and self.dtype.is_float and not Tensor.no_grad
-                and not _JIT_CAPTURING and self.node.op not in (Op.ASSIGN, Op.DETACH, Op.CONST))
+                and engine.capturer() is None and self.node.op not in (Op.ASSIGN, Op.DETACH, Op.CONST))
 
     def _owns_buffer(self) -> bool:
         owner = self.node.buffer.owner
         return owner is None or owner() is None or owner() is self
 
     def _check_not_capturing(self, what: str) -> None:
-        if _JIT_CAPTURING:
+        if engine.capturer() is not None:
             raise JitError(f"{what} inside a TinyJit function: the value would be frozen at "
                            f"capture time. Return the tensor from the function instead.")
 
@@ -705,12 +704,12 @@ def _own_buffers(tensors: list, nodes: list) -> list:
     return nodes
 
 
-def _captured_readers(readers: list) -> list:
+def _captured_readers(jit, readers: list) -> list:
     """The stale readers a TinyJit step realizes (a snapshot's buffer would be shared by the
     step's memory plan): those the step made, except gradients of tensors that did not ask for
     one (requires_grad None, an input batch: its gradient is a whole extra backward conv). The
     others still read the buffer's newest value."""
-    before = {id(t) for t in list(_JIT_CAPTURING[-1].tensors_before)}  # by identity: a WeakSet
+    before = {id(t) for t in list(jit.tensors_before)}  # by identity: a WeakSet
     unasked = {id(t.grad) for t in list(ALL_TENSORS) if t.requires_grad is None and t.grad is not None}
     return [t for t in readers if id(t) not in before and id(t) not in unasked]
 
