@@ -20,6 +20,8 @@ from ..dtype import DType, dtypes, promote, result_dtype
 from ..engine import realize as engine
 from ..engine import trace as tracing
 from ..engine.devices import Device
+from ..engine import ownership
+from ..engine.ownership import LiveHolders
 from ..errors import DTypeError, JitError, ShapeError
 from ..ir.node import prod
 from ..ir.symbolic import Variable, any_symbolic, bound_shape, max_shape
@@ -40,33 +42,7 @@ from .reduce import ReduceMixin
 from .sorting import SortingMixin
 
 
-class LiveTensors:
-    """The live tensors of a group, weakly held, iterated in the order they were added. A WeakSet
-    iterates in address order, which changes from one process to the next: what is realized
-    together (stale readers, pending copies) would be scheduled in a different order each run.
-    A dict of weak references keeps insertion order; a reference equals another to the same
-    tensor, so adding one twice keeps the first (and its place)."""
-
-    def __init__(self, tensors=()):
-        refs: dict[weakref.ref, None] = {}
-        self._refs, self._forget = refs, lambda ref: refs.pop(ref, None)  # one callback for all
-        for tensor in tensors:
-            self.add(tensor)
-
-    def add(self, tensor) -> None:
-        self._refs[weakref.ref(tensor, self._forget)] = None
-
-    def __iter__(self):
-        return iter([t for t in map(weakref.ref.__call__, list(self._refs)) if t is not None])
-
-    def __len__(self) -> int:
-        return len(self._refs)
-
-    def __contains__(self, tensor) -> bool:
-        return weakref.ref(tensor) in self._refs
-
-
-ALL_TENSORS = LiveTensors()
+ALL_TENSORS = LiveHolders()  # every live Tensor (engine/ownership.py keeps the order)
 _BACKWARD_ROOTS: list = []  # weakrefs to tensors backward() ran on, for the next optimizer step
 FOLDED_BY_BUILDERS = (Op.CONST, Op.RESHAPE, Op.PERMUTE, Op.EXPAND)
 _PENDING_COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Buffer -> lazy clones
@@ -182,7 +158,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
             if dtype is not None:
                 array = array.astype(dtype.np)
             node = _buffer_node(array, device)
-            node.buffer.owner = weakref.ref(self)
+            ownership.claim(node.buffer, self)
         self.node: Node = node
         self.requires_grad = requires_grad
         self.grad: Tensor | None = None
@@ -289,30 +265,18 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         """Compute this tensor (and `others`) now. Also `Tensor.realize(a, b)`. The graph a value
         came from stays visible to autograd (a printed activation still trains)."""
         tensors, computed_outside, jit = [self, *others], None, engine.capturer()
+        picked = None
         if jit is not None:  # values made before the step are computed once, not per replay
             computed_outside = jit.realize_closure(tensors)
-        readers, olds = _stale_readers(tensors)
-        if jit is not None:  # the step's own readers get buffers that each replay rewrites
-            tensors, olds = tensors + _captured_readers(jit, readers), []
-        assigned: dict = {}
-        nodes = engine.realize([t.node for t in tensors] + [ir.copy_to(n, n.device) for n in olds],
-                               computed_outside, assigned)
-        for old, copy in zip(olds, nodes[len(tensors):]):
-            engine.REALIZED[old] = copy  # later reads of the old version read the copy
-        nodes = _own_buffers(tensors, nodes[:len(tensors)])
-        if assigned:  # an assign that ran under another value is done for its tensor too
-            chosen = {id(t) for t in tensors}
-            for t in list(ALL_TENSORS):
-                if id(t) not in chosen and t.node in assigned:
-                    t.node = assigned[t.node]
-        for t, n in zip(tensors, nodes):
-            if t.node is not n and t._keeps_graph():
+            picked = lambda readers: _captured_readers(jit, readers)  # noqa: E731
+        keeps = [t._keeps_graph() for t in tensors]
+        tensors, nodes = ownership.realize_holders(tensors, ALL_TENSORS, keeps, computed_outside,
+                                                   picked)   # versions, ownership: the engine's
+        keeps += [False] * (len(tensors) - len(keeps))
+        for t, n, keep in zip(tensors, nodes, keeps):
+            if keep and t.node is not n:
                 autograd.realized_from(n, t.node)
-                engine.REALIZED.hold_weakly(t.node)  # n keeps t.node alive, not the reverse
             t.node = n
-            owner = n.buffer.owner
-            if owner is None or owner() is None:  # the first tensor to get a buffer owns it
-                n.buffer.owner = weakref.ref(t)
         return self
 
     def _keeps_graph(self) -> bool:
@@ -323,8 +287,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
                 and engine.capturer() is None and self.node.op not in (Op.ASSIGN, Op.DETACH, Op.CONST))
 
     def _owns_buffer(self) -> bool:
-        owner = self.node.buffer.owner
-        return owner is None or owner() is None or owner() is self
+        return ownership.owns(self)
 
     def _check_not_capturing(self, what: str) -> None:
         if engine.capturer() is not None:
@@ -388,7 +351,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
         out = Tensor(node)
         out.requires_grad = self.requires_grad
         if self.node.op is Op.BUFFER and device == self.device:  # copied before any assign
-            _PENDING_COPIES.setdefault(self.node.buffer, LiveTensors()).add(out)
+            _PENDING_COPIES.setdefault(self.node.buffer, LiveHolders()).add(out)
         return out
 
     def contiguous(self) -> Tensor:
@@ -638,70 +601,6 @@ def broadcast_shape(*shapes, op: str = "broadcast") -> tuple[int, ...]:
     for s in shapes:
         out = _broadcast_shape(out, s, op)
     return out
-
-
-def _stale_readers(tensors: list) -> tuple[list, list]:
-    """Live lazy tensors outside `tensors` that read a buffer which an assign among `tensors`
-    overwrites, and the BUFFER nodes (old versions) they read. A lazy value means the value when
-    it was written down (PyTorch computed it then): `w.grad` after an optimizer step is the
-    gradient at the old weights, a BatchNorm's running mean comes from them. realize() copies
-    each such buffer before the assign and points its old version at the copy: one copy per
-    weight, where realizing the readers computed gradients nobody asked for (an input's)."""
-    computed, pruned = engine.FreshRealized(engine.REALIZED), {}
-
-    def sources(node: Node):  # an assign reads its target's new value; a computed value its buffer
-        found = pruned.get(node)
-        if found is None:
-            done = computed.get(node)
-            found = pruned[node] = ((done,) if done is not node else ()) if done is not None \
-                else node.src[1:] if node.op is Op.ASSIGN else node.src
-        return found
-    # dicts as ordered sets: the copies of the targets are made in graph order, every run
-    assigns = dict.fromkeys(n for n in ir.toposort([t.node for t in tensors], sources)
-                            if n.op is Op.ASSIGN and n not in computed)
-    targets = dict.fromkeys(n.src[0] for n in assigns)
-    if not targets:
-        return [], []
-    chosen = {id(t) for t in tensors}
-    lazy = [t for t in list(ALL_TENSORS) if id(t) not in chosen
-            and t.node.op not in (Op.BUFFER, Op.CONST)]
-    reading: set = set()
-    for node in ir.toposort([t.node for t in lazy], sources):
-        if node in assigns:  # runs now: a tensor holding it reads the new value
-            continue
-        if node in targets or any(s in reading for s in pruned[node]):
-            reading.add(node)
-    readers = [t for t in lazy if t.node in reading]
-    return readers, [n for n in targets if n in reading] if readers else []
-
-
-def _own_buffers(tensors: list, nodes: list) -> list:
-    """The BUFFER node each lazy tensor in `tensors` keeps: its own. Equal lazy values are one
-    node (hash-consing) and realize to one buffer (REALIZED), so a tensor whose value landed in
-    a buffer another live tensor holds gets a copy of its own; otherwise two parameters that
-    start equal would be one node to autograd and one buffer to assign."""
-    nodes, claims = list(nodes), {}
-    pending = range(len(tensors))
-    while pending:
-        shared = []
-        for i in pending:
-            t, n = tensors[i], nodes[i]
-            if t.node.op is Op.BUFFER:  # already realized: keeps the buffer it reads
-                continue
-            holder = claims.get(n.buffer)
-            if holder is None:
-                owner = n.buffer.owner
-                holder = owner() if owner is not None else None
-            if holder is None or holder is t:
-                claims[n.buffer] = t
-            else:
-                shared.append(i)
-        if shared:  # a copy can itself be a value another tensor holds (a clone): check again
-            copies = engine.realize([ir.copy_to(nodes[i], nodes[i].device) for i in shared])
-            for i, copy in zip(shared, copies):
-                nodes[i] = copy
-        pending = shared
-    return nodes
 
 
 def _captured_readers(jit, readers: list) -> list:
