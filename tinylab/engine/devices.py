@@ -10,6 +10,7 @@ one this CPU can execute.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -18,7 +19,9 @@ from ..caps import DeviceCaps
 from ..errors import DeviceError
 from . import backends as registry
 from .backends import BACKENDS, Backend
-from .state import EngineState
+from .state import BoundedTable, EngineState
+
+OPENING = threading.RLock()  # held while a device, its renderer, runtime or target is made
 
 
 @dataclass(eq=False)
@@ -46,19 +49,21 @@ class DeviceSpec:
         if not config.CALIBRATE.value or self.backend.make_runtime is None:
             return target
         where = (target.key, config.cache_dir())
-        if where not in self._calibrated:
-            from .calibrate import calibrated  # measured micro-kernels, once per CPU key
-            self._calibrated[where] = calibrated(
-                target, self.backend.make_renderer(target), self.backend.make_runtime(target),
-                config.cache_dir() / "calibration")
-        return self._calibrated[where]
+        with OPENING:  # compile threads ask too: one calibration per CPU key
+            if where not in self._calibrated:
+                from .calibrate import calibrated  # measured micro-kernels, once per CPU key
+                self._calibrated[where] = calibrated(
+                    target, self.backend.make_renderer(target),
+                    self.backend.make_runtime(target), config.cache_dir() / "calibration")
+            return self._calibrated[where]
 
     def _made(self, made: dict, make):
         target = self.target
         key = None if target is None else target.key
-        if key not in made:
-            made[key] = make() if target is None else make(target)
-        return made[key]
+        with OPENING:  # one renderer / runtime per target, whichever thread asks first
+            if key not in made:
+                made[key] = make() if target is None else make(target)
+            return made[key]
 
     @property
     def renderer(self):
@@ -132,9 +137,10 @@ class DeviceSpec:
 class _DeviceRegistry:
     def __init__(self):
         self._opened: dict[str, DeviceSpec] = {}
-        self._caps: dict = {}       # CPU target keys -> {device name: DeviceCaps}
         self._defaults: dict = {}  # (DEV, CPU_TARGET, backends) -> the DEFAULT they give
         self.state = EngineState()  # what realize keeps between calls (engine/state.py)
+        # (CPU target keys, backend rows) -> {device name: DeviceCaps}
+        self._caps = self.state.register_cache("device caps", BoundedTable(64))
 
     def canonicalize(self, name: str | None) -> str:
         if name is None:
@@ -164,13 +170,17 @@ class _DeviceRegistry:
         (the one CPU_TARGET names, the one this CPU runs): what realize hands schedule()."""
         from ..runtimes.cpu_target import current_target, runnable_target
         key = (current_target().key, runnable_target().key, registry.rows_key())
-        found = self._caps.get(key)
-        if found is None:
-            found = self._caps[key] = {name: self[name].caps for name in self.known()}
-        return found
+        with OPENING:
+            found = self._caps.get(key)
+            if found is None:
+                found = self._caps[key] = {name: self[name].caps for name in self.known()}
+            return found
 
     def __getitem__(self, name) -> DeviceSpec:
-        key = self.canonicalize(name)
+        with OPENING:
+            return self._open(self.canonicalize(name), name)
+
+    def _open(self, key: str, name) -> DeviceSpec:
         opened = self._opened.get(key)
         if opened is not None and opened.backend is BACKENDS.get(registry.render_only_aliases()
                                                                  .get(key, key)):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -92,7 +93,8 @@ def record_for(ast: Node, device: str) -> CompileRecord:
     """The compile record of `ast` on `device` (compiled there when it was, else made by the same
     pipeline for display only, once per kernel and settings)."""
     noopt, beam = bool(config.NOOPT.value), int(config.BEAM.value)
-    known = STATE.runners.get(_runner_key(device, ast, noopt, beam))
+    with STATE.lock:
+        known = STATE.runners.get(_runner_key(device, ast, noopt, beam))
     if known is not None:
         return known.record
     key = ("display",) + _runner_key(device, ast, noopt, 0)
@@ -110,14 +112,31 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
     noopt = bool(config.NOOPT.value) if noopt is None else noopt
     beam = int(config.BEAM.value) if beam is None else beam
     spec = Device[device]
-    target = spec.target
     key = _runner_key(device, ast, noopt, beam)
-    with STATE.lock:
-        known = STATE.runners.get(key)
-        announce = known is None and (device, key[-1]) not in STATE.announced
-        STATE.announced.add((device, key[-1]))
-    if known is not None:
-        return known
+    while True:   # one thread compiles a kernel; others asking for it meanwhile wait for it
+        with STATE.lock:
+            known = STATE.runners.get(key)
+            underway = STATE.compiling.get(key) if known is None else None
+            if known is None and underway is None:
+                announce = (device, key[-1]) not in STATE.announced
+                STATE.announced[(device, key[-1])] = None
+                done = STATE.compiling[key] = threading.Event()
+                break
+        if known is not None:
+            return known
+        underway.wait()
+    try:
+        return _compile_new(device, spec, key, ast, noopt, beam, announce)
+    finally:
+        with STATE.lock:
+            STATE.compiling.pop(key, None)
+        done.set()
+
+
+def _compile_new(device: str, spec, key: tuple, ast: Node, noopt: bool, beam: int,
+                 announce: bool) -> Runner:
+    """Compile a kernel no runner holds yet (compile_kernel made sure no other thread does)."""
+    target = spec.target
     if announce:
         if int(config.DEBUG.value) >= 1:
             print(f"opened device {device}: {spec.backend.description}"
@@ -143,7 +162,7 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
     GlobalCounters.compile_time_s += compile_s
     runner = Runner(device, name, ast, plan, program, source, fn, flops, moved, compile_s, hit,
                     target.name if target else "", runtime, record)
-    with STATE.lock:  # another thread may have compiled the same kernel meanwhile: keep one
+    with STATE.lock:
         return STATE.runners.setdefault(key, runner)
 
 
@@ -169,7 +188,9 @@ def compile_schedule(sched: Schedule) -> list[Runner | None]:
     noopt, beam = bool(config.NOOPT.value), int(config.BEAM.value)
     work = []
     for i, item in kernels:
-        known = STATE.runners.get(_runner_key(_item_device(item), item.ast, noopt, beam))
+        key = _runner_key(_item_device(item), item.ast, noopt, beam)
+        with STATE.lock:
+            known = STATE.runners.get(key)
         if known is not None:
             runners[i] = known
         else:
