@@ -2,50 +2,50 @@
 
 A Tensor holds an IR node; every method builds new nodes (nothing runs) until `.realize()`,
 `.numpy()`, `.item()` or `.tolist()` asks for a value, which hands the graph to the engine.
-This file holds the core (construction, dtype/broadcast helpers, realizing, autograd, operator
-dunders); the method families live in mixins: creation.py, movement.py, elementwise.py,
-reduce.py, nn_ops.py, sorting.py, pooling.py, matrix.py. User errors are raised here, when an op
-is built, naming op and shapes.
+This file holds the core (construction, properties, reading values back, autograd, the helpers
+the mixins share); list ingestion is ingest.py, realizing and in-place writes realizing.py
+(ownership and versions: engine/ownership.py), operands and operator dunders operators.py; the
+method families live in mixins: creation.py, movement.py, elementwise.py, reduce.py, nn_ops.py,
+sorting.py, pooling.py, matrix.py. User errors are raised when an op is built, naming op and
+shapes.
 """
 from __future__ import annotations
 
 import weakref
 from contextlib import ContextDecorator
-from typing import Sequence
 
 import numpy as np
 
 from .. import config
-from ..dtype import DType, dtypes, promote, result_dtype
-from ..engine import realize as engine
+from ..dtype import DType, dtypes
 from ..engine import trace as tracing
 from ..engine.devices import Device
 from ..engine import ownership
-from ..engine.ownership import LiveHolders
-from ..errors import DTypeError, JitError, ShapeError
+from ..errors import DTypeError, ShapeError
 from ..ir.node import prod
 from ..ir.symbolic import Variable, any_symbolic, bound_shape, max_shape
 from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import Op
-from ..runtimes.buffer import Buffer
 from . import autograd, traced, views
 from .activations import ActivationMixin
 from .creation import CreationMixin
 from .elementwise import ElementwiseMixin
 from .indexing import IndexingMixin
+from .ingest import buffer_node, to_numpy
 from .matrix import MatrixMixin
 from .movement import MovementMixin
 from .nn_ops import NNMixin
+from .operators import OperatorMixin, broadcast_shape, symbolic_value
 from .pooling import PoolingMixin
+from .realizing import ALL_TENSORS, RealizingMixin
 from .reduce import ReduceMixin
 from .sorting import SortingMixin
 
+__all__ = ["ALL_TENSORS", "Tensor", "broadcast_shape"]   # (the last two: other modules' names)
 
-ALL_TENSORS = LiveHolders()  # every live Tensor (engine/ownership.py keeps the order)
 _BACKWARD_ROOTS: list = []  # weakrefs to tensors backward() ran on, for the next optimizer step
 FOLDED_BY_BUILDERS = (Op.CONST, Op.RESHAPE, Op.PERMUTE, Op.EXPAND)
-_PENDING_COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Buffer -> lazy clones
 
 
 class _TensorMeta(type):
@@ -60,64 +60,10 @@ class _TensorMeta(type):
         cls._training = bool(value)
 
 
-def _to_numpy(data) -> np.ndarray:
-    """A numpy array from nested lists/tuples, checking for ragged or non-numeric data."""
-    def shape_of(x, path):
-        if isinstance(x, (list, tuple)):
-            shapes = [shape_of(item, f"{path}[{i}]") for i, item in enumerate(x)]
-            if any(s != shapes[0] for s in shapes[1:]):
-                bad = next(i for i, s in enumerate(shapes) if s != shapes[0])
-                raise ValueError(f"Tensor(data): ragged nested sequence at {path}: element 0 has "
-                                 f"shape {shapes[0]} but element {bad} has shape {shapes[bad]}")
-            return (len(x),) + (shapes[0] if shapes else ())
-        if isinstance(x, Tensor):
-            return tuple(x.shape)
-        if not isinstance(x, (bool, int, float, np.generic)):
-            raise TypeError(f"Tensor(data): {path} is {type(x).__name__} {x!r}, "
-                            f"not a number")
-        return ()
-    shape_of(data, "data")
-    flat = _flatten(data)
-    if any(isinstance(v, float) for v in flat):
-        return np.array(flat, dtype=np.float32).reshape(_shape(data))
-    if flat and all(isinstance(v, (bool, np.bool_)) for v in flat):
-        return np.array(flat, dtype=np.bool_).reshape(_shape(data))
-    if any(isinstance(v, (np.floating,)) for v in flat):
-        return np.array(flat, dtype=np.float32).reshape(_shape(data))
-    if not flat:
-        return np.zeros(_shape(data), dtype=np.float32)
-    return np.array(flat, dtype=dtypes.default_int.np).reshape(_shape(data))
 
-
-def _flatten(x) -> list:
-    if isinstance(x, (list, tuple)):
-        return [v for item in x for v in _flatten(item)]
-    if isinstance(x, Tensor):
-        return x.numpy().reshape(-1).tolist()
-    return [x]
-
-
-def _shape(x) -> tuple:
-    if isinstance(x, (list, tuple)):
-        return (len(x),) + (_shape(x[0]) if x else ())
-    if isinstance(x, Tensor):
-        return tuple(x.shape)
-    return ()
-
-
-
-def _symbolic_value(size: Variable, device: str) -> Tensor:
-    """A symbolic size used as a number (x.sum(axis) / count in a mean over a symbolic axis):
-    an int32 0-d tensor a kernel computes by summing ones over the symbolic length, so the value
-    follows the bound variable in every launch (and in TinyJit replays)."""
-    if size.min < 0:
-        raise ValueError(f"cannot use the symbolic value {size!r} as a number: it may be "
-                         f"negative")
-    return Tensor.ones(size, dtype=dtypes.int32, device=device).sum()
-
-
-class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, ActivationMixin,
-             ReduceMixin, NNMixin, SortingMixin, PoolingMixin, MatrixMixin, metaclass=_TensorMeta):
+class Tensor(RealizingMixin, OperatorMixin, CreationMixin, MovementMixin, IndexingMixin,
+             ElementwiseMixin, ActivationMixin, ReduceMixin, NNMixin, SortingMixin, PoolingMixin,
+             MatrixMixin, metaclass=_TensorMeta):
     __slots__ = ("node", "_requires_grad", "grad", "__weakref__")
     _training = False
     no_grad = False
@@ -132,7 +78,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
             if Tensor.no_grad and node.op not in (Op.BUFFER, Op.CONST, Op.DETACH):
                 node = ir.detach(node)  # built under no_grad: no gradient flows through it
         elif isinstance(data, Variable):  # a bound symbolic size's value, counted by a kernel
-            value = _symbolic_value(data, device)
+            value = symbolic_value(data, device)
             node = (value if dtype is None else value.cast(dtype)).node
         elif isinstance(data, Tensor):
             node = data.node if device == data.device else ir.copy_to(data.node, device)
@@ -149,7 +95,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
             elif isinstance(data, np.ndarray):
                 array = data
             elif isinstance(data, (list, tuple)):
-                array = _to_numpy(data)
+                array = to_numpy(data)
             else:
                 raise TypeError(f"Tensor(data): cannot make a tensor from {type(data).__name__}; "
                                 f"pass a number, a (nested) list, a numpy array or bytes")
@@ -157,7 +103,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
                 array = array.astype(np.float32)
             if dtype is not None:
                 array = array.astype(dtype.np)
-            node = _buffer_node(array, device)
+            node = buffer_node(array, device)
             ownership.claim(node.buffer, self)
         self.node: Node = node
         self.requires_grad = requires_grad
@@ -261,39 +207,6 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
             views.register(out)
         return out
 
-    def realize(self, *others: Tensor) -> Tensor:
-        """Compute this tensor (and `others`) now. Also `Tensor.realize(a, b)`. The graph a value
-        came from stays visible to autograd (a printed activation still trains)."""
-        tensors, computed_outside, jit = [self, *others], None, engine.capturer()
-        picked = None
-        if jit is not None:  # values made before the step are computed once, not per replay
-            computed_outside = jit.realize_closure(tensors)
-            picked = lambda readers: _captured_readers(jit, readers)  # noqa: E731
-        keeps = [t._keeps_graph() for t in tensors]
-        tensors, nodes = ownership.realize_holders(tensors, ALL_TENSORS, keeps, computed_outside,
-                                                   picked)   # versions, ownership: the engine's
-        keeps += [False] * (len(tensors) - len(keeps))
-        for t, n, keep in zip(tensors, nodes, keeps):
-            if keep and t.node is not n:
-                autograd.realized_from(n, t.node)
-            t.node = n
-        return self
-
-    def _keeps_graph(self) -> bool:
-        """Whether realizing this tensor must keep its graph for autograd: not for values no
-        gradient flows through (no_grad, detached, non-float, TinyJit captures) nor for assigns,
-        which write a new version of a buffer outside autograd (optimizer updates)."""
-        return (self.requires_grad is not False and self.dtype.is_float and not Tensor.no_grad
-                and engine.capturer() is None and self.node.op not in (Op.ASSIGN, Op.DETACH, Op.CONST))
-
-    def _owns_buffer(self) -> bool:
-        return ownership.owns(self)
-
-    def _check_not_capturing(self, what: str) -> None:
-        if engine.capturer() is not None:
-            raise JitError(f"{what} inside a TinyJit function: the value would be frozen at "
-                           f"capture time. Return the tensor from the function instead.")
-
     def numpy(self) -> np.ndarray:
         """The value as a numpy array (a copy), with the numpy dtype PyTorch would use."""
         self._check_not_capturing(".numpy()")
@@ -326,81 +239,6 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
 
     def data(self) -> memoryview:
         return memoryview(self.numpy())
-
-    def to(self, device: str) -> Tensor:
-        device = Device.canonicalize(device)
-        if device == self.device:
-            return self
-        Device[device]  # raises for unknown devices
-        out = Tensor(ir.copy_to(self.node, device))
-        out.requires_grad = self.requires_grad
-        return out
-
-    def to_(self, device: str) -> Tensor:
-        self.node = self.to(device).node
-        return self
-
-    def clone(self, device: str | None = None) -> Tensor:
-        """A copy with its own buffer (a later assign to self does not change it)."""
-        device = Device.canonicalize(device) if device else self.device
-        node = self.node
-        if node.op is Op.BUFFER or device != self.device:
-            node = ir.copy_to(node, device)
-        elif node.op is not Op.CONST:
-            node = ir.contiguous(node)
-        out = Tensor(node)
-        out.requires_grad = self.requires_grad
-        if self.node.op is Op.BUFFER and device == self.device:  # copied before any assign
-            _PENDING_COPIES.setdefault(self.node.buffer, LiveHolders()).add(out)
-        return out
-
-    def contiguous(self) -> Tensor:
-        return self._wrap(ir.contiguous(self.node))
-
-    def detach(self) -> Tensor:
-        out = Tensor(ir.detach(self.node), requires_grad=False)
-        if self.node.op in (Op.BUFFER, Op.ASSIGN) or views.is_view(self):
-            views.register(out)  # shares the storage, as in PyTorch
-        return out
-
-    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        self.requires_grad = requires_grad
-        return self
-
-    def replace(self, other: Tensor) -> Tensor:
-        """Make this tensor hold `other`'s value (same shape); no gradient link."""
-        if other.shape != self.shape:
-            raise ShapeError(f"replace: shape {other.shape} does not match {self.shape}")
-        self.node = other.node
-        return self
-
-    def assign(self, value) -> Tensor:
-        """Write `value` into this tensor's buffer (in place, like an optimizer update); a view of
-        a realized tensor writes its base's elements (frontend/views.py)."""
-        value = value if isinstance(value, Tensor) else Tensor(value, self.device, self.dtype)
-        if value.shape != self.shape:
-            value = value._broadcast_to(self.shape, "assign")
-        if value.device != self.device:
-            value = value.to(self.device)
-        if value.dtype != self.dtype:
-            value = value.cast(self.dtype)
-        if views.is_view(self):  # a view: write its base's elements
-            views.write(self, value)
-            return self
-        if self.node.op is not Op.BUFFER:
-            self.realize()
-        if not self._owns_buffer():
-            # equal lazy values share one buffer (Tensor.ones(32) made twice is one node); the
-            # tensor written in place gets a copy of its own first
-            self.node = ir.copy_to(self.node, self.device)
-            self.realize()
-        pending = [t for t in _PENDING_COPIES.pop(self.node.buffer, ()) if t.node.op is Op.COPY
-                   and t.node.src[0] is self.node]
-        if pending:  # lazy clones of the old value copy it now, before it is overwritten
-            Tensor.realize(*pending)
-        self.node = ir.assign(self.node, value.node)
-        views.repoint(self)  # the views of this storage read the new value, as in PyTorch
-        return self
 
     # ---- autograd ----
     def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
@@ -479,85 +317,6 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
             raise ShapeError(f"{op}: cannot broadcast shape {self.shape} to {tuple(shape)}")
         return self._wrap(self.node.reshape(padded).expand(tuple(shape)))
 
-    def _operands(self, other, op: str, reverse: bool = False) -> tuple[Tensor, Tensor]:
-        """Both operands of a binary op, broadcast to one shape and promoted to one dtype."""
-        if isinstance(other, Variable):  # a symbolic size as a value: counted by a kernel
-            other = _symbolic_value(other, self.device)
-        if isinstance(other, Tensor):
-            if other.device != self.device:
-                from ..errors import DeviceError
-                raise DeviceError(f"{op}: operands are on different devices ({self.device} and "
-                                  f"{other.device}); move one with .to()")
-            dtype = promote(self.dtype, other.dtype)
-            b = other
-        elif isinstance(other, (bool, int, float, np.generic)):
-            if isinstance(other, np.generic):
-                other = other.item()
-            dtype = result_dtype(self.dtype, other)
-            if dtype.is_int and isinstance(other, int) and not isinstance(other, bool):
-                if not dtype.min_value() <= other <= dtype.max_value():
-                    other = ir.normalize_const(other, dtype)
-            b = Tensor(ir.const(other, dtype, (), self.device))
-        else:
-            raise TypeError(f"{op}: unsupported operand type {type(other).__name__}")
-        a = self if self.dtype == dtype else self.cast(dtype)
-        b = b if b.dtype == dtype else b.cast(dtype)
-        shape = _broadcast_shape(a.shape, b.shape, op)
-        a, b = a._broadcast_to(shape, op), b._broadcast_to(shape, op)
-        return (b, a) if reverse else (a, b)
-
-    def _or_equal(self, other, name: str, reverse: bool) -> Tensor:
-        """a <= b (or a >= b when reverse): for floats (a < b) | (a == b), so a NaN compares
-        False as in PyTorch (not (a > b) would be True)."""
-        a, b = self._operands(other, name)
-        a, b = (b, a) if reverse else (a, b)
-        if a.dtype.is_float:
-            return (a < b) | (a == b)
-        return (b < a).logical_not()
-
-    def _binary(self, op: Op, other, name: str, reverse: bool = False) -> Tensor:
-        a, b = self._operands(other, name, reverse)
-        return Tensor(ir.alu(op, a.node, b.node))
-
-    # ---- operators ----
-    def __add__(self, other): return self.add(other)
-    def __radd__(self, other): return self.add(other, reverse=True)
-    def __sub__(self, other): return self.sub(other)
-    def __rsub__(self, other): return self.sub(other, reverse=True)
-    def __mul__(self, other): return self.mul(other)
-    def __rmul__(self, other): return self.mul(other, reverse=True)
-    def __truediv__(self, other): return self.div(other)
-    def __rtruediv__(self, other): return self.div(other, reverse=True)
-    def __floordiv__(self, other): return self.floordiv(other)
-    def __rfloordiv__(self, other): return self.floordiv(other, reverse=True)
-    def __mod__(self, other): return self.mod(other)
-    def __rmod__(self, other): return self.mod(other, reverse=True)
-    def __pow__(self, other): return self.pow(other)
-    def __rpow__(self, other): return self.pow(other, reverse=True)
-    def __matmul__(self, other): return self.matmul(other)
-    def __rmatmul__(self, other): return self.matmul(other, reverse=True)
-    def __neg__(self): return self.neg()
-    def __abs__(self): return self.abs()
-    def __invert__(self): return self.bitwise_not()
-    def __and__(self, other): return self.bitwise_and(other)
-    def __rand__(self, other): return self.bitwise_and(other, reverse=True)
-    def __or__(self, other): return self.bitwise_or(other)
-    def __ror__(self, other): return self.bitwise_or(other, reverse=True)
-    def __xor__(self, other): return self.bitwise_xor(other)
-    def __rxor__(self, other): return self.bitwise_xor(other, reverse=True)
-    def __lshift__(self, other): return self.lshift(other)
-    def __rshift__(self, other): return self.rshift(other)
-    def __lt__(self, other): return self._binary(Op.CMPLT, other, "lt")
-    def __gt__(self, other): return self._binary(Op.CMPLT, other, "gt", reverse=True)
-    def __le__(self, other): return self._or_equal(other, "le", reverse=False)
-    def __ge__(self, other): return self._or_equal(other, "ge", reverse=True)
-    def __ne__(self, other): return self._binary(Op.CMPNE, other, "ne")  # type: ignore[override]
-    def __eq__(self, other): return self.__ne__(other).logical_not()  # type: ignore[override]
-    def __iadd__(self, other): return self.assign(self + other)
-    def __isub__(self, other): return self.assign(self - other)
-    def __imul__(self, other): return self.assign(self * other)
-    def __itruediv__(self, other): return self.assign(self / other)
-
     # ---- training switches ----
     class train(ContextDecorator):  # noqa: N801 - tinygrad's spelling
         """`with Tensor.train():` (or as a decorator) sets Tensor.training."""
@@ -583,40 +342,5 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
             Tensor._training, Tensor.no_grad = self.previous
 
 
-def _broadcast_shape(a: Sequence[int], b: Sequence[int], op: str) -> tuple[int, ...]:
-    ndim = max(len(a), len(b))
-    pa = (1,) * (ndim - len(a)) + tuple(a)
-    pb = (1,) * (ndim - len(b)) + tuple(b)
-    out = []
-    for x, y in zip(pa, pb):
-        if x != y and x != 1 and y != 1:
-            raise ShapeError(f"{op}: shapes {tuple(a)} and {tuple(b)} cannot be broadcast "
-                             f"together")
-        out.append(y if x == 1 else x)
-    return tuple(out)
 
-
-def broadcast_shape(*shapes, op: str = "broadcast") -> tuple[int, ...]:
-    out: tuple = ()
-    for s in shapes:
-        out = _broadcast_shape(out, s, op)
-    return out
-
-
-def _captured_readers(jit, readers: list) -> list:
-    """The stale readers a TinyJit step realizes (a snapshot's buffer would be shared by the
-    step's memory plan): those the step made, except gradients of tensors that did not ask for
-    one (requires_grad None, an input batch: its gradient is a whole extra backward conv). The
-    others still read the buffer's newest value."""
-    before = {id(t) for t in list(jit.tensors_before)}  # by identity: a WeakSet
-    unasked = {id(t.grad) for t in list(ALL_TENSORS) if t.requires_grad is None and t.grad is not None}
-    return [t for t in readers if id(t) not in before and id(t) not in unasked]
-
-
-def _buffer_node(array: np.ndarray, device: str) -> Node:
-    dtype = dtypes.from_numpy(array.dtype)
-    spec = Device[device]
-    buf = Buffer(spec.name, int(array.size), dtype, spec.allocator)
-    buf.copyin(array)
-    return ir.buffer(buf, tuple(int(s) for s in array.shape), dtype, spec.name)
 
