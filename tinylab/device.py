@@ -1,10 +1,12 @@
-"""`python -m tinylab.device`: list every backend, whether it works here, and if not, why, and the
-CPU target the C backend plans and compiles for, with what its calibration measured.
+"""`python -m tinylab.device`: list every backend, whether it works here, and if not, why, how
+each is spelled and what it writes (all read from the backend registry, engine/backends.py), and
+the CPU target a C backend plans and compiles for, with what its calibration measured.
 `from tinylab.device import Device` is the same registry as `tinylab.Device`."""
 from __future__ import annotations
 
 import dataclasses
 
+from .engine.backends import BACKENDS
 from .engine.devices import Device
 
 __all__ = ["Device"]
@@ -21,8 +23,19 @@ def main() -> None:
         mark = "yes" if ok else "no "
         print(f"{name:<{width}}  {mark}  {reason}")
     print(f"Device.DEFAULT = {default}")
+    for row in BACKENDS.values():
+        spellings = ", ".join(row.aliases + ((row.null_alias + " (render-only)",)
+                                             if row.null_alias else ()))
+        print(f"  {row.name}: writes {row.language}" + (f"; also {spellings}" if spellings else ""))
+    for row in BACKENDS.values():
+        if row.cpu_target:
+            _cpu_target(row)
+
+
+def _cpu_target(row) -> None:
     try:
-        runs, renders = Device["CPU"].target, Device["NULL:C"].target
+        runs = Device[row.name].target
+        renders = Device[row.null_alias].target if row.null_alias else runs
     except Exception as exc:  # noqa: BLE001 - an unknown CPU_TARGET names the presets
         print(f"CPU target: none ({exc})")
         return
@@ -30,7 +43,8 @@ def main() -> None:
     if not runs.measured:
         print("calibration: off (TINYLAB_CALIBRATE=0): the model plans every kernel")
     if renders.key != dataclasses.replace(runs, micro_kernel=(), measured="").key:
-        print(f"NULL:C target: {renders.describe()} (rendered only: this CPU cannot run it)")
+        print(f"{row.null_alias} target: {renders.describe()} (rendered only: this CPU cannot "
+              "run it)")
 
 
 if __name__ == "__main__":

@@ -11,14 +11,13 @@ import copy
 import anywidget
 import traitlets
 
+from tinylab.engine.backends import shown_backends
 from tinylab.export import kernel_payload
 from tinylab.inspection import build_model, summary_text, to_html
 
 from .assets import inspector_module, stylesheet
 
 PANELS = ("graph", "kernels", "why", "provenance", "passes", "memory", "roofline", "whatif")
-# tabs rendered besides the source that ran
-OTHER_BACKENDS = ("CPU", "CL", "CUDA", "WEBGPU", "METAL")
 
 
 class Inspector(anywidget.AnyWidget):
@@ -29,10 +28,13 @@ class Inspector(anywidget.AnyWidget):
     panels = traitlets.List(traitlets.Unicode(), default_value=list(PANELS)).tag(sync=True)
     source_language = traitlets.Unicode("").tag(sync=True)
 
-    def __init__(self, trace=None, *, model: dict | None = None, backends=OTHER_BACKENDS,
+    def __init__(self, trace=None, *, model: dict | None = None, backends=None,
                  panels=PANELS, source_language: str = "", **kwargs):
+        """`backends`: devices whose source is rendered beside the one that ran (None: those
+        the backend registry marks shown, engine/backends.py)."""
         if model is None:
-            model = build_model(trace, timings=True, backends=tuple(backends))
+            backends = shown_backends() if backends is None else tuple(backends)
+            model = build_model(trace, timings=True, backends=backends)
         # the static renderings keep measured numbers apart (nbval masks them), so the live
         # model serves them too
         self._static = (to_html(model), summary_text(model))

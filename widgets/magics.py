@@ -14,9 +14,10 @@ from IPython.display import display
 
 from tinylab import Context, Device, trace
 from tinylab.engine import trace as tracing
+from tinylab.engine.backends import shown_backends
 from tinylab.inspection.sources import language_of
 
-from .inspector import OTHER_BACKENDS, PANELS, Inspector, static_bundle
+from .inspector import PANELS, Inspector, static_bundle
 
 LINE_OPTIONS = {"--backend": True, "--debug": True, "--source": False, "--graph": False,
                 "--static": False}   # option -> takes a value
@@ -54,7 +55,7 @@ def show_trace(recorded, backend: str = "", source: bool = False, graph: bool = 
         panels.append("why")
     if source:   # the source's provenance and its passes belong with it
         panels += ["provenance", "passes"]
-    backends = OTHER_BACKENDS + ((backend,) if backend else ())
+    backends = shown_backends() + ((backend,) if backend else ())
     inspector = Inspector(recorded, panels=panels or PANELS, backends=backends,
                           source_language=language_of(backend) if backend else "")
     if select_last and inspector.data["kernels"]:

@@ -3,8 +3,9 @@
 #
 # A backend is a **renderer** (a linear program → source text) and a **runtime** (compile that
 # text, allocate memory, launch), subclasses of `Renderer` (`tinylab/renderers/base.py`) and
-# `Runtime` (`tinylab/runtimes/base.py`), registered by one row in
-# `tinylab.engine.devices.BACKENDS`.
+# `Runtime` (`tinylab/runtimes/base.py`), registered by one call, `tinylab.register_backend`
+# (its row in the backend registry, `tinylab/engine/backends.py`, is all the device listing, the
+# inspector and the peak model know of it).
 # Here we write one whose "source" is plain Python with one scalar operation per line, register
 # it, and run the test suite's own op checks against it — which find a real bug in our first try.
 #
@@ -18,8 +19,7 @@ from pathlib import Path
 
 import numpy as np
 from exercises import check, passed
-from tinylab import Context, Device, Tensor, trace
-from tinylab.engine.devices import BACKENDS, Backend
+from tinylab import Context, Device, Tensor, register_backend, trace
 from tinylab.ir import symbolic as sym
 from tinylab.ir.ops import Op
 from tinylab.renderers.base import Renderer
@@ -155,10 +155,10 @@ class TinyRuntime(Runtime):
 
 
 def register(name: str, table=None) -> str:
-    """One row in the backend table. (Compiled kernels are cached per device name, so a changed
-    renderer gets a new name.)"""
-    BACKENDS[name] = Backend(name, lambda: TinyRenderer(table), TinyRuntime,
-                             "scalar Python written in notebook 06")
+    """One backend row: its renderer and runtime, what its source is written in (Python, so
+    the inspector highlights it as Python) and a line for the device listing."""
+    register_backend(name, lambda: TinyRenderer(table), TinyRuntime, lexer="python",
+                     description="scalar Python written in notebook 06")
     return name
 
 

@@ -68,3 +68,28 @@ def test_capturing_sees_every_launch():
     np.testing.assert_array_equal(got, (np.arange(5) + 1) * 2)
     assert len(launches) == 1 and launches[0] is not None
     assert not realize.STATE.captures
+
+
+def test_one_capture_flag_the_engines():
+    """TinyJit's capture is the engine's capture (EngineState.capturer): set while a step is
+    captured, None before, after, on replay and while values outside the step are computed."""
+    from tinylab import TinyJit
+    seen = []
+    weight = Tensor(np.arange(4, dtype=np.float32)) * 3   # lazy: computed outside the step
+
+    @TinyJit
+    def step(x):
+        seen.append(realize.capturer())
+        return (x * weight + 1).realize()
+
+    for value in range(4):
+        x = Tensor(np.full(4, value, np.float32)).realize()
+        got = step(x).numpy()
+        np.testing.assert_array_equal(got, value * np.arange(4, dtype=np.float32) * 3 + 1)
+        assert realize.capturer() is None and not realize.STATE.captures
+    assert seen == [None, step]   # the first call runs plainly, the second captures
+    with realize.capturing(lambda *_: None, owner="outer"):
+        assert realize.capturer() == "outer"
+        with realize.STATE.captures_paused():
+            assert realize.capturer() is None
+        assert realize.capturer() == "outer"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..dtype import dtypes
 from ..ir import node as ir
+from ..ir import walk
 from ..ir.node import Node
 from ..ir.ops import ALU, REDUCE, Op
 
@@ -81,23 +82,17 @@ def decompose(ast: Node, renderer, memo: dict | None = None) -> Node:
         return ast
     memo = {} if memo is None else memo
 
-    def rewrite_one(node: Node) -> Node:
-        srcs = [memo[s] for s in node.src]
+    def rewrite_one(node: Node, srcs: list) -> Node:
         out = _rebuild(node, srcs)
         if not half and _touches_half(node):
             out = _half_in_float(node, srcs)
         if out.op in missing:
             out = rewrite(FALLBACKS[out.op](*out.src))
+        memo.setdefault(out, out)   # a rewrite maps to itself
         return out
 
     def rewrite(root: Node) -> Node:
-        # sources first, iteratively (a chain of thousands of ops must not recurse that deep),
-        # stopping at nodes already rewritten
-        for node in ir.toposort([root], lambda n: () if n in memo else n.src):
-            if node not in memo:
-                memo[node] = rewrite_one(node)
-                memo.setdefault(memo[node], memo[node])
-        return memo[root]
+        return walk.rewrite([root], rewrite_one, memo)[0]   # (ir/walk.py: sources first)
 
     return rewrite(ast)
 
@@ -109,4 +104,4 @@ def _rebuild(node: Node, srcs: list[Node]) -> Node:
         return ir.cast(srcs[0], node.dtype, bitcast=node.op is Op.BITCAST)
     if node.op in ALU:
         return ir.alu(node.op, *srcs)
-    return Node(node.op, node.dtype, tuple(srcs), node.arg, node.shape, node.device)
+    return walk.rebuilt(node, srcs)

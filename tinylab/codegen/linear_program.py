@@ -38,7 +38,7 @@ class LinearProgram:
     name: str
     instrs: list[Instr]
     params: list[Param]
-    loops: list[tuple[str, int, str]]   # (var name, size, kind) outermost first
+    loops: list[tuple]   # (var name, size, AxisKind) outermost first
     threads: int = 1
     index_dtype: DType = dtypes.int32
     opts: list = field(default_factory=list)

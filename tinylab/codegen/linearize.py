@@ -322,7 +322,7 @@ class _Builder:
             a = self.plan.axes[axis]
             v = self.vars[axis].as_atom()
             out.append(Instr(LinearOp.RANGE, self.index_dtype, (),
-                             (v.name, range_end(a.size), a.kind.value)))
+                             (v.name, range_end(a.size), a.kind)))
             for i in blocks[d + 1]:
                 put(i)
         for depth in reversed(range(self.n_outer, n_loops + 1)):
@@ -374,7 +374,7 @@ def linearize(plan: KernelPlan, name: str | None = None, origins: bool = False) 
     builder.build()
     instrs = builder.ordered()
     loops = [(builder.vars[a].as_atom().name, sym.max_of(builder.plan.axes[a].size),
-              builder.plan.axes[a].kind.value) for a in builder.loop_axes]
+              builder.plan.axes[a].kind) for a in builder.loop_axes]
     loop_names = {v.as_atom().name for v in builder.vars.values()}
     program = LinearProgram(name or plan.name, instrs, builder.params, loops, plan.threads,
                             builder.index_dtype, list(plan.opts), program_variables(instrs, loop_names))

@@ -11,7 +11,7 @@ nest (the "loop IR").
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum, StrEnum
+from enum import StrEnum
 
 from ..errors import TinylabError
 from ..ir import node as ir
@@ -21,7 +21,9 @@ from ..ir.ops import REDUCE, Op
 from ..ir.view import ViewStack, view_index  # noqa: F401 - re-exported for codegen
 
 
-class AxisKind(Enum):
+class AxisKind(StrEnum):
+    """What a plan's axis is (a str: equal to its lower-case name, so the loop IR prints it and
+    the linear program's RANGE carries it as that word)."""
     GLOBAL = "global"    # a loop over outputs (a grid dimension on GPUs)
     THREAD = "thread"    # a global loop split across CPU threads
     LOCAL = "local"      # a work-group dimension on GPUs
@@ -65,11 +67,15 @@ class Action(StrEnum):
     SWAP = "SWAP"            # exchange two loops of the same group
 
 
+    @property
+    def split_kind(self) -> AxisKind | None:
+        """The axis kind a splitting action gives its inner part (None: it splits nothing)."""
+        if self in (Action.UPCAST, Action.UNROLL, Action.LOCAL, Action.GROUP):
+            return AxisKind[self.name]
+        return AxisKind.VECTOR if self is Action.VECTORIZE else None
+
+
 ACTIONS = tuple(Action)
-# the axis kind a splitting action gives its inner part
-SPLIT_KIND = {Action.UPCAST: AxisKind.UPCAST, Action.UNROLL: AxisKind.UNROLL,
-              Action.VECTORIZE: AxisKind.VECTOR, Action.LOCAL: AxisKind.LOCAL,
-              Action.GROUP: AxisKind.GROUP}
 
 
 class OptError(TinylabError, ValueError):
@@ -357,7 +363,7 @@ class KernelPlan:
             if opt.action != Action.VECTORIZE or not whole:
                 raise OptError(f"{opt}: {amount} does not divide axis size {axis.size}")
             self.padded = self.padded | {axis.origin}
-        kind = SPLIT_KIND[opt.action]
+        kind = opt.action.split_kind
         inner = Axis(amount, kind, axis.origin, axis.mult, axis.reduce)
         outer = Axis(-(-axis.size // amount), axis.kind, axis.origin, axis.mult * amount,
                      axis.reduce)

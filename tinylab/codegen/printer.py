@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..ir import symbolic as sym
 from ..ir.node import Node
 from ..ir.ops import ALU, REDUCE, Op
+from .linear_ops import LinearOp
 from .plan import AxisKind, KernelPlan, view_index
 
 
@@ -118,7 +119,7 @@ def print_plan(plan: KernelPlan) -> str:
 
 def _arg_text(instr) -> str:
     op, arg = instr.op, instr.arg
-    if op in ("LOAD", "STORE"):
+    if op in (LinearOp.LOAD, LinearOp.STORE):
         buf, indices, valids = arg
         lanes = []
         for index, valid in zip(indices, valids):
@@ -126,13 +127,13 @@ def _arg_text(instr) -> str:
         if len(set(lanes)) == 1:
             return f"buf{buf}{lanes[0]}"
         return f"buf{buf}<" + ", ".join(lanes) + ">"
-    if op == "COND":
+    if op == LinearOp.COND:
         return ", ".join(map(str, arg))
-    if op == "PARAM":
+    if op == LinearOp.PARAM:
         index, size, is_out, is_in = arg
         role = "out" if is_out and not is_in else "inout" if is_out else "in"
         return f"buf{index} size={size} {role}"
-    if op == "RANGE":
+    if op == LinearOp.RANGE:
         return f"{arg[0]} 0..{arg[1]} {arg[2]}"
     return "" if arg is None else repr(arg)
 
@@ -144,12 +145,12 @@ def print_linear(program) -> str:
         lines[0] += "  variables=" + ",".join(f"{n}[{lo}-{hi}]" for n, lo, hi in program.variables)
     depth = 0
     for i, instr in enumerate(program.instrs):
-        if instr.op == "END":
+        if instr.op == LinearOp.END:
             depth -= 1
         srcs = " ".join(f"%{s}" for s in instr.src)
         dtype = repr(instr.dtype).replace("dtypes.", "")
         text = f"{'  ' * depth}%{i} = {instr.op} {srcs} {_arg_text(instr)}".rstrip()
         lines.append(f"{text:<60} : {dtype}")
-        if instr.op == "RANGE":
+        if instr.op == LinearOp.RANGE:
             depth += 1
     return "\n".join(lines)

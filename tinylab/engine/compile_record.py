@@ -124,7 +124,7 @@ def compile_record(device: str, ast: Node, noopt: bool, beam: int) -> CompileRec
     settings = {"NOOPT": noopt, "BEAM": beam, "TUNE": int(config.TUNE.value),
                 "target": spec.target.name if spec.target else "", "chosen_by": chooser,
                 "opts": [str(o) for o in chosen.opts]}
-    return CompileRecord(spec.name, renderer.language, ast, decomposed, memo, plans,
+    return CompileRecord(spec.name, spec.language, ast, decomposed, memo, plans,
                          program.plan, program, source, owners, settings, source_hash(source))
 
 

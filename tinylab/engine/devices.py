@@ -3,117 +3,25 @@ launch), by name. (The command `python -m tinylab.device`, tinylab/device.py, pr
 
 `Device["CPU"]` gives a DeviceSpec; `Device.DEFAULT` is the device `DEV` names, else the first
 available one in preference order; `Device.status()` says of each backend whether it can run
-here and if not why; `Device.state` holds the engine's caches (engine/state.py). Backends
-register in BACKENDS below: a new one is a renderer plus a runtime plus one row. The C backend
+here and if not why; `Device.state` holds the engine's caches (engine/state.py). Backends are
+rows of engine/backends.py; `register_backend` (tinylab.register_backend) adds one. The C backend
 is made for a CPU target (`spec.target`): NULL:C renders for the one CPU_TARGET names, CPU for
 one this CPU can execute.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
 from .. import config
 from ..caps import DeviceCaps
 from ..errors import DeviceError
-from .state import EngineState
+from . import backends as registry
+from .backends import BACKENDS, Backend
+from .state import BoundedTable, EngineState
 
-
-@dataclass
-class Backend:
-    name: str
-    make_renderer: Callable
-    make_runtime: Callable | None   # None: render-only
-    description: str
-    default_rank: int = 100         # lower is preferred for Device.DEFAULT
-    default_if: Callable | None = None  # (DeviceSpec) -> may it be the default when usable?
-    cpu_target: bool = False        # renderer and runtime are made for a CPUTarget
-
-
-def _cpu_renderer(target=None):
-    from ..renderers.c import CRenderer
-    return CRenderer(target)
-
-
-def _cpu_runtime(target=None):
-    from ..runtimes.cpu import CPURuntime
-    return CPURuntime(config.CC.value, config.cache_dir() / "cpu", config.COMPILER_CACHE_ON,
-                      target)
-
-
-def _python_renderer():
-    from ..renderers.python import PythonRenderer
-    return PythonRenderer()
-
-
-def _python_runtime():
-    from ..runtimes.python import PythonRuntime
-    return PythonRuntime()
-
-
-def _cl_renderer():
-    from ..renderers.opencl import OpenCLRenderer
-    return OpenCLRenderer()
-
-
-def _cl_runtime():
-    from ..runtimes.opencl import OpenCLRuntime
-    return OpenCLRuntime(config.cache_dir() / "opencl", config.COMPILER_CACHE_ON)
-
-
-def _cuda_renderer():
-    from ..renderers.cuda import CUDARenderer
-    return CUDARenderer()
-
-
-def _cuda_runtime():
-    from ..runtimes.cuda import CUDARuntime
-    return CUDARuntime(config.cache_dir() / "cuda", config.COMPILER_CACHE_ON)
-
-
-def _wgsl_renderer():
-    from ..renderers.wgsl import WGSLRenderer
-    return WGSLRenderer()
-
-
-def _webgpu_runtime():
-    from ..runtimes.webgpu import WebGPURuntime
-    return WebGPURuntime(config.cache_dir() / "webgpu", config.COMPILER_CACHE_ON)
-
-
-def _metal_renderer():
-    from ..renderers.metal import MetalRenderer
-    return MetalRenderer()
-
-
-def _metal_runtime():
-    raise DeviceError("tinylab has no Metal runtime (Metal runs on macOS only); NULL:METAL "
-                      "renders Metal Shading Language anywhere")
-
-
-def _is_gpu(spec) -> bool:
-    return spec.runtime.is_gpu
-
-
-BACKENDS: dict[str, Backend] = {
-    "CUDA": Backend("CUDA", _cuda_renderer, _cuda_runtime, "CUDA C through nvcc and pycuda", 10),
-    "CL": Backend("CL", _cl_renderer, _cl_runtime, "OpenCL C through pyopencl", 20,
-                  default_if=_is_gpu),  # PoCL's CPU device works, but the C backend is faster
-    "CPU": Backend("CPU", _cpu_renderer, _cpu_runtime, "C compiled by the system compiler", 50,
-                   cpu_target=True),
-    "PYTHON": Backend("PYTHON", _python_renderer, _python_runtime,
-                      "Python/numpy interpreter of the linear program", 90),
-    "WEBGPU": Backend("WEBGPU", _wgsl_renderer, _webgpu_runtime,
-                      "WGSL through wgpu-py (wgpu-native, naga)", 60),
-    "METAL": Backend("METAL", _metal_renderer, _metal_runtime, "Metal Shading Language", 95),
-}
-# render-only devices: the whole pipeline up to source text, for any machine
-RENDER_ONLY_ALIASES: dict[str, str] = {"NULL:C": "CPU", "NULL:CL": "CL", "NULL:CUDA": "CUDA",
-                                       "NULL:WGSL": "WEBGPU", "NULL:METAL": "METAL"}
-# other spellings of a device (the language's name): the one table of device names
-DEVICE_ALIASES = {"GPU": "CL", "OPENCL": "CL", "CLANG": "CPU", "C": "CPU", "WGSL": "WEBGPU",
-                  "MSL": "METAL"}
-RENDER_ONLY_NAMES = {backend: alias[5:] for alias, backend in RENDER_ONLY_ALIASES.items()}
+OPENING = threading.RLock()  # held while a device, its renderer, runtime or target is made
 
 
 @dataclass(eq=False)
@@ -158,19 +66,21 @@ class DeviceSpec:
         if not config.CALIBRATE.value or self.backend.make_runtime is None:
             return target
         where = (target.key, config.cache_dir())
-        if where not in self._calibrated:
-            from .calibrate import calibrated  # measured micro-kernels, once per CPU key
-            self._calibrated[where] = calibrated(
-                target, self.backend.make_renderer(target), self.backend.make_runtime(target),
-                config.cache_dir() / "calibration")
-        return self._calibrated[where]
+        with OPENING:  # compile threads ask too: one calibration per CPU key
+            if where not in self._calibrated:
+                from .calibrate import calibrated  # measured micro-kernels, once per CPU key
+                self._calibrated[where] = calibrated(
+                    target, self.backend.make_renderer(target),
+                    self.backend.make_runtime(target), config.cache_dir() / "calibration")
+            return self._calibrated[where]
 
     def _made(self, made: dict, make):
         target = self.target
         key = None if target is None else target.key
-        if key not in made:
-            made[key] = make() if target is None else make(target)
-        return made[key]
+        with OPENING:  # one renderer / runtime per target, whichever thread asks first
+            if key not in made:
+                made[key] = make() if target is None else make(target)
+            return made[key]
 
     @property
     def renderer(self):
@@ -213,7 +123,7 @@ class DeviceSpec:
         """What it is: the backend, the hardware its runtime opened, render-only or default-able."""
         target = self.target
         if self.render_only:
-            text = f"renders {self.renderer.language} source only (DEBUG=4 shows it); runs nothing"
+            text = f"renders {self.language} source only (DEBUG=4 shows it); runs nothing"
             return text + (f"; target {target.name} ({target.isa})" if target else "")
         text = self.backend.description
         hardware = self.runtime.describe()
@@ -222,6 +132,11 @@ class DeviceSpec:
         if self.backend.default_if is not None and not self.backend.default_if(self):
             text += "; usable, not chosen by default"
         return text
+
+    @property
+    def language(self) -> str:
+        """The source language its renderer writes, as the registry row names it."""
+        return self.backend.language
 
     @property
     def caps(self) -> DeviceCaps:
@@ -239,17 +154,22 @@ class DeviceSpec:
 class _DeviceRegistry:
     def __init__(self):
         self._opened: dict[str, DeviceSpec] = {}
-        self._caps: dict = {}       # CPU target keys -> {device name: DeviceCaps}
-        self._caps_by_setting: dict = {}  # (CPU_TARGET, THREADS) -> the entry of _caps
+        self._caps_by_setting: dict = {}  # (CPU_TARGET, THREADS, rows) -> the entry of _caps
         self._canonical: dict = {}  # a device name as spelled -> its canonical name
+        self._canonical_rows: tuple = ()  # the backend rows _canonical was spelled under
         self._defaults: dict = {}  # (DEV, CPU_TARGET, backends) -> the DEFAULT they give
         self.state = EngineState()  # what realize keeps between calls (engine/state.py)
+        # (CPU target keys, backend rows) -> {device name: DeviceCaps}
+        self._caps = self.state.register_cache("device caps", BoundedTable(64))
 
     def canonicalize(self, name: str | None) -> str:
         if name is None:
             return self.DEFAULT
         if isinstance(name, DeviceSpec):
             return name.name
+        rows = registry.rows_key()
+        if rows != self._canonical_rows:   # a backend registered since: spell anew
+            self._canonical, self._canonical_rows = {}, rows
         found = self._canonical.get(name) if isinstance(name, str) else None
         if found is None:
             found = self._spell(name)
@@ -261,44 +181,51 @@ class _DeviceRegistry:
         text = str(name).strip().upper()
         if text.endswith(":0") and not text.startswith("NULL"):
             text = text[:-2]
-        text = DEVICE_ALIASES.get(text, text)
+        text = registry.device_aliases().get(text, text)
         if text.startswith("NULL:"):  # NULL:OPENCL -> NULL:CL, NULL:CLANG -> NULL:C
             inner = self.canonicalize(text[5:])
-            text = "NULL:" + RENDER_ONLY_NAMES.get(inner, inner)
+            text = "NULL:" + registry.render_only_names().get(inner, inner)
         return text
 
     def backend_of(self, name) -> str:
         """The backend a device name runs or renders with: 'NULL:OPENCL' -> 'CL', 'C' -> 'CPU'
         (an unknown name comes back canonicalized)."""
         key = self.canonicalize(name)
-        return RENDER_ONLY_ALIASES.get(key, key)
+        return registry.render_only_aliases().get(key, key)
 
     def known(self) -> list[str]:
-        return list(BACKENDS) + list(RENDER_ONLY_ALIASES)
+        return list(BACKENDS) + list(registry.render_only_aliases())
 
     def caps(self) -> dict[str, DeviceCaps]:
         """{device name: DeviceCaps} for every known device, made once per pair of CPU targets
         (the one CPU_TARGET names, the one this CPU runs): what realize hands schedule()."""
-        setting = (config.CPU_TARGET.value, config.THREADS.value)
+        setting = (config.CPU_TARGET.value, config.THREADS.value, registry.rows_key())
         found = self._caps_by_setting.get(setting)
         if found is not None:
             return found
         from ..runtimes.cpu_target import current_target, runnable_target
-        key = (current_target().key, runnable_target().key)
-        found = self._caps.get(key)
-        if found is None:
-            found = self._caps[key] = {name: self[name].caps for name in self.known()}
-        self._caps_by_setting[setting] = found
-        return found
+        key = (current_target().key, runnable_target().key, registry.rows_key())
+        with OPENING:
+            found = self._caps.get(key)
+            if found is None:
+                found = self._caps[key] = {name: self[name].caps for name in self.known()}
+            self._caps_by_setting[setting] = found
+            return found
 
     def __getitem__(self, name) -> DeviceSpec:
-        key = self.canonicalize(name)
-        if key in self._opened:
-            return self._opened[key]
+        with OPENING:
+            return self._open(self.canonicalize(name), name)
+
+    def _open(self, key: str, name) -> DeviceSpec:
+        opened = self._opened.get(key)
+        if opened is not None and opened.backend is BACKENDS.get(registry.render_only_aliases()
+                                                                 .get(key, key)):
+            return opened  # (a row replaced since opens the device again)
         if key in BACKENDS:
             spec = DeviceSpec(key, BACKENDS[key])
-        elif key in RENDER_ONLY_ALIASES:
-            spec = DeviceSpec(key, BACKENDS[RENDER_ONLY_ALIASES[key]], render_only=True)
+        elif key in registry.render_only_aliases():
+            spec = DeviceSpec(key, BACKENDS[registry.render_only_aliases()[key]],
+                              render_only=True)
         else:
             raise DeviceError(f"unknown device {name!r}; known devices: {', '.join(self.known())}")
         self._opened[key] = spec
@@ -308,8 +235,7 @@ class _DeviceRegistry:
     def DEFAULT(self) -> str:  # noqa: N802 - tinygrad's spelling
         """The device DEV names, else the best usable one; found once per DEV, CPU_TARGET and
         set of backends (every Tensor made without a device asks)."""
-        key = (config.DEV.value, config.CPU_TARGET.value, id(self._opened), tuple(BACKENDS),
-               tuple(map(id, BACKENDS.values())))
+        key = (config.DEV.value, config.CPU_TARGET.value, id(self._opened), registry.rows_key())
         if key not in self._defaults:
             self._defaults = {key: self._choose_default()}  # one entry: the settings in force
         return self._defaults[key]
@@ -343,3 +269,27 @@ class _DeviceRegistry:
 
 
 Device = _DeviceRegistry()
+
+
+def register_backend(name: str, renderer: Callable, runtime: Callable | None = None, *,
+                     description: str = "", language: str = "", lexer: str = "text",
+                     aliases: tuple = (), null_alias: str | None = None,
+                     peak: str | None = None, default_rank: int = 100,
+                     shown: bool = False) -> Backend:
+    """Add (or replace) a backend: `renderer()` makes its Renderer, `runtime()` its Runtime
+    (None: render-only). `language` names its source on traces and tabs ("" -> the name in
+    title case), `lexer` is the Pygments lexer that highlights it, `aliases` other spellings of
+    the device name, `null_alias` ("NULL:TINY") a render-only device, `peak` the roof family
+    (engine/backends.py PEAK_FAMILIES), `shown` puts its source beside every kernel's in the
+    inspector. Every device listing, the inspector and the peak model read this row. Kernels
+    compiled for a replaced backend are compiled again. Returns the row."""
+    row = Backend(str(name).upper(), renderer, runtime, description or f"the {name} backend",
+                  default_rank, language=language, lexer=lexer,
+                  aliases=tuple(a.upper() for a in aliases),
+                  null_alias=null_alias.upper() if null_alias else None, peak=peak, shown=shown)
+    registry.check_row(row)
+    replaced = BACKENDS.get(row.name)
+    BACKENDS[row.name] = row
+    if replaced is not None:
+        Device.state.forget_devices({row.name, replaced.null_alias, row.null_alias} - {None})
+    return row

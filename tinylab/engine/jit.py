@@ -73,14 +73,15 @@ class CapturedStep:
 
 
 @contextmanager
-def capture():
-    """Record launches made inside the block: `with capture() as launches: ...`."""
+def capture(owner=None):
+    """Record launches made inside the block: `with capture(jit) as launches: ...`; `owner` is
+    what engine.capturer() names meanwhile."""
     launches: list[Launch] = []
 
     def hook(runner, buffers, var_vals):
         launches.append(Launch(runner, list(buffers), dict(var_vals)))
 
-    with engine.capturing(hook):
+    with engine.capturing(hook, owner):
         yield launches
 
 

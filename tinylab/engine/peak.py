@@ -91,20 +91,21 @@ def device_peak(name: str | None = None) -> Peak:
 
 
 def _find_peak(spec) -> Peak:
+    family = spec.backend.peak   # the backend registry's row says how (engine/backends.py)
     compute, compute_from, declared = None, "not known for this device", None
-    if spec.target is not None and not spec.render_only:
+    if family == "cpu" and not spec.render_only:
         compute, compute_from = _cpu_compute(spec)
-    elif spec.target is not None:
+    elif family == "cpu":
         clock, clock_from = cpu_clock_hz()
         compute = cpu_compute_peak(spec.target, clock)
         compute_from = _compute_words(spec.target, clock, clock_from)
-    elif spec.name == "CL" and not spec.render_only:
+    elif family == "opencl" and not spec.render_only:
         compute, compute_from = _cl_compute(spec)
-    elif spec.name == "CUDA" and not spec.render_only:
+    elif family == "cuda" and not spec.render_only:
         compute, compute_from, declared = _cuda_peak(spec)
     if spec.render_only:
         return Peak(spec.name, compute, None, compute_from, "render-only: nothing runs")
-    if spec.target is None and spec.name not in ("CL", "CUDA"):
+    if family is None:
         return Peak(spec.name, None, None, "not known for this device", "not measured here")
     bandwidth, bandwidth_from = _best_ever(spec, "dram", lambda: _dram_bandwidth(spec))
     if declared is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -94,7 +95,8 @@ def record_for(ast: Node, device: str) -> CompileRecord:
     """The compile record of `ast` on `device` (compiled there when it was, else made by the same
     pipeline for display only, once per kernel and settings)."""
     noopt, beam = bool(config.NOOPT.value), int(config.BEAM.value)
-    known = STATE.runners.get(_runner_key(device, ast, noopt, beam))
+    with STATE.lock:
+        known = STATE.runners.get(_runner_key(device, ast, noopt, beam))
     if known is not None:
         return known.record
     key = ("display",) + _runner_key(device, ast, noopt, 0)
@@ -112,14 +114,31 @@ def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
     noopt = bool(config.NOOPT.value) if noopt is None else noopt
     beam = int(config.BEAM.value) if beam is None else beam
     spec = Device[device]
-    target = spec.target
     key = _runner_key(device, ast, noopt, beam)
-    with STATE.lock:
-        known = STATE.runners.get(key)
-        announce = known is None and (device, key[-1]) not in STATE.announced
-        STATE.announced.add((device, key[-1]))
-    if known is not None:
-        return known
+    while True:   # one thread compiles a kernel; others asking for it meanwhile wait for it
+        with STATE.lock:
+            known = STATE.runners.get(key)
+            underway = STATE.compiling.get(key) if known is None else None
+            if known is None and underway is None:
+                announce = (device, key[-1]) not in STATE.announced
+                STATE.announced[(device, key[-1])] = None
+                done = STATE.compiling[key] = threading.Event()
+                break
+        if known is not None:
+            return known
+        underway.wait()
+    try:
+        return _compile_new(device, spec, key, ast, noopt, beam, announce)
+    finally:
+        with STATE.lock:
+            STATE.compiling.pop(key, None)
+        done.set()
+
+
+def _compile_new(device: str, spec, key: tuple, ast: Node, noopt: bool, beam: int,
+                 announce: bool) -> Runner:
+    """Compile a kernel no runner holds yet (compile_kernel made sure no other thread does)."""
+    target = spec.target
     if announce:
         if int(config.DEBUG.value) >= 1:
             print(f"opened device {device}: {spec.backend.description}"
@@ -172,7 +191,9 @@ def compile_schedule(sched: Schedule) -> list[Runner | None]:
     noopt, beam = bool(config.NOOPT.value), int(config.BEAM.value)
     work = []
     for i, item in kernels:
-        known = STATE.runners.get(_runner_key(_item_device(item), item.ast, noopt, beam))
+        key = _runner_key(_item_device(item), item.ast, noopt, beam)
+        with STATE.lock:
+            known = STATE.runners.get(key)
         if known is not None:
             runners[i] = known
         else:
@@ -293,7 +314,7 @@ def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
                    names: tracing.KernelNames,
                    kept: tuple = (None, ""), var_vals: dict | None = None) -> tracing.KernelRecord:
     spec = Device[runner.device]
-    language = spec.renderer.language
+    language = spec.language
     first = runner not in STATE.recorded
     STATE.recorded.add(runner)
     inputs, note = kept
@@ -309,10 +330,16 @@ def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
                                 calibration=runner.calibration)
 
 
-def capturing(hook):
+def capturing(hook, owner=None):
     """`with capturing(hook):` calls hook(runner, buffers, var_vals) with every kernel launch and
-    copy (runner None) the engine makes inside the block (TinyJit's capture, engine/jit.py)."""
-    return STATE.capturing(hook)
+    copy (runner None) the engine makes inside the block (TinyJit's capture, engine/jit.py);
+    `capturer()` gives `owner` meanwhile."""
+    return STATE.capturing(hook, owner)
+
+
+def capturer():
+    """The TinyJit capturing a step now, else None (EngineState.capturer: the one flag)."""
+    return STATE.capturer
 
 
 def _notify_capture(runner: Runner, bufs: list[Buffer], var_vals: dict | None = None) -> None:

@@ -1,8 +1,10 @@
 """What the engine keeps between realizes, in one object with one lock (`Device.state`): compiled
 kernels by key, schedules by graph structure, devices announced, which lazy values are realized
 (and in which buffer), the display-only compile records of other backends
-(engine/compile_record.py), kernels recorded in a trace, and the TinyJit capture hooks.
-engine/realize.py reads and writes it (also from compile threads).
+(engine/compile_record.py), kernels recorded in a trace, and the TinyJit capture hooks. Every
+cache of the engine is bounded and registered here (`register_cache`), and `reset()` empties
+all of them and tinylab.memo's tables. engine/realize.py reads and writes it (also from compile
+threads, under `lock`; a kernel being compiled is compiled by one thread, `compiling`).
 """
 from __future__ import annotations
 
@@ -13,6 +15,38 @@ from contextlib import contextmanager
 
 
 SCHEDULES_KEPT = 1024  # schedule templates kept (each holds kernel ASTs, no buffers)
+RUNNERS_KEPT = 8192    # compiled kernels kept in this process (the disk cache keeps binaries)
+RECORDS_KEPT = 2048    # display-only compile records kept
+ANNOUNCED_KEPT = 4096  # (device, target) pairs DEBUG>=1 reported
+
+
+class BoundedTable(OrderedDict):
+    """A dict that forgets its least recently used entry past `limit` entries (`get` and
+    `setdefault` count as a use). Its users take EngineState.lock around read-then-write."""
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit = limit
+
+    def get(self, key, default=None):
+        found = super().get(key)
+        if found is None:
+            return default
+        self.move_to_end(key)
+        return found
+
+    def setdefault(self, key, default=None):
+        if key in self:
+            self.move_to_end(key)
+            return self[key]
+        self[key] = default
+        return default
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        self.move_to_end(key)
+        while len(self) > self.limit:
+            self.popitem(last=False)
 
 
 class _Lookup:
@@ -72,44 +106,99 @@ class FreshRealized(_Lookup):
         return default if found is None else found
 
 
+class _Capture:
+    """A capture hook and who asked for it."""
+
+    def __init__(self, hook, owner):
+        self.hook, self.owner = hook, owner
+
+    def __call__(self, runner, buffers, var_vals) -> None:
+        self.hook(runner, buffers, var_vals)
+
+
 class EngineState:
     """The engine's memory between calls. Take `lock` to read-then-write `runners` or
     `announced` (compile threads do)."""
 
     def __init__(self):
         self.lock = threading.RLock()
-        self.runners: dict = {}           # (device, ast, noopt, beam, target) -> Runner
-        self.announced: set = set()       # (device, target) pairs DEBUG>=1 has reported
-        self.realized = RealizedTable()   # lazy node -> BUFFER node holding its value
-        self.display_records: dict = {}   # ("display", device, ast, ...) -> CompileRecord made
-        #   for showing another backend's source (compile_record.py), once per kernel
+        self.caches: dict = {}            # name -> a registered cache (reset() clears each)
+        # (device, ast, noopt, beam, target) -> Runner
+        self.runners = self.register_cache("runners", BoundedTable(RUNNERS_KEPT))
+        self.compiling: dict = {}         # runner key -> threading.Event, while one compiles it
+        # (device, target) pairs DEBUG>=1 has reported (a table of None values)
+        self.announced = self.register_cache("announced", BoundedTable(ANNOUNCED_KEPT))
+        self.realized = RealizedTable()   # lazy node -> BUFFER node holding its value (values,
+        #   not a cache: a snapshot of an old version lives here; entries die with their nodes)
+        # ("display", device, ast, ...) -> CompileRecord made for showing another backend's
+        # source (compile_record.py), once per kernel
+        self.display_records = self.register_cache("display records", BoundedTable(RECORDS_KEPT))
         self.recorded: weakref.WeakSet = weakref.WeakSet()  # Runners a trace has recorded
         self.captures: list = []          # TinyJit hooks called with every launch
-        self.schedules: OrderedDict = OrderedDict()  # graph structure -> schedule template
+        # graph structure -> schedule template
+        self.schedules = self.register_cache("schedules", BoundedTable(SCHEDULES_KEPT))
+
+    def register_cache(self, name: str, table):
+        """Keep `table` (a BoundedTable: it forgets entries past its limit) among the caches
+        reset() empties; returns it. Names are unique."""
+        if name in self.caches:
+            raise ValueError(f"an engine cache named {name!r} is registered already")
+        if not isinstance(table, BoundedTable):
+            raise TypeError(f"engine cache {name!r} must be a BoundedTable (bounded)")
+        self.caches[name] = table
+        return table
+
+    def cache_sizes(self) -> dict[str, tuple[int, int]]:
+        """{name: (entries, limit)} for every registered cache and tinylab.memo table."""
+        from .. import memo
+        sizes = {name: (len(table), table.limit) for name, table in self.caches.items()}
+        sizes.update({f"memo {name}": (size, memo.MEMOS[name].limit)
+                      for name, size in memo.sizes().items()})
+        return sizes
+
+    def reset(self) -> None:
+        """Empty every registered cache and memo table: kernels compile again (the disk cache
+        may still hit), schedules are made again. Values computed stay (`realized`)."""
+        from .. import memo
+        with self.lock:
+            for table in self.caches.values():
+                table.clear()
+            memo.clear_all()
+
+    def forget_devices(self, names: set) -> None:
+        """Drop the kernels compiled and the records made for the devices `names` (their
+        backend row was replaced: they came from the old renderer)."""
+        with self.lock:
+            for key in [key for key in self.runners if key[0] in names]:
+                del self.runners[key]
+            for key in [key for key in self.display_records if key[1] in names]:
+                del self.display_records[key]
 
     def remember_schedule(self, key, entry) -> None:
         """Keep a schedule template; the least recently used goes past SCHEDULES_KEPT."""
         with self.lock:
             self.schedules[key] = entry
-            while len(self.schedules) > SCHEDULES_KEPT:
-                self.schedules.popitem(last=False)
 
     def known_schedule(self, key):
         with self.lock:
-            entry = self.schedules.get(key)
-            if entry is not None:
-                self.schedules.move_to_end(key)
-            return entry
+            return self.schedules.get(key)
 
     @contextmanager
-    def capturing(self, hook):
+    def capturing(self, hook, owner=None):
         """Call `hook(runner, buffers, var_vals)` with every kernel launch and copy inside the
-        block."""
-        self.captures.append(hook)
+        block; `owner` (the TinyJit capturing a step) is `capturer` meanwhile."""
+        entry = _Capture(hook, owner)
+        self.captures.append(entry)
         try:
             yield
         finally:
-            self.captures.remove(hook)
+            self.captures.remove(entry)
+
+    @property
+    def capturer(self):
+        """The owner of the innermost capture under way (a TinyJit), else None: the one flag
+        that says a step is being captured (None while captures are paused)."""
+        return self.captures[-1].owner if self.captures else None
 
     @contextmanager
     def captures_paused(self):

@@ -323,8 +323,8 @@ def _refuse_conflicts(mask, value, chosen, index_axes: tuple) -> None:
     """Repeated indices that write different values to one element: a WriteError, as nothing
     says which one lands (PyTorch leaves it undefined). Equal values are fine. The check reads
     one number back, so a TinyJit capture (which cannot) skips it."""
-    from .tensor import _JIT_CAPTURING
-    if _JIT_CAPTURING or prod(mask.shape[n] for n in index_axes) < 2:
+    from ..engine.realize import capturer
+    if capturer() is not None or prod(mask.shape[n] for n in index_axes) < 2:
         return
     as_number = value if not value.dtype.is_bool else value.cast(dtypes.int8)
     high = as_number._const(as_number.dtype.max_value(), shape=())

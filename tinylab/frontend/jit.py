@@ -20,7 +20,7 @@ from ..errors import JitError
 from ..ir import node as ir
 from ..ir.ops import Op
 from ..ir.symbolic import Variable, rebind, unbind_args
-from .tensor import _JIT_CAPTURING, ALL_TENSORS, Tensor
+from .tensor import ALL_TENSORS, Tensor
 
 
 def _found_in(value, kind) -> list:
@@ -120,12 +120,8 @@ class TinyJit:
         self.closure_values: dict = {}  # lazy node -> BUFFER node, by realize_closure
         self.lazy_before = [(weakref.ref(t), t.node) for t in list(ALL_TENSORS)
                             if t.node.op not in (Op.BUFFER, Op.CONST)]
-        with engine_jit.capture() as launches:
-            _JIT_CAPTURING.append(self)
-            try:
-                result = _run_step(self.fn, args, kwargs)
-            finally:
-                _JIT_CAPTURING.pop()
+        with engine_jit.capture(self) as launches:
+            result = _run_step(self.fn, args, kwargs)
         self.closure_values, self.lazy_before = {}, []
         if not launches:
             raise JitError("TinyJit captured no kernels: the function must compute and return "
@@ -165,12 +161,8 @@ class TinyJit:
 
     def _realize_outside(self, closure: list[Tensor]) -> None:
         lazy = [t.node for t in closure]
-        _JIT_CAPTURING.remove(self)
-        try:
-            with engine_jit.paused():
-                Tensor.realize(*closure)
-        finally:
-            _JIT_CAPTURING.append(self)
+        with engine_jit.paused():   # no capturer meanwhile: Tensor.realize computes them once
+            Tensor.realize(*closure)
         self.closure_values.update(zip(lazy, (t.node for t in closure)))
 
     def _replay(self, inputs, args=(), kwargs=None):

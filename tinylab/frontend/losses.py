@@ -10,8 +10,8 @@ from . import traced
 
 
 def _capturing() -> bool:
-    from .tensor import _JIT_CAPTURING
-    return bool(_JIT_CAPTURING)
+    from ..engine.realize import capturer
+    return capturer() is not None
 
 
 def _check_nll(log_probs, labels, weight) -> None:

@@ -2,75 +2,50 @@
 
 A Tensor holds an IR node; every method builds new nodes (nothing runs) until `.realize()`,
 `.numpy()`, `.item()` or `.tolist()` asks for a value, which hands the graph to the engine.
-This file holds the core (construction, dtype/broadcast helpers, realizing, autograd, operator
-dunders); the method families live in mixins: creation.py, movement.py, elementwise.py,
-reduce.py, nn_ops.py, sorting.py, pooling.py, matrix.py. User errors are raised here, when an op
-is built, naming op and shapes.
+This file holds the core (construction, properties, reading values back, autograd, the helpers
+the mixins share); list ingestion is ingest.py, realizing and in-place writes realizing.py
+(ownership and versions: engine/ownership.py), operands and operator dunders operators.py; the
+method families live in mixins: creation.py, movement.py, elementwise.py, reduce.py, nn_ops.py,
+sorting.py, pooling.py, matrix.py. User errors are raised when an op is built, naming op and
+shapes.
 """
 from __future__ import annotations
 
 import weakref
 from contextlib import ContextDecorator
-from typing import Sequence
 
 import numpy as np
 
 from .. import config
-from ..dtype import DType, dtypes, promote, result_dtype
-from ..engine import realize as engine
+from ..dtype import DType, dtypes
 from ..engine import trace as tracing
 from ..engine.devices import Device
-from ..errors import DTypeError, JitError, ShapeError
+from ..engine import ownership
+from ..errors import DTypeError, ShapeError
 from ..ir.node import prod
 from ..ir.symbolic import Variable, any_symbolic, bound_shape, max_shape
 from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import Op
-from ..runtimes.buffer import Buffer
 from . import autograd, traced, views
 from .activations import ActivationMixin
 from .creation import CreationMixin
 from .elementwise import ElementwiseMixin
 from .indexing import IndexingMixin
+from .ingest import buffer_node, to_numpy
 from .matrix import MatrixMixin
 from .movement import MovementMixin
 from .nn_ops import NNMixin
+from .operators import OperatorMixin, broadcast_shape, symbolic_value
 from .pooling import PoolingMixin
+from .realizing import ALL_TENSORS, RealizingMixin
 from .reduce import ReduceMixin
 from .sorting import SortingMixin
 
+__all__ = ["ALL_TENSORS", "Tensor", "broadcast_shape"]   # (the last two: other modules' names)
 
-class LiveTensors:
-    """The live tensors of a group, weakly held, iterated in the order they were added. A WeakSet
-    iterates in address order, which changes from one process to the next: what is realized
-    together (stale readers, pending copies) would be scheduled in a different order each run.
-    A dict of weak references keeps insertion order; a reference equals another to the same
-    tensor, so adding one twice keeps the first (and its place)."""
-
-    def __init__(self, tensors=()):
-        refs: dict[weakref.ref, None] = {}
-        self._refs, self._forget = refs, lambda ref: refs.pop(ref, None)  # one callback for all
-        for tensor in tensors:
-            self.add(tensor)
-
-    def add(self, tensor) -> None:
-        self._refs[weakref.ref(tensor, self._forget)] = None
-
-    def __iter__(self):
-        return iter([t for t in map(weakref.ref.__call__, list(self._refs)) if t is not None])
-
-    def __len__(self) -> int:
-        return len(self._refs)
-
-    def __contains__(self, tensor) -> bool:
-        return weakref.ref(tensor) in self._refs
-
-
-ALL_TENSORS = LiveTensors()
 _BACKWARD_ROOTS: list = []  # weakrefs to tensors backward() ran on, for the next optimizer step
 FOLDED_BY_BUILDERS = (Op.CONST, Op.RESHAPE, Op.PERMUTE, Op.EXPAND)
-_PENDING_COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Buffer -> lazy clones
-_JIT_CAPTURING: list = []  # set by TinyJit while it captures a step
 
 
 class _TensorMeta(type):
@@ -85,64 +60,10 @@ class _TensorMeta(type):
         cls._training = bool(value)
 
 
-def _to_numpy(data) -> np.ndarray:
-    """A numpy array from nested lists/tuples, checking for ragged or non-numeric data."""
-    def shape_of(x, path):
-        if isinstance(x, (list, tuple)):
-            shapes = [shape_of(item, f"{path}[{i}]") for i, item in enumerate(x)]
-            if any(s != shapes[0] for s in shapes[1:]):
-                bad = next(i for i, s in enumerate(shapes) if s != shapes[0])
-                raise ValueError(f"Tensor(data): ragged nested sequence at {path}: element 0 has "
-                                 f"shape {shapes[0]} but element {bad} has shape {shapes[bad]}")
-            return (len(x),) + (shapes[0] if shapes else ())
-        if isinstance(x, Tensor):
-            return tuple(x.shape)
-        if not isinstance(x, (bool, int, float, np.generic)):
-            raise TypeError(f"Tensor(data): {path} is {type(x).__name__} {x!r}, "
-                            f"not a number")
-        return ()
-    shape_of(data, "data")
-    flat = _flatten(data)
-    if any(isinstance(v, float) for v in flat):
-        return np.array(flat, dtype=np.float32).reshape(_shape(data))
-    if flat and all(isinstance(v, (bool, np.bool_)) for v in flat):
-        return np.array(flat, dtype=np.bool_).reshape(_shape(data))
-    if any(isinstance(v, (np.floating,)) for v in flat):
-        return np.array(flat, dtype=np.float32).reshape(_shape(data))
-    if not flat:
-        return np.zeros(_shape(data), dtype=np.float32)
-    return np.array(flat, dtype=dtypes.default_int.np).reshape(_shape(data))
 
-
-def _flatten(x) -> list:
-    if isinstance(x, (list, tuple)):
-        return [v for item in x for v in _flatten(item)]
-    if isinstance(x, Tensor):
-        return x.numpy().reshape(-1).tolist()
-    return [x]
-
-
-def _shape(x) -> tuple:
-    if isinstance(x, (list, tuple)):
-        return (len(x),) + (_shape(x[0]) if x else ())
-    if isinstance(x, Tensor):
-        return tuple(x.shape)
-    return ()
-
-
-
-def _symbolic_value(size: Variable, device: str) -> Tensor:
-    """A symbolic size used as a number (x.sum(axis) / count in a mean over a symbolic axis):
-    an int32 0-d tensor a kernel computes by summing ones over the symbolic length, so the value
-    follows the bound variable in every launch (and in TinyJit replays)."""
-    if size.min < 0:
-        raise ValueError(f"cannot use the symbolic value {size!r} as a number: it may be "
-                         f"negative")
-    return Tensor.ones(size, dtype=dtypes.int32, device=device).sum()
-
-
-class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, ActivationMixin,
-             ReduceMixin, NNMixin, SortingMixin, PoolingMixin, MatrixMixin, metaclass=_TensorMeta):
+class Tensor(RealizingMixin, OperatorMixin, CreationMixin, MovementMixin, IndexingMixin,
+             ElementwiseMixin, ActivationMixin, ReduceMixin, NNMixin, SortingMixin, PoolingMixin,
+             MatrixMixin, metaclass=_TensorMeta):
     __slots__ = ("node", "_requires_grad", "grad", "__weakref__")
     _training = False
     no_grad = False
@@ -157,7 +78,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
             if Tensor.no_grad and node.op not in (Op.BUFFER, Op.CONST, Op.DETACH):
                 node = ir.detach(node)  # built under no_grad: no gradient flows through it
         elif isinstance(data, Variable):  # a bound symbolic size's value, counted by a kernel
-            value = _symbolic_value(data, device)
+            value = symbolic_value(data, device)
             node = (value if dtype is None else value.cast(dtype)).node
         elif isinstance(data, Tensor):
             node = data.node if device == data.device else ir.copy_to(data.node, device)
@@ -174,7 +95,7 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
             elif isinstance(data, np.ndarray):
                 array = data
             elif isinstance(data, (list, tuple)):
-                array = _to_numpy(data)
+                array = to_numpy(data)
             else:
                 raise TypeError(f"Tensor(data): cannot make a tensor from {type(data).__name__}; "
                                 f"pass a number, a (nested) list, a numpy array or bytes")
@@ -182,8 +103,8 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
                 array = array.astype(np.float32)
             if dtype is not None:
                 array = array.astype(dtype.np)
-            node = _buffer_node(array, device)
-            node.buffer.owner = weakref.ref(self)
+            node = buffer_node(array, device)
+            ownership.claim(node.buffer, self)
         self.node: Node = node
         self.requires_grad = requires_grad
         self.grad: Tensor | None = None
@@ -286,52 +207,6 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
             views.register(out)
         return out
 
-    def realize(self, *others: Tensor) -> Tensor:
-        """Compute this tensor (and `others`) now. Also `Tensor.realize(a, b)`. The graph a value
-        came from stays visible to autograd (a printed activation still trains)."""
-        tensors, computed_outside = [self, *others], None
-        if _JIT_CAPTURING:  # values made before the step are computed once, not per replay
-            computed_outside = _JIT_CAPTURING[-1].realize_closure(tensors)
-        readers, olds = _stale_readers(tensors)
-        if _JIT_CAPTURING:  # the step's own readers get buffers that each replay rewrites
-            tensors, olds = tensors + _captured_readers(readers), []
-        assigned: dict = {}
-        nodes = engine.realize([t.node for t in tensors] + [ir.copy_to(n, n.device) for n in olds],
-                               computed_outside, assigned)
-        for old, copy in zip(olds, nodes[len(tensors):]):
-            engine.REALIZED[old] = copy  # later reads of the old version read the copy
-        nodes = _own_buffers(tensors, nodes[:len(tensors)])
-        if assigned:  # an assign that ran under another value is done for its tensor too
-            chosen = {id(t) for t in tensors}
-            for t in list(ALL_TENSORS):
-                if id(t) not in chosen and t.node in assigned:
-                    t.node = assigned[t.node]
-        for t, n in zip(tensors, nodes):
-            if t.node is not n and t._keeps_graph():
-                autograd.realized_from(n, t.node)
-                engine.REALIZED.hold_weakly(t.node)  # n keeps t.node alive, not the reverse
-            t.node = n
-            owner = n.buffer.owner
-            if owner is None or owner() is None:  # the first tensor to get a buffer owns it
-                n.buffer.owner = weakref.ref(t)
-        return self
-
-    def _keeps_graph(self) -> bool:
-        """Whether realizing this tensor must keep its graph for autograd: not for values no
-        gradient flows through (no_grad, detached, non-float, TinyJit captures) nor for assigns,
-        which write a new version of a buffer outside autograd (optimizer updates)."""
-        return (self.requires_grad is not False and self.dtype.is_float and not Tensor.no_grad
-                and not _JIT_CAPTURING and self.node.op not in (Op.ASSIGN, Op.DETACH, Op.CONST))
-
-    def _owns_buffer(self) -> bool:
-        owner = self.node.buffer.owner
-        return owner is None or owner() is None or owner() is self
-
-    def _check_not_capturing(self, what: str) -> None:
-        if _JIT_CAPTURING:
-            raise JitError(f"{what} inside a TinyJit function: the value would be frozen at "
-                           f"capture time. Return the tensor from the function instead.")
-
     def numpy(self) -> np.ndarray:
         """The value as a numpy array (a copy), with the numpy dtype PyTorch would use."""
         self._check_not_capturing(".numpy()")
@@ -364,81 +239,6 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
 
     def data(self) -> memoryview:
         return memoryview(self.numpy())
-
-    def to(self, device: str) -> Tensor:
-        device = Device.canonicalize(device)
-        if device == self.device:
-            return self
-        Device[device]  # raises for unknown devices
-        out = Tensor(ir.copy_to(self.node, device))
-        out.requires_grad = self.requires_grad
-        return out
-
-    def to_(self, device: str) -> Tensor:
-        self.node = self.to(device).node
-        return self
-
-    def clone(self, device: str | None = None) -> Tensor:
-        """A copy with its own buffer (a later assign to self does not change it)."""
-        device = Device.canonicalize(device) if device else self.device
-        node = self.node
-        if node.op is Op.BUFFER or device != self.device:
-            node = ir.copy_to(node, device)
-        elif node.op is not Op.CONST:
-            node = ir.contiguous(node)
-        out = Tensor(node)
-        out.requires_grad = self.requires_grad
-        if self.node.op is Op.BUFFER and device == self.device:  # copied before any assign
-            _PENDING_COPIES.setdefault(self.node.buffer, LiveTensors()).add(out)
-        return out
-
-    def contiguous(self) -> Tensor:
-        return self._wrap(ir.contiguous(self.node))
-
-    def detach(self) -> Tensor:
-        out = Tensor(ir.detach(self.node), requires_grad=False)
-        if self.node.op in (Op.BUFFER, Op.ASSIGN) or views.is_view(self):
-            views.register(out)  # shares the storage, as in PyTorch
-        return out
-
-    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        self.requires_grad = requires_grad
-        return self
-
-    def replace(self, other: Tensor) -> Tensor:
-        """Make this tensor hold `other`'s value (same shape); no gradient link."""
-        if other.shape != self.shape:
-            raise ShapeError(f"replace: shape {other.shape} does not match {self.shape}")
-        self.node = other.node
-        return self
-
-    def assign(self, value) -> Tensor:
-        """Write `value` into this tensor's buffer (in place, like an optimizer update); a view of
-        a realized tensor writes its base's elements (frontend/views.py)."""
-        value = value if isinstance(value, Tensor) else Tensor(value, self.device, self.dtype)
-        if value.shape != self.shape:
-            value = value._broadcast_to(self.shape, "assign")
-        if value.device != self.device:
-            value = value.to(self.device)
-        if value.dtype != self.dtype:
-            value = value.cast(self.dtype)
-        if views.is_view(self):  # a view: write its base's elements
-            views.write(self, value)
-            return self
-        if self.node.op is not Op.BUFFER:
-            self.realize()
-        if not self._owns_buffer():
-            # equal lazy values share one buffer (Tensor.ones(32) made twice is one node); the
-            # tensor written in place gets a copy of its own first
-            self.node = ir.copy_to(self.node, self.device)
-            self.realize()
-        pending = [t for t in _PENDING_COPIES.pop(self.node.buffer, ()) if t.node.op is Op.COPY
-                   and t.node.src[0] is self.node]
-        if pending:  # lazy clones of the old value copy it now, before it is overwritten
-            Tensor.realize(*pending)
-        self.node = ir.assign(self.node, value.node)
-        views.repoint(self)  # the views of this storage read the new value, as in PyTorch
-        return self
 
     # ---- autograd ----
     def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
@@ -517,85 +317,6 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
             raise ShapeError(f"{op}: cannot broadcast shape {self.shape} to {tuple(shape)}")
         return self._wrap(self.node.reshape(padded).expand(tuple(shape)))
 
-    def _operands(self, other, op: str, reverse: bool = False) -> tuple[Tensor, Tensor]:
-        """Both operands of a binary op, broadcast to one shape and promoted to one dtype."""
-        if isinstance(other, Variable):  # a symbolic size as a value: counted by a kernel
-            other = _symbolic_value(other, self.device)
-        if isinstance(other, Tensor):
-            if other.device != self.device:
-                from ..errors import DeviceError
-                raise DeviceError(f"{op}: operands are on different devices ({self.device} and "
-                                  f"{other.device}); move one with .to()")
-            dtype = promote(self.dtype, other.dtype)
-            b = other
-        elif isinstance(other, (bool, int, float, np.generic)):
-            if isinstance(other, np.generic):
-                other = other.item()
-            dtype = result_dtype(self.dtype, other)
-            if dtype.is_int and isinstance(other, int) and not isinstance(other, bool):
-                if not dtype.min_value() <= other <= dtype.max_value():
-                    other = ir.normalize_const(other, dtype)
-            b = Tensor(ir.const(other, dtype, (), self.device))
-        else:
-            raise TypeError(f"{op}: unsupported operand type {type(other).__name__}")
-        a = self if self.dtype == dtype else self.cast(dtype)
-        b = b if b.dtype == dtype else b.cast(dtype)
-        shape = _broadcast_shape(a.shape, b.shape, op)
-        a, b = a._broadcast_to(shape, op), b._broadcast_to(shape, op)
-        return (b, a) if reverse else (a, b)
-
-    def _or_equal(self, other, name: str, reverse: bool) -> Tensor:
-        """a <= b (or a >= b when reverse): for floats (a < b) | (a == b), so a NaN compares
-        False as in PyTorch (not (a > b) would be True)."""
-        a, b = self._operands(other, name)
-        a, b = (b, a) if reverse else (a, b)
-        if a.dtype.is_float:
-            return (a < b) | (a == b)
-        return (b < a).logical_not()
-
-    def _binary(self, op: Op, other, name: str, reverse: bool = False) -> Tensor:
-        a, b = self._operands(other, name, reverse)
-        return Tensor(ir.alu(op, a.node, b.node))
-
-    # ---- operators ----
-    def __add__(self, other): return self.add(other)
-    def __radd__(self, other): return self.add(other, reverse=True)
-    def __sub__(self, other): return self.sub(other)
-    def __rsub__(self, other): return self.sub(other, reverse=True)
-    def __mul__(self, other): return self.mul(other)
-    def __rmul__(self, other): return self.mul(other, reverse=True)
-    def __truediv__(self, other): return self.div(other)
-    def __rtruediv__(self, other): return self.div(other, reverse=True)
-    def __floordiv__(self, other): return self.floordiv(other)
-    def __rfloordiv__(self, other): return self.floordiv(other, reverse=True)
-    def __mod__(self, other): return self.mod(other)
-    def __rmod__(self, other): return self.mod(other, reverse=True)
-    def __pow__(self, other): return self.pow(other)
-    def __rpow__(self, other): return self.pow(other, reverse=True)
-    def __matmul__(self, other): return self.matmul(other)
-    def __rmatmul__(self, other): return self.matmul(other, reverse=True)
-    def __neg__(self): return self.neg()
-    def __abs__(self): return self.abs()
-    def __invert__(self): return self.bitwise_not()
-    def __and__(self, other): return self.bitwise_and(other)
-    def __rand__(self, other): return self.bitwise_and(other, reverse=True)
-    def __or__(self, other): return self.bitwise_or(other)
-    def __ror__(self, other): return self.bitwise_or(other, reverse=True)
-    def __xor__(self, other): return self.bitwise_xor(other)
-    def __rxor__(self, other): return self.bitwise_xor(other, reverse=True)
-    def __lshift__(self, other): return self.lshift(other)
-    def __rshift__(self, other): return self.rshift(other)
-    def __lt__(self, other): return self._binary(Op.CMPLT, other, "lt")
-    def __gt__(self, other): return self._binary(Op.CMPLT, other, "gt", reverse=True)
-    def __le__(self, other): return self._or_equal(other, "le", reverse=False)
-    def __ge__(self, other): return self._or_equal(other, "ge", reverse=True)
-    def __ne__(self, other): return self._binary(Op.CMPNE, other, "ne")  # type: ignore[override]
-    def __eq__(self, other): return self.__ne__(other).logical_not()  # type: ignore[override]
-    def __iadd__(self, other): return self.assign(self + other)
-    def __isub__(self, other): return self.assign(self - other)
-    def __imul__(self, other): return self.assign(self * other)
-    def __itruediv__(self, other): return self.assign(self / other)
-
     # ---- training switches ----
     class train(ContextDecorator):  # noqa: N801 - tinygrad's spelling
         """`with Tensor.train():` (or as a decorator) sets Tensor.training."""
@@ -621,104 +342,5 @@ class Tensor(CreationMixin, MovementMixin, IndexingMixin, ElementwiseMixin, Acti
             Tensor._training, Tensor.no_grad = self.previous
 
 
-def _broadcast_shape(a: Sequence[int], b: Sequence[int], op: str) -> tuple[int, ...]:
-    ndim = max(len(a), len(b))
-    pa = (1,) * (ndim - len(a)) + tuple(a)
-    pb = (1,) * (ndim - len(b)) + tuple(b)
-    out = []
-    for x, y in zip(pa, pb):
-        if x != y and x != 1 and y != 1:
-            raise ShapeError(f"{op}: shapes {tuple(a)} and {tuple(b)} cannot be broadcast "
-                             f"together")
-        out.append(y if x == 1 else x)
-    return tuple(out)
 
-
-def broadcast_shape(*shapes, op: str = "broadcast") -> tuple[int, ...]:
-    out: tuple = ()
-    for s in shapes:
-        out = _broadcast_shape(out, s, op)
-    return out
-
-
-def _stale_readers(tensors: list) -> tuple[list, list]:
-    """Live lazy tensors outside `tensors` that read a buffer which an assign among `tensors`
-    overwrites, and the BUFFER nodes (old versions) they read. A lazy value means the value when
-    it was written down (PyTorch computed it then): `w.grad` after an optimizer step is the
-    gradient at the old weights, a BatchNorm's running mean comes from them. realize() copies
-    each such buffer before the assign and points its old version at the copy: one copy per
-    weight, where realizing the readers computed gradients nobody asked for (an input's)."""
-    computed, pruned = engine.FreshRealized(engine.REALIZED), {}
-
-    def sources(node: Node):  # an assign reads its target's new value; a computed value its buffer
-        found = pruned.get(node)
-        if found is None:
-            done = computed.get(node)
-            found = pruned[node] = ((done,) if done is not node else ()) if done is not None \
-                else node.src[1:] if node.op is Op.ASSIGN else node.src
-        return found
-    # dicts as ordered sets: the copies of the targets are made in graph order, every run
-    assigns = dict.fromkeys(n for n in ir.toposort([t.node for t in tensors], sources)
-                            if n.op is Op.ASSIGN and n not in computed)
-    targets = dict.fromkeys(n.src[0] for n in assigns)
-    if not targets:
-        return [], []
-    chosen = {id(t) for t in tensors}
-    lazy = [t for t in list(ALL_TENSORS) if id(t) not in chosen
-            and t.node.op not in (Op.BUFFER, Op.CONST)]
-    reading: set = set()
-    for node in ir.toposort([t.node for t in lazy], sources):
-        if node in assigns:  # runs now: a tensor holding it reads the new value
-            continue
-        if node in targets or any(s in reading for s in pruned[node]):
-            reading.add(node)
-    readers = [t for t in lazy if t.node in reading]
-    return readers, [n for n in targets if n in reading] if readers else []
-
-
-def _own_buffers(tensors: list, nodes: list) -> list:
-    """The BUFFER node each lazy tensor in `tensors` keeps: its own. Equal lazy values are one
-    node (hash-consing) and realize to one buffer (REALIZED), so a tensor whose value landed in
-    a buffer another live tensor holds gets a copy of its own; otherwise two parameters that
-    start equal would be one node to autograd and one buffer to assign."""
-    nodes, claims = list(nodes), {}
-    pending = range(len(tensors))
-    while pending:
-        shared = []
-        for i in pending:
-            t, n = tensors[i], nodes[i]
-            if t.node.op is Op.BUFFER:  # already realized: keeps the buffer it reads
-                continue
-            holder = claims.get(n.buffer)
-            if holder is None:
-                owner = n.buffer.owner
-                holder = owner() if owner is not None else None
-            if holder is None or holder is t:
-                claims[n.buffer] = t
-            else:
-                shared.append(i)
-        if shared:  # a copy can itself be a value another tensor holds (a clone): check again
-            copies = engine.realize([ir.copy_to(nodes[i], nodes[i].device) for i in shared])
-            for i, copy in zip(shared, copies):
-                nodes[i] = copy
-        pending = shared
-    return nodes
-
-
-def _captured_readers(readers: list) -> list:
-    """The stale readers a TinyJit step realizes (a snapshot's buffer would be shared by the
-    step's memory plan): those the step made, except gradients of tensors that did not ask for
-    one (requires_grad None, an input batch: its gradient is a whole extra backward conv). The
-    others still read the buffer's newest value."""
-    before = {id(t) for t in list(_JIT_CAPTURING[-1].tensors_before)}  # by identity: a WeakSet
-    unasked = {id(t.grad) for t in list(ALL_TENSORS) if t.requires_grad is None and t.grad is not None}
-    return [t for t in readers if id(t) not in before and id(t) not in unasked]
-
-
-def _buffer_node(array: np.ndarray, device: str) -> Node:
-    dtype = dtypes.from_numpy(array.dtype)
-    spec = Device[device]
-    buf = Buffer(spec.name, int(array.size), dtype, spec.allocator)
-    buf.copyin(array)
-    return ir.buffer(buf, tuple(int(s) for s in array.shape), dtype, spec.name)
 

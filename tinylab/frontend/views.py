@@ -10,6 +10,7 @@ import weakref
 import numpy as np
 
 from ..dtype import dtypes
+from ..engine import ownership
 from ..errors import WriteError
 from ..ir import node as ir
 from ..ir.node import Node
@@ -128,8 +129,7 @@ def _to_base(ops: list[Node], value: Node, written: Node) -> tuple[Node, Node]:
 def _holder(bottom: Node, tensor_type):
     """The tensor holding the view's storage now: its owner when the owner still holds it (a
     view aliases the storage, not one version of it), else a tensor made for the write."""
-    owner = _storage(bottom).owner
-    base = owner() if owner is not None else None
+    base = ownership.owner_of(_storage(bottom))
     if base is not None and base.node.op in (Op.BUFFER, Op.ASSIGN) and \
             _storage(base.node) is _storage(bottom):
         return base

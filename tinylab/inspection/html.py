@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from html import escape
 
+from ..engine.backends import lexer_of
 from .graph import TRANSFORM_COLORS, ops_summary
 from .html_views import memory_html, roofline_html, what_if_measured_html
 from .model import shape_text, variables_text
@@ -16,8 +17,6 @@ from .provenance import gutter_labels, kernel_user_lines
 from .svg import graph_svg
 from .text import plural, size_text, summary_text, what_if_lines
 
-LEXERS = {"C": "c", "OpenCL": "opencl", "CUDA": "cuda", "Python": "python", "WGSL": "wgsl",
-          "Metal": "cpp"}
 BOX = ("font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;"
        "border:1px solid #cbd5e1;border-radius:6px;padding:8px 12px;margin:4px 0;")
 PRE = ("font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;background:#f8fafc;"
@@ -36,7 +35,7 @@ def highlight(source: str, language: str) -> str:
         from pygments.lexers import get_lexer_by_name
     except ImportError:
         return f'<pre style="{PRE}">{escape(source)}</pre>'
-    lexer = get_lexer_by_name(LEXERS.get(language, "c"))
+    lexer = get_lexer_by_name(lexer_of(language))  # the backend registry's row names it
     formatter = HtmlFormatter(noclasses=True, style="default", nobackground=True,
                               prestyles=PRE)
     return pygments_highlight(source, lexer, formatter)

@@ -4,32 +4,30 @@ pipeline), line maps, the passes and actions. Called by model.build_model once p
 """
 from __future__ import annotations
 
+from ..engine.backends import BACKENDS, language_devices
 from ..engine.compile_record import NOT_RECORDED
 from ..engine.devices import Device
 from ..engine.realize import record_for
 from . import provenance
 from .passes import pass_steps
 
-# language shown on a tab -> the device name whose renderer writes it
-LANGUAGE_DEVICES = {"C": "CPU", "OpenCL": "CL", "CUDA": "CUDA", "WGSL": "WEBGPU",
-                    "Metal": "METAL", "Python": "PYTHON"}
-DEVICE_LANGUAGES = {device: language for language, device in LANGUAGE_DEVICES.items()}
-TAB_ORDER = ("C", "OpenCL", "CUDA", "WGSL", "Metal", "Python")
-
 
 def language_of(backend: str) -> str:
     """'CUDA' -> 'CUDA', 'CL'/'OpenCL' -> 'OpenCL', 'CPU'/'C' -> 'C' (device names and their
-    aliases as the engine's Device table spells them; anything else comes back as given)."""
-    return DEVICE_LANGUAGES.get(Device.backend_of(backend), backend)
+    aliases, read from the backend registry, engine/backends.py; anything else comes back as
+    given)."""
+    row = BACKENDS.get(Device.backend_of(backend))
+    return backend if row is None else row.language
 
 
 def other_record(ast, language: str):
     """The compile record of `ast` for another backend's language; None for a language no device
     renders; a note (str) saying why a backend cannot compile this kernel."""
-    if language not in LANGUAGE_DEVICES:
+    device = language_devices().get(language)
+    if device is None:
         return None
     try:
-        return record_for(ast, LANGUAGE_DEVICES[language])
+        return record_for(ast, device)
     except Exception as error:  # a backend that cannot render this kernel says why, inline
         return f"/* {language} source unavailable: {type(error).__name__}: {error} */"
 
@@ -53,7 +51,7 @@ def program_entry(record, backends: tuple = ()) -> dict:
             mapped[record.language] = ran
     for backend in backends:
         language = language_of(backend)
-        if language in sources or language not in LANGUAGE_DEVICES:
+        if language in sources or language not in language_devices():
             continue
         found = other_record(record.ast, language)
         if isinstance(found, str):
@@ -63,7 +61,7 @@ def program_entry(record, backends: tuple = ()) -> dict:
             lines = provenance.mapped_source(found)
             if lines is not None:
                 mapped[language] = lines
-    ordered = {lang: sources[lang] for lang in TAB_ORDER if lang in sources}
+    ordered = {lang: sources[lang] for lang in language_devices() if lang in sources}
     ordered.update({lang: text for lang, text in sources.items() if lang not in ordered})
     passes = dict(record.passes) if record.passes else {
         "ast": NOT_RECORDED, "plan": NOT_RECORDED, "linear": NOT_RECORDED}

@@ -56,6 +56,15 @@ class Node:
     def __setattr__(self, name, value):
         raise AttributeError("Node is immutable")
 
+    def replace(self, **fields) -> Node:
+        """This node with some fields changed (op, dtype, src, arg, shape, device), interned."""
+        unknown = set(fields) - {"op", "dtype", "src", "arg", "shape", "device"}
+        if unknown:
+            raise TypeError(f"Node.replace: no field {', '.join(sorted(unknown))}")
+        return Node(fields.get("op", self.op), fields.get("dtype", self.dtype),
+                    tuple(fields.get("src", self.src)), fields.get("arg", self.arg),
+                    fields.get("shape", self.shape), fields.get("device", self.device))
+
     def __reduce__(self):  # pickling rebuilds through the interning constructor
         return (Node, (self.op, self.dtype, self.src, self.arg, self.shape, self.device))
 

@@ -30,11 +30,6 @@ class Renderer(ABC):
     target = None                         # the CPUTarget it renders for (C only)
     line_maps: bool = False               # render_with_lines: source line -> instruction
 
-    @property
-    def language(self) -> str:
-        """The language's name as traces and device listings show it ("C", "OpenCL", ...)."""
-        return type(self).__name__.replace("Renderer", "")
-
     # loops -> LaunchDims (runtimes/launch.py) for a backend whose output loops are launched as
     # work-groups; None: every loop runs inside the source (C, Python)
     fold_launch = None

@@ -12,6 +12,7 @@ walk), so every program still renders.
 from __future__ import annotations
 
 from ..codegen.heuristic import matmul_panel
+from ..codegen.linear_ops import LinearOp
 from ..codegen.plan import Action
 from ..dtype import DType, dtypes
 from ..runtimes.cpu_target import CPUTarget, detect
@@ -151,18 +152,18 @@ class _VectorWalk(_Walk):
 
     def try_native(self, i: int, instr) -> bool:
         op = instr.op
-        if op == "LOAD":
+        if op == LinearOp.LOAD:
             return self.native_load(i, instr)
-        if op == "STORE":
+        if op == LinearOp.STORE:
             return self.native_store(instr)
-        if op == "ACC" and instr.dtype.scalar in NATIVE_LANES:
+        if op == LinearOp.ACC and instr.dtype.scalar in NATIVE_LANES:
             t = self.vector_type(instr.dtype, instr.dtype.count)
             init = self.r.literal(instr.arg, instr.dtype.scalar)
             self.emit(f"{t} acc{i} = (({t}){{}}+{init});")
             self.names[i] = [f"acc{i}"]
             self.native.add(i)
             return True
-        if op == "ACC_UPDATE" and instr.src[0] in self.native:
+        if op == LinearOp.ACC_UPDATE and instr.src[0] in self.native:
             acc, value = instr.src
             name = self.names[acc][0]
             t = self.value_type(acc)
@@ -170,7 +171,7 @@ class _VectorWalk(_Walk):
             other = self.packed(value, t)
             self.emit(f"{name} = {self.vector_alu(instr.arg, [name, other], t, mask_type)};")
             return True
-        if op == "COND" and self.p.index_dtype == dtypes.int32:
+        if op == LinearOp.COND and self.p.index_dtype == dtypes.int32:
             # per-lane validity as one lane mask (a vector compare where lanes differ only in
             # bounds): what reads it (WHERE, a chain of integer ops) can then stay vectors
             m = self.vector_type(dtypes.int32, instr.dtype.count)
@@ -259,7 +260,7 @@ class _VectorWalk(_Walk):
         if not any(s in self.native for s in srcs):
             return False  # nothing vector to build on: scalar lanes are as good
         operand_dtype = self.p.instrs[srcs[-1]].dtype.scalar
-        if op in ("CMPLT", "CMPNE"):
+        if op in (LinearOp.CMPLT, LinearOp.CMPNE):
             if operand_dtype not in NATIVE_LANES:
                 return False
             t = self.vector_type(operand_dtype, instr.dtype.count)
@@ -268,29 +269,29 @@ class _VectorWalk(_Walk):
                         self.vector_alu(op, args, t, t), mask=True)
             return True
         if instr.dtype.scalar == dtypes.bool:
-            if op in ("AND", "OR", "XOR", "NEG") and all(s in self.masks or self.uniform(s)
-                                                         for s in srcs):
+            bitwise = op in (LinearOp.AND, LinearOp.OR, LinearOp.XOR, LinearOp.NEG)
+            if bitwise and all(s in self.masks or self.uniform(s) for s in srcs):
                 m = self.vector_type(dtypes.int32, instr.dtype.count)
                 args = [self.packed(s, m, mask=True) for s in srcs]
-                text = f"(~{args[0]})" if op == "NEG" else self.vector_alu(op, args, m, m)
+                text = f"(~{args[0]})" if op == LinearOp.NEG else self.vector_alu(op, args, m, m)
                 self.finish(i, m, text, mask=True)
                 return True
             return False
         if instr.dtype.scalar not in NATIVE_LANES:
             return False
         t = self.vector_type(instr.dtype, instr.dtype.count)
-        if op in ("CAST", "BITCAST"):
+        if op in (LinearOp.CAST, LinearOp.BITCAST):
             if operand_dtype not in NATIVE_LANES or srcs[0] in self.masks:
                 return False
-            if op == "CAST" and dtypes.float32 in (operand_dtype, instr.dtype.scalar) and \
+            if op == LinearOp.CAST and dtypes.float32 in (operand_dtype, instr.dtype.scalar) and \
                     dtypes.uint32 in (operand_dtype, instr.dtype.scalar):
                 return False  # float <-> uint32 out of range: vector and scalar C differ
             source = self.packed(srcs[0], self.vector_type(operand_dtype, instr.dtype.count))
-            text = f"__builtin_convertvector({source}, {t})" if op == "CAST" else \
+            text = f"__builtin_convertvector({source}, {t})" if op == LinearOp.CAST else \
                 f"(({t})({source}))"
             self.finish(i, t, text)
             return True
-        if op == "WHERE":
+        if op == LinearOp.WHERE:
             if self.uniform(srcs[0]) and self.p.instrs[srcs[0]].dtype.count == 1:
                 a, b = self.packed(srcs[1], t), self.packed(srcs[2], t)
                 self.finish(i, t, f"({self.names[srcs[0]][0]} ? {a} : {b})")
@@ -320,11 +321,11 @@ class _VectorWalk(_Walk):
         b = args[1] if len(args) > 1 else ""
         if op in INFIX:
             return f"({a}{INFIX[op]}{b})"
-        if op == "NEG":
+        if op == LinearOp.NEG:
             return f"(-{a})"
-        if op == "RECIPROCAL":
+        if op == LinearOp.RECIPROCAL:
             return f"(1.0f/{a})"
-        if op == "MAX":
+        if op == LinearOp.MAX:
             if t.startswith("float"):
                 return _select(f"(({a}>{b})|({a}!={a}))", a, b, t, mask_type)
             return _select(f"({a}>{b})", a, b, t, mask_type)
@@ -424,7 +425,7 @@ def _vector_math(op: str, name: str, t: str, m: str, lanes: int, features) -> st
     """A vector helper for EXP2 / LOG2 / SQRT on float32 lanes, written with vector ops only
     (SQRT: the ISA's instruction where the target has it, else sqrtf per lane)."""
     head = f"static inline {t} {name}({t} x) {{\n"
-    if op == "SQRT":
+    if op == LinearOp.SQRT:
         guard, body = _SQRT.get(lanes, (None, None))
         if guard not in features:
             return head + (f"  {t} r; for (int l = 0; l < {lanes}; l++) r[l] = sqrtf(x[l]);\n"

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from ..codegen.linear_ops import LinearOp
+from ..codegen.plan import AxisKind
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
 from .base import Renderer
@@ -139,7 +141,7 @@ class CStyleRenderer(Renderer):
         t = self.type_name(dtype)
         if dtype.is_unsigned or dtype.is_bool:
             return f"(({b})==0?({t})0:({t})(({a}){'/' if op == 'IDIV' else '%'}({b})))"
-        if op == "IDIV":
+        if op == LinearOp.IDIV:
             neg = f"({t})(0-(unsigned {t})({a}))" if dtype.itemsize >= 4 else f"({t})(-({a}))"
             return f"(({b})==0?({t})0:({b})==-1?{neg}:({t})(({a})/({b})))"
         return f"((({b})==0||({b})==-1)?({t})0:({t})(({a})%({b})))"
@@ -165,7 +167,7 @@ class CStyleRenderer(Renderer):
         a static schedule gives each thread the same rows in every block (so no block waits
         for another: `nowait`), and the team starts once per kernel, not once per block."""
         pragma = []
-        if kind == "thread":
+        if kind == AxisKind.THREAD:
             pragma = ["#pragma omp for schedule(static) nowait"] if in_region else \
                 [f"#pragma omp parallel for num_threads({threads})"]
         return pragma + [f"for ({index_type} {name} = 0; {name} < {size}; {name}++) {{"]
@@ -238,14 +240,14 @@ class _Walk:
     def run(self) -> str:
         params = []
         for i, instr in enumerate(self.p.instrs):
-            if instr.op == "PARAM":
+            if instr.op == LinearOp.PARAM:
                 index, _size, is_out, is_in = instr.arg
                 params.append(self.r.param(index, instr.dtype, is_out, is_in))
                 self.names[i] = [f"data{index}"]
         for name in self.p.variable_names:
             params.append(self.r.variable_param(name, len(params)))
         for i, instr in enumerate(self.p.instrs):
-            if instr.op != "PARAM":
+            if instr.op != LinearOp.PARAM:
                 self.shared = self.declare_repeats(i, instr)
                 self.step(i, instr)
                 self.owners += [i] * (len(self.lines) - len(self.owners))
@@ -257,9 +259,9 @@ class _Walk:
         """Declare, before instruction i, an int for each sub-expression its indices and
         conditions would otherwise write out more than once with a division inside
         (sym.repeated_parts); {expression: name}, which index/cond then write."""
-        if instr.op not in ("LOAD", "STORE", "COND"):
+        if instr.op not in (LinearOp.LOAD, LinearOp.STORE, LinearOp.COND):
             return {}
-        exprs = instr.arg if instr.op == "COND" else instr.arg[1] + instr.arg[2]
+        exprs = instr.arg if instr.op == LinearOp.COND else instr.arg[1] + instr.arg[2]
         names: dict = {}
         for k, part in enumerate(sym.repeated_parts(exprs)):
             name = f"tl_index{i}_{k}"
@@ -277,9 +279,11 @@ class _Walk:
         return cond_text(cond, self.shared)
 
     # instruction -> the method that renders it; every other instruction is an ALU op
-    STEPS = {"RANGE": "open_loop", "END": "close_loop", "CONST": "constant", "COND": "condition",
-             "LOAD": "load_lanes", "STORE": "store_lanes", "ACC": "accumulator",
-             "ACC_UPDATE": "accumulate", "VREDUCE": "fold_lanes"}
+    STEPS = {LinearOp.RANGE: "open_loop", LinearOp.END: "close_loop",
+             LinearOp.CONST: "constant", LinearOp.COND: "condition",
+             LinearOp.LOAD: "load_lanes", LinearOp.STORE: "store_lanes",
+             LinearOp.ACC: "accumulator", LinearOp.ACC_UPDATE: "accumulate",
+             LinearOp.VREDUCE: "fold_lanes"}
 
     def step(self, i: int, instr) -> None:
         self.r.type_name(instr.dtype.scalar)  # a dtype the language lacks raises at first use
@@ -287,7 +291,7 @@ class _Walk:
 
     def open_loop(self, i: int, instr) -> None:
         name, size, kind = instr.arg
-        region = kind == "block" and self.p.threads > 1 and not any(self.open_ranges)
+        region = kind == AxisKind.BLOCK and self.p.threads > 1 and not any(self.open_ranges)
         if region:
             for line in self.r.region_open(self.p.threads):
                 self.emit(line)

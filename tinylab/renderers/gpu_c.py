@@ -6,6 +6,7 @@ Subclasses name the ids, qualifiers, barrier and half conversions. Pure string b
 """
 from __future__ import annotations
 
+from ..codegen.linear_ops import LinearOp
 from ..codegen.plan import Action
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
@@ -60,11 +61,11 @@ class GPURenderer(CStyleRenderer):
         return super().literal(value, dtype)
 
     def alu(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
-        if op == "CAST" and dtype.scalar == dtypes.float16:
+        if op == LinearOp.CAST and dtype.scalar == dtypes.float16:
             return self.round_half(f"(float)({args[0]})")
-        if op == "BITCAST" and dtype.scalar == dtypes.float16:  # bits -> a half held in float
+        if op == LinearOp.BITCAST and dtype.scalar == dtypes.float16:  # bits -> a half held in float
             return self.half_from_bits(f"(({self.type_name(dtypes.uint16)})({args[0]}))")
-        if op == "BITCAST" and src_dtype.scalar == dtypes.float16:  # a half in float -> bits
+        if op == LinearOp.BITCAST and src_dtype.scalar == dtypes.float16:  # a half in float -> bits
             return f"(({self.type_name(dtype)}){self.half_bits(args[0])})"
         return super().alu(op, args, dtype, src_dtype)
 
@@ -102,15 +103,15 @@ class _GPUWalk(_Walk):
         return head + " {\n" + "".join(f"  {line}\n" for line in self.local_lines) + body
 
     def step(self, i: int, instr) -> None:
-        if instr.op == "RANGE" and instr.arg[0] in self.parts:
+        if instr.op == LinearOp.RANGE and instr.arg[0] in self.parts:
             return self.launched_loop(instr.arg[0], instr.arg[1])
-        if instr.op == "RANGE":
+        if instr.op == LinearOp.RANGE:
             self.opened.append(True)
-        if instr.op == "END" and not self.opened.pop():
+        if instr.op == LinearOp.END and not self.opened.pop():
             return
-        if instr.op == "GROUP_REDUCE":
+        if instr.op == LinearOp.GROUP_REDUCE:
             return self.group_reduce(i, instr)
-        if instr.op in ("LOAD", "STORE") and instr.dtype.scalar == dtypes.float16:
+        if instr.op in (LinearOp.LOAD, LinearOp.STORE) and instr.dtype.scalar == dtypes.float16:
             return self.half_memory(i, instr)
         super().step(i, instr)
 
@@ -156,7 +157,7 @@ class _GPUWalk(_Walk):
         names = []
         for lane in range(instr.dtype.count):
             index, valid = self.index(indices[lane]), valids[lane]
-            if instr.op == "STORE":
+            if instr.op == LinearOp.STORE:
                 store = self.r.store_half(f"data{buf}", index, self.ref(instr.src[0], lane)) + ";"
                 self.emit(store if valid.is_true else f"if {self.cond(valid)} {store}")
                 continue

@@ -5,6 +5,7 @@ loops are threadgroup / thread positions, GROUP reduces through `threadgroup` me
 """
 from __future__ import annotations
 
+from ..codegen.linear_ops import LinearOp
 from ..dtype import DType, dtypes
 from .gpu_c import GPURenderer
 
@@ -40,7 +41,7 @@ class MetalRenderer(GPURenderer):
         return {dtypes.int64: "l", dtypes.uint64: "ul", dtypes.uint32: "u"}.get(dtype, "")
 
     def math_call(self, op: str, x: str, dtype: DType) -> str:
-        return f"metal::precise::{self.float_math[op]}({x})" if op != "TRUNC" else f"trunc({x})"
+        return f"metal::precise::{self.float_math[op]}({x})" if op != LinearOp.TRUNC else f"trunc({x})"
 
     def bitcast(self, a: str, src: DType, dst: DType) -> str:
         return f"as_type<{self.type_name(dst)}>({a})"

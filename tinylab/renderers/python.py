@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from ..codegen.linear_ops import LinearOp
-from ..codegen.plan import Action
+from ..codegen.plan import Action, AxisKind
 from ..dtype import DType
 from ..ir import symbolic as sym
 from .base import Renderer
@@ -40,7 +40,7 @@ class _PythonWalk:
 
     def __init__(self, program):
         self.p = program
-        self.globals = [(n, s) for n, s, kind in program.loops if kind in ("global", "thread")]
+        self.globals = [(n, s) for n, s, kind in program.loops if kind in (AxisKind.GLOBAL, AxisKind.THREAD)]
         sizes = {i.arg[0]: i.arg[1] for i in program.instrs if i.op == LinearOp.RANGE}
         self.shape = tuple(sizes[n] for n, _ in self.globals)
         if not all(isinstance(s, int) for s in self.shape):  # a symbolic size: its argument
@@ -83,7 +83,7 @@ class _PythonWalk:
 
     def open_loop(self, i: int, instr, args) -> None:
         name, size, kind = instr.arg
-        if kind in ("global", "thread"):  # the whole index space at once: a broadcast arange
+        if kind in (AxisKind.GLOBAL, AxisKind.THREAD):  # the whole index space at once: a broadcast arange
             self.emit(f"{name} = arange({size}, {self.next_global}, {len(self.globals)})")
             self.next_global += 1
         else:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 
+from ..codegen.linear_ops import LinearOp
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
 from ..runtimes.launch import WEBGPU_BLOCK_LIMIT, flat_launch_dims
@@ -136,13 +137,14 @@ class WGSLRenderer(GPURenderer):
         if wgsl_int64.is_wide(dtype.scalar) or wgsl_int64.is_wide(src_dtype.scalar):
             return wgsl_int64.alu(self, op, args, dtype.scalar, src_dtype.scalar)
         kind = self.type_name(src_dtype.scalar)
-        if op != "WHERE" and kind in ("f32", "i32", "u32") and all(map(_literal_only, args)):
+        if op != LinearOp.WHERE and kind in ("f32", "i32", "u32") and all(map(_literal_only, args)):
             # naga folds a literal-only expression while parsing and rejects an inf, NaN or
             # division by zero there (`1.0f / 0.0f`, `log2(0.0f)`): a call to a function is not
             # folded, so the kernel computes it at run time like every other backend
             args = [f"tl_keep_{kind}({args[0]})"] + args[1:]
         text = self._alu(op, args, dtype.scalar, src_dtype.scalar)
-        if op in ("ADD", "MUL", "NEG", "SHL", "IDIV") and dtype.scalar.is_int:
+        wraps = (LinearOp.ADD, LinearOp.MUL, LinearOp.NEG, LinearOp.SHL, LinearOp.IDIV)
+        if op in wraps and dtype.scalar.is_int:
             text = self.wrap(text, dtype.scalar)
         return text
 
@@ -202,7 +204,7 @@ class WGSLRenderer(GPURenderer):
         """Shifts by at least the width give 0 (or the sign for >> on a signed value), as numpy;
         WGSL would take the amount modulo 32 and wants it as u32."""
         amount = f"u32({b})"
-        if op == "SHL":
+        if op == LinearOp.SHL:
             return f"select(({a}) << {amount}, {self.literal(0, dtype)}, {amount} >= 32u)"
         if dtype.is_unsigned:
             return f"select(({a}) >> {amount}, 0u, {amount} >= 32u)"

@@ -7,6 +7,7 @@ Called by renderers/wgsl.py for every op that reads or writes a 64-bit integer. 
 """
 from __future__ import annotations
 
+from ..codegen.linear_ops import LinearOp
 from ..dtype import DType
 
 VEC = "vec2<u32>"
@@ -130,9 +131,9 @@ def alu(renderer, op: str, args: list[str], dtype: DType, src: DType) -> str:
     a = args[0]
     b = args[1] if len(args) > 1 else ""
     signed = "true" if not (src if is_wide(src) else dtype).is_unsigned else "false"
-    if op == "CAST":
+    if op == LinearOp.CAST:
         return cast(renderer, a, src, dtype)
-    if op == "BITCAST":   # int64 <-> uint64: the same words
+    if op == LinearOp.BITCAST:   # int64 <-> uint64: the same words
         if is_wide(src) and is_wide(dtype):
             return a
         raise NotImplementedError(f"WGSLRenderer: BITCAST {src.name} -> {dtype.name}")
@@ -144,7 +145,7 @@ def alu(renderer, op: str, args: list[str], dtype: DType, src: DType) -> str:
         "IDIV": f"tl_divmod64({a}, {b}, {signed}).xy", "MOD": f"tl_divmod64({a}, {b}, {signed}).zw",
         "SHL": f"tl_shl64({a}, {_amount(b)})", "SHR": f"tl_shr64({a}, {_amount(b)}, {signed})",
     }
-    if op == "WHERE":
+    if op == LinearOp.WHERE:
         return f"select({args[2]}, {b}, {a})"
     if op not in table:
         raise NotImplementedError(f"WGSLRenderer cannot render {op} on {dtype.name}")

@@ -5,6 +5,7 @@ LaunchDims, `let` values and `var` accumulators, packed 1- and 2-byte memory. WG
 """
 from __future__ import annotations
 
+from ..codegen.linear_ops import LinearOp
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
 from . import wgsl_int64
@@ -17,7 +18,7 @@ class WGSLWalk(_GPUWalk):
 
     def __init__(self, renderer: WGSLRenderer, program):
         if program.index_dtype != dtypes.int32:
-            largest = max(i.arg[1] * i.dtype.itemsize for i in program.instrs if i.op == "PARAM")
+            largest = max(i.arg[1] * i.dtype.itemsize for i in program.instrs if i.op == LinearOp.PARAM)
             raise MemoryError(f"cannot allocate {largest / 2**20:.1f} MiB on WEBGPU for kernel "
                               f"{program.name}: WGSL indexes buffers with i32 (2**31 elements)")
         super().__init__(renderer, program)
@@ -27,7 +28,7 @@ class WGSLWalk(_GPUWalk):
     def run(self) -> str:
         bindings = []
         for i, instr in enumerate(self.p.instrs):
-            if instr.op == "PARAM":
+            if instr.op == LinearOp.PARAM:
                 index, _size, is_out, _is_in = instr.arg
                 self.params[index] = (instr.dtype.scalar, is_out)
                 bindings.append(self.r.binding(index, instr.dtype.scalar, is_out))
@@ -36,7 +37,7 @@ class WGSLWalk(_GPUWalk):
             bindings.append(f"@group(0) @binding({len(bindings)}) var<storage, read> "
                             f"variables: array<i32>;")
         for i, instr in enumerate(self.p.instrs):
-            if instr.op != "PARAM":
+            if instr.op != LinearOp.PARAM:
                 self.shared = self.declare_repeats(i, instr)
                 self.step(i, instr)
         groups, block = self.dims.grid[0], self.dims.block[0]
@@ -63,11 +64,11 @@ class WGSLWalk(_GPUWalk):
         return f"let {name}: {self.index_type} = {wgsl_text(text)};"
 
     def step(self, i: int, instr) -> None:
-        if instr.op == "LOAD":
+        if instr.op == LinearOp.LOAD:
             return self.load(i, instr)
-        if instr.op == "STORE":
+        if instr.op == LinearOp.STORE:
             return self.store(i, instr)
-        if instr.op == "COND":
+        if instr.op == LinearOp.COND:
             self.names[i] = [self.wgsl_cond(c) for c in instr.arg]
             return
         super().step(i, instr)

@@ -76,7 +76,6 @@ class Buffer:
         self.device, self.size, self.dtype, self.allocator = device, size, dtype, allocator
         self._handle = None
         self.version = 0  # bumped by every in-place write (assign)
-        self.owner = None  # weakref to the tensor that may write it in place (frontend's use)
         Buffer._counter += 1
         self.label = f"b{Buffer._counter}"
 
