@@ -2,7 +2,6 @@
 share it), the symbolic intern table forgets dead expressions and its memo tables are bounded,
 a trace can be suspended and resumed, and TinyJit captures through a public hook. (Deep chains
 at the default recursion limit: test_deep_chains.py.)"""
-import gc
 import threading
 
 import numpy as np
@@ -10,7 +9,6 @@ import numpy as np
 from tinylab import Device, Tensor, trace
 from tinylab.engine import realize
 from tinylab.engine import trace as tracing
-from tinylab.ir import symbolic as sym
 from tinylab.schedule.schedule import schedule
 
 
