@@ -18,6 +18,7 @@ class Placeholder:
 
     def __init__(self, transform: str, serial: int):
         self.transform, self.label, self.owner = transform, f"{transform}_in{serial}", None
+        self.version = 0  # never written: the schedule cache reads a leaf's version like a Buffer's
 
     @property
     def handle(self):
