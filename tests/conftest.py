@@ -50,6 +50,21 @@ def device(request):
         yield request.param
 
 
+@pytest.fixture
+def launch_dims(monkeypatch):
+    """The launch dimensions of every Runtime.launch in the test, in order (a spy that still
+    launches): the one launch path every backend, realize and BEAM share."""
+    from tinylab.runtimes.base import Runtime
+    seen, original = [], Runtime.launch
+
+    def spy(self, program, dims, *handles, **options):
+        seen.append(dims)
+        return original(self, program, dims, *handles, **options)
+
+    monkeypatch.setattr(Runtime, "launch", spy)
+    return seen
+
+
 @pytest.fixture(scope="session", autouse=True)
 def every_kernel_compiles_for_cuda():
     """Teardown of the session (of each xdist worker): all kernels the tests produced, rendered

@@ -158,21 +158,13 @@ def test_a_record_without_a_stage_says_so():
 
 
 @pytest.mark.parametrize("device", ["CL", "WEBGPU"])
-def test_a_gpu_launch_is_the_launch_its_record_shows(device, monkeypatch):
+def test_a_gpu_launch_is_the_launch_its_record_shows(device, launch_dims):
     """The runtime launches the LaunchDims the renderer folded once and the record keeps (no
     second folding at launch), and to_text shows those dimensions."""
     if not tinylab.Device[device].available:
         pytest.skip(f"{device} does not run here")
     from tinylab.inspection.text import to_text
-    from tinylab.runtimes.base import Runtime
-    seen = []
-    original = Runtime.launch
-
-    def spy(self, program, dims, *handles, **options):
-        seen.append(dims)
-        return original(self, program, dims, *handles, **options)
-
-    monkeypatch.setattr(Runtime, "launch", spy)
+    seen = launch_dims
     data = np.random.default_rng(1).random((48, 300), dtype=np.float32)
     x = Tensor(data, device=device).realize()
     seen.clear()

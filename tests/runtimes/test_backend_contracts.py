@@ -105,17 +105,10 @@ def test_every_loaded_kernel_is_a_program(program):
     assert issubclass(program, Program)
 
 
-def test_realize_and_beam_launch_through_runtime_launch(monkeypatch):
+def test_realize_and_beam_launch_through_runtime_launch(launch_dims):
     """Both go through Runtime.launch with the program's launch dimensions: None on the CPU,
     whose C runs every loop (GPU launches: tests/inspection/test_compile_record.py)."""
-    seen = []
-    original = Runtime.launch
-
-    def spy(self, program, dims, *handles, **options):
-        seen.append(dims)
-        return original(self, program, dims, *handles, **options)
-
-    monkeypatch.setattr(Runtime, "launch", spy)
+    seen = launch_dims
     a = Tensor(np.random.default_rng(0).random((16, 16), dtype=np.float32)).realize()
     got = (a * 3).sum(1).numpy()
     np.testing.assert_allclose(got, a.numpy().sum(1) * 3, rtol=1e-6)
