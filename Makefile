@@ -74,6 +74,7 @@ fuzz: $(STAMP)
 	FUZZ_EXAMPLES=2000 $(PY) -m pytest -q tests/reliability/test_fuzz.py tests/reliability/test_safe_load_fuzz.py \
 		tests/reliability/test_write_fuzz.py \
 		tests/ir/test_view.py
+	FUZZ_EXAMPLES=2000 $(PY) -m pytest -q -n 2 tests/func/test_func_parity_columns.py  # every variant
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -5,8 +5,15 @@ against torch.func.vmap. The elementwise rows run on their first shape set, on e
 their first shape set in both columns, and each row on one more of its variants (0-d, size-1,
 size-0 or non-contiguous, in turn) in one column (alternating), so every kind of input meets
 every module in both columns while the time stays moderate. Every eval-mode nn layer row runs
-under both too (test_layer_jvp_and_vmap_columns)."""
+under both too (test_layer_jvp_and_vmap_columns).
+
+`make test` runs every row on its first shape set in both columns, and a sample of the variants:
+each elementwise row one variant in one column (alternating, like the other modules), and every
+VARIANT_STRIDE-th row of the other modules its variant (a cold compile of every variant costs
+minutes; the kinds of input still all meet every module: test_the_columns_cover_...).
+`make fuzz` (FUZZ_EXAMPLES set) runs every variant listed above."""
 import importlib
+import os
 import sys
 from pathlib import Path
 
@@ -94,18 +101,55 @@ def _param(case: Case, shapes, strided: bool):
     return pytest.param(case, shapes, strided, id=f"{case.name}[{label}]")
 
 
+EVERY_VARIANT = "FUZZ_EXAMPLES" in os.environ   # make fuzz: all of them
+VARIANT_STRIDE = 1 if EVERY_VARIANT else 2       # of the other modules' rows, those with a variant
+
+
+def _kinds(shapes, strided: bool) -> set:
+    """Which kinds of input a variant gives: 0-d, size-0, size-1, strided."""
+    return ({"strided"} if strided else set()) | {kind for shape in shapes for kind, has in (
+        ("0-d", len(shape) == 0), ("size-0", 0 in shape), ("size-1", 1 in shape)) if has}
+
+
+def _one_variant(case: Case, index: int, column: int, stride: int, met: dict) -> list:
+    """The variant row `index` runs in `column` (rows alternate columns; every `stride`-th
+    pair of rows has one): of the row's variants, the one whose kinds of input the module has
+    met least so far (`met` counts them)."""
+    if index % 2 != column or (index // 2) % stride:
+        return []
+    variants = _variants(case)
+    chosen = min(variants, key=lambda v: min(met.get(k, 0) for k in _kinds(*v)))
+    for kind in _kinds(*chosen):
+        met[kind] = met.get(kind, 0) + 1
+    return [_param(case, *chosen)]
+
+
+def _top_up(rows: list, met: dict) -> list:
+    """One more variant for each kind of input the rows offer that the sample missed."""
+    out = []
+    for case in rows:
+        for variant in _variants(case):
+            if _kinds(*variant) - met.keys():
+                met.update(dict.fromkeys(_kinds(*variant), 1))
+                out.append(_param(case, *variant))
+    return out
+
+
 def _params(column: int) -> list:
     """column 0: jvp, 1: vmap."""
-    full, params = _rows(FULL), []
-    for case in full:
-        params += [_param(case, case.shapes[0], False)] + \
-            [_param(case, s, strided) for s, strided in _variants(case)]
-    names = {c.name for c in full}
-    for index, case in enumerate(c for c in _rows(SPREAD) if c.name not in names):
+    full, params, met = _rows(FULL), [], {}
+    for index, case in enumerate(full):
         params.append(_param(case, case.shapes[0], False))
-        if index % 2 == column:
-            variants = _variants(case)
-            params.append(_param(case, *variants[(index // 2) % len(variants)]))
+        params += [_param(case, s, strided) for s, strided in _variants(case)] if EVERY_VARIANT \
+            else _one_variant(case, index, column, 1, met)
+    names = {c.name for c in full}
+    for module in SPREAD:   # each module meets each kind of input
+        met, rows = {}, [c for c in _rows([module]) if c.name not in names]
+        names |= {c.name for c in rows}
+        for index, case in enumerate(rows):
+            params.append(_param(case, case.shapes[0], False))
+            params += _one_variant(case, index, column, VARIANT_STRIDE, met)
+        params += _top_up(rows[column::2], met)
     return params
 
 
@@ -139,6 +183,16 @@ def test_the_columns_cover_every_module_and_kind_of_input():
         assert any(strided for _, _, strided in chosen)
         for kind in (lambda s: len(s) == 0, lambda s: 0 in s, lambda s: 1 in s):
             assert any(any(kind(s) for s in shapes) for _, shapes, _ in chosen)
+    # the sample of variants: each module meets (in one column or the other) every kind of
+    # input its rows' variants offer
+    chosen = [p.values for column in (0, 1) for p in _params(column)]
+    for module in FULL + SPREAD:
+        rows = _rows([module])
+        offered = set().union(*(_kinds(*v) for c in rows for v in _variants(c)))
+        names = {c.name for c in rows}
+        met = set().union(*(_kinds(shapes, strided) for case, shapes, strided in chosen
+                            if case.name in names and (strided or shapes != case.shapes[0])))
+        assert offered <= met, f"{module}: no {sorted(offered - met)} variant in either column"
 
 
 @pytest.mark.parametrize("column, name", sorted(KNOWN_TORCH_BUGS))
