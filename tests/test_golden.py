@@ -7,7 +7,7 @@ from tinylab import Device, Tensor
 from tinylab.codegen.linearize import linearize
 from tinylab.codegen.plan import KernelPlan
 from tinylab.engine.realize import REALIZED
-from tinylab.ir.printer import print_graph
+from tinylab.ir.graph_printer import print_graph
 from tinylab.schedule.schedule import schedule
 
 N = 8

@@ -47,7 +47,7 @@ class Inspector(anywidget.AnyWidget):
     def of_jit_step(cls, jit, **kwargs) -> Inspector:
         """The memory and kernels views of one captured TinyJit step (after its second call):
         each buffer's lifetime across the step and what the step's memory plan shared."""
-        from tinylab.inspection.memory import jit_step_model
+        from tinylab.inspection.memory_timeline import jit_step_model
         return cls(model=jit_step_model(jit), panels=("kernels", "memory"), **kwargs)
 
     @property

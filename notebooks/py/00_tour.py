@@ -29,7 +29,7 @@
 # %load_ext tinylab
 import numpy as np
 from tinylab import Device, GlobalCounters, Tensor, trace
-from tinylab.ir.printer import print_graph
+from tinylab.ir.graph_printer import print_graph
 
 print("default device:", Device.DEFAULT)
 

@@ -16,7 +16,7 @@ from exercises import check, check_my_sigmoid, check_reverse_rule
 from tinylab import Tensor, dtypes
 from tinylab.frontend import autograd
 from tinylab.ir import ops
-from tinylab.ir.printer import print_graph
+from tinylab.ir.graph_printer import print_graph
 
 # %% [markdown]
 # ## The API you already know

@@ -15,7 +15,7 @@ from tinylab import Device, Tensor, trace
 from tinylab.codegen.linearize import linearize
 from tinylab.codegen.plan import KernelPlan, Opt, OptError
 from tinylab.ir import symbolic as sym
-from tinylab.ir.printer import print_graph
+from tinylab.ir.graph_printer import print_graph
 from tinylab.ir.view import ViewStack
 from tinylab.runtimes.python import NAMESPACE
 

@@ -10,7 +10,7 @@ import pytest
 from tinylab import Context, Device, Tensor, trace
 from tinylab import memo
 from tinylab.engine import realize
-from tinylab.engine.state import BoundedTable, EngineState
+from tinylab.engine.engine_state import BoundedTable, EngineState
 
 STATE = realize.STATE
 

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from tinylab.inspection import svg as svg_module
-from tinylab.inspection.graph import ops_summary
+from tinylab.inspection.kernel_graph import ops_summary
 from tinylab.inspection.layout import layered_layout
 from tinylab.inspection.svg import clean_svg, graph_svg, layout_svg
 

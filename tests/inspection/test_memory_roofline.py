@@ -247,7 +247,7 @@ def test_measured_results_join_the_model_and_the_static_html(softmax_trace):
 
 def test_memory_of_a_tinyjit_step():
     from tinylab import TinyJit
-    from tinylab.inspection.memory import jit_step_memory
+    from tinylab.inspection.memory_timeline import jit_step_memory
 
     @TinyJit
     def step(x):

@@ -5,7 +5,7 @@ import numpy as np
 
 from tinylab import Tensor, func, trace
 from tinylab.inspection import build_model, to_dot, to_html
-from tinylab.inspection.graph import TRANSFORM_COLORS
+from tinylab.inspection.kernel_graph import TRANSFORM_COLORS
 
 
 def loss(w, x):

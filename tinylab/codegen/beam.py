@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..ir.printer import print_graph
+from ..ir.graph_printer import print_graph
 from ..runtimes.buffer import Buffer
 from ..runtimes.compile_cache import secure_dir
 from .linearize import linearize

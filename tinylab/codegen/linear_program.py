@@ -60,7 +60,7 @@ class LinearProgram:
     launch: Any = None
 
     def print(self) -> str:
-        from .printer import print_linear
+        from .plan_printer import print_linear
         return print_linear(self)
 
 

@@ -433,7 +433,7 @@ class KernelPlan:
         return sym.and_(*conds) if conds else sym.TRUE
 
     def describe(self) -> str:
-        from .printer import print_plan
+        from .plan_printer import print_plan
         return print_plan(self)
 
 

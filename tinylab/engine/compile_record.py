@@ -16,7 +16,7 @@ from ..codegen.linear_program import LinearProgram
 from ..codegen.linearize import linearize
 from ..codegen.plan import KernelPlan, OptError
 from ..ir.node import Node
-from ..ir.printer import print_graph
+from ..ir.graph_printer import print_graph
 from ..runtimes.cpu_target import GENERIC
 from . import progress
 from .devices import Device

@@ -3,7 +3,7 @@ launch), by name. (The command `python -m tinylab.device`, tinylab/device.py, pr
 
 `Device["CPU"]` gives a DeviceSpec; `Device.DEFAULT` is the device `DEV` names, else the first
 available one in preference order; `Device.status()` says of each backend whether it can run
-here and if not why; `Device.state` holds the engine's caches (engine/state.py). Backends are
+here and if not why; `Device.state` holds the engine's caches (engine/engine_state.py). Backends are
 rows of engine/backends.py; `register_backend` (tinylab.register_backend) adds one. The C backend
 is made for a CPU target (`spec.target`): NULL:C renders for the one CPU_TARGET names, CPU for
 one this CPU can execute.
@@ -19,7 +19,7 @@ from ..caps import DeviceCaps
 from ..errors import DeviceError
 from . import backends as registry
 from .backends import BACKENDS, Backend
-from .state import BoundedTable, EngineState
+from .engine_state import BoundedTable, EngineState
 
 OPENING = threading.RLock()  # held while a device, its renderer, runtime or target is made
 
@@ -158,7 +158,7 @@ class _DeviceRegistry:
         self._canonical: dict = {}  # a device name as spelled -> its canonical name
         self._canonical_rows: tuple = ()  # the backend rows _canonical was spelled under
         self._defaults: dict = {}  # (DEV, CPU_TARGET, backends) -> the DEFAULT they give
-        self.state = EngineState()  # what realize keeps between calls (engine/state.py)
+        self.state = EngineState()  # what realize keeps between calls (engine/engine_state.py)
         # (CPU target keys, backend rows) -> {device name: DeviceCaps}
         self._caps = self.state.register_cache("device caps", BoundedTable(64))
 

@@ -2,7 +2,7 @@
 count, print (DEBUG) and record (Trace).
 
 `realize(nodes)` -> the BUFFER node holding each one's value. `compile_kernel(device, ast)`
--> Runner (a compiled kernel, cached in memory by AST in `Device.state`, engine/state.py; the
+-> Runner (a compiled kernel, cached in memory by AST in `Device.state`, engine/engine_state.py; the
 binary is cached on disk by the runtime). This is the only layer that reads settings (config)
 and passes them down as arguments.
 """
@@ -35,10 +35,10 @@ from .counters import GlobalCounters
 from .devices import Device
 from .compile_record import (TUNE_WORK, CompileRecord, choose_plan,  # noqa: F401 (API)
                              compile_record, source_hash)
-from .state import FreshRealized
+from .engine_state import FreshRealized
 
 
-STATE = Device.state       # the engine's caches, one object with one lock (engine/state.py)
+STATE = Device.state       # the engine's caches, one object with one lock (engine/engine_state.py)
 REALIZED = STATE.realized  # lazy node -> the BUFFER node holding its value
 
 
@@ -220,7 +220,7 @@ def compile_schedule(sched: Schedule) -> list[Runner | None]:
 
 
 def _allocate(sched: Schedule, record: tracing.RealizeRecord | None = None) -> dict:
-    """A Buffer per slot; intermediate slots with disjoint lifetimes share one (memory.py).
+    """A Buffer per slot; intermediate slots with disjoint lifetimes share one (schedule/memory.py).
     A traced realize keeps the plan (slot -> slot whose storage it shares) in its record."""
     representative, saved = plan_schedule(sched)
     GlobalCounters.bytes_saved += saved
@@ -332,7 +332,7 @@ def _kernel_record(runner: Runner, index: int, seconds: float, bufs,
 
 def capturing(hook, owner=None):
     """`with capturing(hook):` calls hook(runner, buffers, var_vals) with every kernel launch and
-    copy (runner None) the engine makes inside the block (TinyJit's capture, engine/jit.py);
+    copy (runner None) the engine makes inside the block (TinyJit's capture, engine/capture.py);
     `capturer()` gives `owner` meanwhile."""
     return STATE.capturing(hook, owner)
 

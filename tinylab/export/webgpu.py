@@ -19,7 +19,7 @@ import numpy as np
 from ..codegen.linearize import linearize
 from ..engine.devices import Device
 from ..engine.realize import choose_plan
-from ..engine import jit as engine_jit
+from ..engine import capture as engine_capture
 from ..frontend.tensor import ALL_TENSORS, Tensor
 from ..ir.ops import Op
 
@@ -85,7 +85,7 @@ def capture(fn, example_inputs) -> dict:
     if not isinstance(result, Tensor):
         raise TypeError(f"export.webgpu: fn must return one Tensor, got {type(result).__name__}")
     result.realize()
-    with engine_jit.capture() as captured:
+    with engine_capture.capture() as captured:
         result = fn(*inputs).realize()
     buffer_ids: dict[int, int] = {}
     buffers, kernels, launches, kernel_index = [], [], [], {}

@@ -6,7 +6,7 @@ Rules (each enforced with a JitError): inputs must keep their shapes, dtypes and
 Python branches and constants are frozen at capture; the returned tensors are overwritten by
 the next call (copy them with .clone() to keep them). Lazy tensors made before the capture
 that the step reads (parameters never realized) are realized once, at capture, outside it.
-Uses engine/jit.py for capture/replay.
+Uses engine/capture.py for capture/replay.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import functools
 import weakref
 
 from .. import config
-from ..engine import jit as engine_jit
+from ..engine import capture as engine_capture
 from ..engine.counters import GlobalCounters
 from ..errors import JitError
 from ..ir import node as ir
@@ -83,7 +83,7 @@ class TinyJit:
 
     def reset(self) -> None:
         self.calls = 0
-        self.step: engine_jit.CapturedStep | None = None
+        self.step: engine_capture.CapturedStep | None = None
         self.signature: list = []
         self.var_vals: dict = {}  # symbolic sizes' values at capture
         self.result = None
@@ -120,7 +120,7 @@ class TinyJit:
         self.closure_values: dict = {}  # lazy node -> BUFFER node, by realize_closure
         self.lazy_before = [(weakref.ref(t), t.node) for t in list(ALL_TENSORS)
                             if t.node.op not in (Op.BUFFER, Op.CONST)]
-        with engine_jit.capture(self) as launches:
+        with engine_capture.capture(self) as launches:
             result = _run_step(self.fn, args, kwargs)
         self.closure_values, self.lazy_before = {}, []
         if not launches:
@@ -136,10 +136,10 @@ class TinyJit:
         # only a lazy graph holds): never shared with the step's intermediates
         read_only = {id(b) for launch in launches for b in launch.buffers} - written
         keep = {id(b) for b in input_buffers} | set(live) | read_only
-        step = engine_jit.CapturedStep(launches)
+        step = engine_capture.CapturedStep(launches)
         # bytes saved: buffers shared inside each captured schedule, then across the whole step
         step.bytes_saved = GlobalCounters.bytes_saved - shared_in_schedules + \
-            engine_jit.plan_buffers(launches, keep)
+            engine_capture.plan_buffers(launches, keep)
         step.prepare(input_buffers)
         self.step, self.result = step, result
         self.signature, self.var_vals = _call_values(inputs, args, kwargs)
@@ -161,7 +161,7 @@ class TinyJit:
 
     def _realize_outside(self, closure: list[Tensor]) -> None:
         lazy = [t.node for t in closure]
-        with engine_jit.paused():   # no capturer meanwhile: Tensor.realize computes them once
+        with engine_capture.paused():   # no capturer meanwhile: Tensor.realize computes them once
             Tensor.realize(*closure)
         self.closure_values.update(zip(lazy, (t.node for t in closure)))
 

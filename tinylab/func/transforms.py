@@ -1,5 +1,5 @@
 """grad, vjp, jvp and vmap with torch.func's names and conventions. Each calls the function once on
-placeholder leaves (frontend/traced.py), then rewrites the traced graph (rewrite.py) into the
+placeholder leaves (frontend/traced.py), then rewrites the traced graph (transform_rewrites.py) into the
 answer's graph built on the real arguments: nothing runs until a value is asked for. Because
 every answer is an ordinary lazy graph, the transforms compose to any depth.
 """
@@ -12,7 +12,7 @@ from ..frontend import autograd, traced
 from ..frontend.tensor import Tensor
 from ..frontend.traced import TRANSFORM_OF
 from ..ir import node as ir
-from . import rewrite
+from . import transform_rewrites
 from .pytree import flatten, unflatten
 
 
@@ -61,7 +61,7 @@ def _trace(f, args: tuple, nums: tuple[int, ...], transform: str):
 
 def _back(nodes: list, stand: list[Tensor], real: list[Tensor]) -> list:
     """Rewrite traced nodes onto the real arguments."""
-    return rewrite.substitute(nodes, {s.node: r.node for s, r in zip(stand, real)})
+    return transform_rewrites.substitute(nodes, {s.node: r.node for s, r in zip(stand, real)})
 
 
 def _rebuild_tree(tree, nodes):
@@ -175,8 +175,8 @@ def jvp(f, primals, tangents, has_aux: bool = False):
                          f"primals {[(r.shape, r.dtype.name) for r in real]} in shape and dtype")
     out, aux = _split_aux(out, has_aux, "jvp")
     outputs, out_spec = _tensors(out, "jvp", "f's outputs")
-    pushed = rewrite.tangents([o.node for o in outputs],
-                              {s.node: t.node for s, t in zip(stand, seeds)})
+    pushed = transform_rewrites.tangents([o.node for o in outputs],
+                                         {s.node: t.node for s, t in zip(stand, seeds)})
     pushed = [p if p is not None else o.node.const_like(0) for p, o in zip(pushed, outputs)]
     aux_nodes = [a.node for a in flatten(aux)[0] if isinstance(a, Tensor)] if has_aux else []
     nodes = _back([o.node for o in outputs] + pushed + aux_nodes, stand, real)

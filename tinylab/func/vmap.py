@@ -1,6 +1,6 @@
 """vmap: f of one example -> f of a batch, as one batched graph (never a loop). f is called once on
-placeholders of the example's shape; rewrite.batch rebuilds its graph with the batch axis in front
-through each primitive's batching rule, on the real arguments with their mapped axis moved first.
+placeholders of the example's shape; transform_rewrites.batch rebuilds its graph with the batch axis
+in front through each primitive's batching rule, on the real arguments with their mapped axis moved first.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ..errors import ShapeError
 from ..frontend import traced
 from ..frontend.tensor import Tensor
 from ..ir.node import Node
-from . import rewrite
+from . import transform_rewrites
 from .pytree import broadcast_prefix, flatten, unflatten
 
 
@@ -101,7 +101,7 @@ def vmap(f, in_dims=0, out_dims=0, *, in_axes=None, out_axes=None, randomness: s
             if not isinstance(o, Tensor):
                 raise TypeError(f"vmap: f must return Tensors (or tuples, lists, dicts of "
                                 f"them), got {type(o).__name__}")
-        nodes = rewrite.batch([o.node for o in outputs], mapping, size)
+        nodes = transform_rewrites.batch([o.node for o in outputs], mapping, size)
         dims = broadcast_prefix(out_dims, out, "vmap: out_dims")
         placed = []
         for node, dim in zip(nodes, dims):

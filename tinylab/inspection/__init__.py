@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from . import graph as _graph
+from . import kernel_graph as _graph
 from . import html as _html
 from . import text as _text
 from .model import build_model

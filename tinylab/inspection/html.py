@@ -9,7 +9,7 @@ from __future__ import annotations
 from html import escape
 
 from ..engine.backends import lexer_of
-from .graph import TRANSFORM_COLORS, ops_summary
+from .kernel_graph import TRANSFORM_COLORS, ops_summary
 from .html_views import memory_html, roofline_html, what_if_measured_html
 from .model import shape_text, variables_text
 from .passes import passes_html

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from html import escape
 
-from .memory import memory_svg
+from .memory_timeline import memory_svg
 from .roofline import roofline_svg
 from .text import plural, size_text
 

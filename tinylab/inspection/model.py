@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from ..frontend.traced import TRANSFORM_OF
 from ..ir.ops import MOVEMENT, Op
-from ..ir.printer import format_arg
+from ..ir.graph_printer import format_arg
 from ..schedule.fusion import EXPLANATION
 from ..schedule.graph import graph_order
-from .graph import collapsed_graph, shape_text  # noqa: F401 (shape_text: text.py, html.py)
-from .memory import realize_memory
+from .kernel_graph import collapsed_graph, shape_text  # noqa: F401 (shape_text: text.py, html.py)
+from .memory_timeline import realize_memory
 from .roofline import add_roofline
 from .provenance import kernel_ast_nodes, user_location
 from .sources import program_entry

@@ -9,7 +9,7 @@ import re
 import shutil
 import subprocess
 
-from .graph import CUT_COLOR, PLAIN_COLOR, fill_of, to_dot
+from .kernel_graph import CUT_COLOR, PLAIN_COLOR, fill_of, to_dot
 from .layout import LINE_HEIGHT, PADDING, Layout, layered_layout
 
 DOT_TIMEOUT_S = 20

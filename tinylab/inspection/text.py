@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..schedule.fusion import EXPLANATION, Reason
-from .graph import ops_summary
+from .kernel_graph import ops_summary
 from .model import shape_text, variables_text
 from .passes import pass_lines
 from .provenance import annotated_source, kernel_user_lines

@@ -223,7 +223,7 @@ def const(value, dtype: DType, shape: tuple = (), device: str | None = None) -> 
 
 def buffer(buf, shape: tuple, dtype: DType, device: str, version: int = 0) -> Node:
     """A leaf holding `buf`, a runtimes/buffer.py Buffer (read here by duck type: its `label`
-    in printer.py, `numpy()` in evaluate.py; the IR never imports runtimes)."""
+    in graph_printer.py, `numpy()` in evaluate.py; the IR never imports runtimes)."""
     return Node(Op.BUFFER, dtype, (), (buf, version), tuple(shape), device)
 
 

@@ -10,7 +10,7 @@ from ..dtype import dtypes
 from ..errors import IRError
 from .node import Node, prod, toposort
 from .ops import ALU, BINARY, COMPARISON, INTEGER_ONLY, MOVEMENT, REDUCE, Op
-from .printer import format_node
+from .graph_printer import format_node
 
 
 def _expected_shape(node: Node) -> tuple | None:

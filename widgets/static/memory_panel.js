@@ -2,7 +2,7 @@
 // of bars, one column per kernel), the buffers the memory planner made share storage (one colour
 // per shared storage), bytes allocated with and without the planner, and the largest buffers.
 // Clicking a buffer selects it everywhere: the kernels that write and read it light up in the
-// graph and the kernels table. Reads realize.memory from the model (inspection/memory.py).
+// graph and the kernels table. Reads realize.memory from the model (inspection/memory_timeline.py).
 
 const MEMORY_ROW_HEIGHT = 16;
 const MEMORY_LABEL_WIDTH = 250;

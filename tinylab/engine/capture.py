@@ -4,7 +4,7 @@
 step runs; `CapturedStep` replays them with new input buffers swapped in, calling each compiled
 kernel directly with prepared pointers — no scheduling, no Python graph building. Intermediate
 buffers are re-planned so kernels whose buffers are never live at the same time share memory.
-The Tensor-facing wrapper (argument checks, outputs) is frontend/jit.py.
+The Tensor-facing wrapper (argument checks, outputs) is frontend/jit.py (TinyJit).
 """
 from __future__ import annotations
 
