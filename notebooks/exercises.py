@@ -128,16 +128,16 @@ def central_differences(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
 
 def check_reverse_rule(rule) -> bool:
     """01: `rule(grad, x, out)` is the backward of softsign(x) = x / (1 + |x|), attached to the
-    forward chain the way Tensor methods attach theirs (`_with_backward`). Checked in float64
-    against central differences of the numpy softsign, weighted by a random upstream gradient."""
-    from tinylab import Tensor, dtypes
-    from tinylab.frontend.elementwise import _with_backward
+    forward chain with `tinylab.custom_backward`, as Tensor methods attach theirs. Checked in
+    float64 against central differences of the numpy softsign, weighted by a random upstream
+    gradient."""
+    from tinylab import Tensor, custom_backward, dtypes
     rng = np.random.default_rng(0)
     data, weights = rng.standard_normal((3, 5)) * 2, rng.standard_normal((3, 5))
     x = Tensor(data, dtype=dtypes.float64, requires_grad=True)
     forward = x / (1 + x.abs())
     try:
-        out = _with_backward(forward, (x,), lambda grad: (rule(grad, x, forward),))
+        out = custom_backward(forward, x, lambda grad: rule(grad, x, forward))
         (out * Tensor(weights, dtype=dtypes.float64)).sum().backward()
         mine = x.grad.numpy()
     except Exception as error:   # a rule that does not build is a wrong rule
