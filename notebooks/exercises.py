@@ -421,6 +421,22 @@ def speedup_over_noopt(matmul: MatmulKernel, plan, rounds: int = PLAN_ROUNDS) ->
     return float(np.median(ratios))
 
 
+def heuristic_facts(ast, target) -> dict:
+    """07: what the heuristic (codegen/heuristic.py choose_opts) decides for the kernel `ast`
+    under the CPU target `target`: the VECTORIZE width, the accumulator-register budget it plans
+    within, and how many vector accumulators its register tile holds (the product of its UPCAST
+    amounts). Computed by the planner itself, for `check_all` to compare predictions with."""
+    from tinylab import Device
+    from tinylab.codegen.heuristic import accumulator_budget, choose_opts
+    from tinylab.codegen.plan import KernelPlan
+    opts = choose_opts(KernelPlan.from_ast(ast), Device["CPU"].renderer.supported_actions, target)
+    lanes = [o.amount for o in opts if o.action.value == "VECTORIZE"]
+    tile = int(np.prod([o.amount for o in opts if o.action.value == "UPCAST"]))
+    return {"vector lanes": lanes[0] if lanes else 1,
+            "accumulator registers": accumulator_budget(target),
+            "vector accumulators in the tile": tile}
+
+
 def check_plan(actions, factor: float = 2.0, matmul: MatmulKernel | None = None) -> bool:
     """07: `actions` (Opt or (action, axis, amount) tuples), applied one by one to the plain
     (NOOPT) plan of the 128 x 128 matmul, must each fit the plan, compute a @ b (checked against

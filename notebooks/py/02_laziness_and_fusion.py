@@ -155,6 +155,9 @@ for key, result in priced.items():
     print(f"{key:<14} {result['delta_kernels']:+d} kernels, {result['delta_bytes']:+5d} bytes")
 
 # %% tags=["nbval-ignore-output"]
+from machine import measured_on  # noqa: E402
+
+print("measured on", measured_on())
 for key, result in priced.items():
     print(f"{key:<14} {result['actual_s'] * 1e6:6.1f} µs -> {result['scenario_s'] * 1e6:6.1f} µs"
           f"  ({result['ratio']:.2f}x the actual schedule's time)")

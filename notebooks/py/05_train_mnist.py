@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 from exercises import check
+from machine import measured_on
 from tinylab import Tensor, nn, trace
 from tinylab.examples.beautiful_mnist import Model, make_steps, print_step_kernels
 from tinylab.schedule.fusion import EXPLANATION
@@ -143,6 +144,7 @@ print(f"one step replays {train_step.kernel_count} kernel launches, "
 # and machine, so nbval does not compare this cell):
 
 # %% tags=["nbval-ignore-output"]
+print("measured on", measured_on())
 print_step_kernels(train_step)
 
 # %% [markdown]

@@ -18,6 +18,7 @@ from tinylab import GlobalCounters, Tensor
 from tinylab import func
 from tinylab.ir.ops import Op
 from exercises import check
+from machine import measured_on
 
 print("rows with each rule:", func.coverage())
 
@@ -173,7 +174,7 @@ def median_time(fn, repeats=5):
 
 t_vmap, t_loop = median_time(per_example_vmap), median_time(per_example_loop, 3)
 print(f"vmap(grad): {t_vmap * 1e3:.1f} ms · loop: {t_loop * 1e3:.1f} ms "
-      f"({t_loop / t_vmap:.0f}x) — measured on an AMD EPYC (Zen 5, 2 cores, shared)")
+      f"({t_loop / t_vmap:.0f}x) — measured on {measured_on()}")
 
 # %% [markdown]
 # ## A Hessian-vector product
