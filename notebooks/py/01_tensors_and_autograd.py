@@ -5,6 +5,10 @@
 # ops: every method is written with them, and autograd is one rule per primitive. This notebook
 # shows the API, broadcasting, the primitive-op table, and backward as a table of rules.
 #
+# After it you can say which primitives a method lowers to, predict broadcast shapes and
+# gradients, and build two things autograd checks: a sigmoid from primitives and a reverse rule
+# attached with `tinylab.custom_backward` (checked against central differences).
+#
 # Kernel names, loop IR, masks and ranges are explained in the [reading guide](READING.md).
 
 # %%

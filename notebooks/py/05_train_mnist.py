@@ -6,6 +6,9 @@
 # a live training monitor, the kernels of one step and why they are cut where they are, and the
 # weights saved and loaded as safetensors. `make demo` trains it properly (70 steps of 512).
 #
+# After it you can train the CNN, count its trainable parameters, read one training step's
+# kernels and why they are cut there, and save and load its weights.
+#
 # Kernel names, loop IR, masks and ranges are explained in the [reading guide](READING.md).
 
 # %%
