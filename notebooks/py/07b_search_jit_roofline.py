@@ -256,6 +256,11 @@ for note in roofline_model["peaks"]["CPU"]["raised"]:
     print(note)
 
 # %% [markdown]
+# Each kernel's % of peak comes from the one launch it made in that trace, on new buffers, not
+# from a best of three as in the table further up, so on a busy machine (the load is printed)
+# it can sit far below what the same kernel reached there — the matmuls especially. Read it as
+# one measurement; `TrainingMonitor` shows it step after step.
+#
 # The same as the inspector's static HTML: the intensities are compared by the notebook tests,
 # the measured part (chart, % of peak) is masked for them, as everything timed is.
 
