@@ -128,16 +128,16 @@ def central_differences(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
 
 def check_reverse_rule(rule) -> bool:
     """01: `rule(grad, x, out)` is the backward of softsign(x) = x / (1 + |x|), attached to the
-    forward chain the way Tensor methods attach theirs (`_with_backward`). Checked in float64
-    against central differences of the numpy softsign, weighted by a random upstream gradient."""
-    from tinylab import Tensor, dtypes
-    from tinylab.frontend.elementwise import _with_backward
+    forward chain with `tinylab.custom_backward`, as Tensor methods attach theirs. Checked in
+    float64 against central differences of the numpy softsign, weighted by a random upstream
+    gradient."""
+    from tinylab import Tensor, custom_backward, dtypes
     rng = np.random.default_rng(0)
     data, weights = rng.standard_normal((3, 5)) * 2, rng.standard_normal((3, 5))
     x = Tensor(data, dtype=dtypes.float64, requires_grad=True)
     forward = x / (1 + x.abs())
     try:
-        out = _with_backward(forward, (x,), lambda grad: (rule(grad, x, forward),))
+        out = custom_backward(forward, x, lambda grad: rule(grad, x, forward))
         (out * Tensor(weights, dtype=dtypes.float64)).sum().backward()
         mine = x.grad.numpy()
     except Exception as error:   # a rule that does not build is a wrong rule
@@ -419,6 +419,22 @@ def speedup_over_noopt(matmul: MatmulKernel, plan, rounds: int = PLAN_ROUNDS) ->
         mine_s = min(mine() for _ in range(3))
         ratios.append(plain_s / mine_s)
     return float(np.median(ratios))
+
+
+def heuristic_facts(ast, target) -> dict:
+    """07: what the heuristic (codegen/heuristic.py choose_opts) decides for the kernel `ast`
+    under the CPU target `target`: the VECTORIZE width, the accumulator-register budget it plans
+    within, and how many vector accumulators its register tile holds (the product of its UPCAST
+    amounts). Computed by the planner itself, for `check_all` to compare predictions with."""
+    from tinylab import Device
+    from tinylab.codegen.heuristic import accumulator_budget, choose_opts
+    from tinylab.codegen.plan import KernelPlan
+    opts = choose_opts(KernelPlan.from_ast(ast), Device["CPU"].renderer.supported_actions, target)
+    lanes = [o.amount for o in opts if o.action.value == "VECTORIZE"]
+    tile = int(np.prod([o.amount for o in opts if o.action.value == "UPCAST"]))
+    return {"vector lanes": lanes[0] if lanes else 1,
+            "accumulator registers": accumulator_budget(target),
+            "vector accumulators in the tile": tile}
 
 
 def check_plan(actions, factor: float = 2.0, matmul: MatmulKernel | None = None) -> bool:

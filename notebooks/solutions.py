@@ -31,6 +31,12 @@ WRONG_MAX_ROW = "max({0}, {1})"   # 06: Python's max drops a NaN in its second a
 PLAN_07 = [("VECTORIZE", 1, 8), ("UPCAST", 1, 2), ("UPCAST", 0, 4)]
 
 
+# 07: the heuristic on the NEON preset for the 128 x 128 matmul: a 128-bit register holds 4
+# float32 lanes; 3/4 of NEON's 32 vector registers (24) may hold accumulators; the tile is the
+# largest product of power-of-two UPCASTs within that budget, 8 x 2 = 16 (AVX2: 12 -> 2 x 4 = 8)
+TARGET_07 = {"vector lanes": 4, "accumulator registers": 24, "vector accumulators in the tile": 16}
+
+
 def memory_policy(steps, size_of, keep):
     """02: greedy in order of first use: a buffer takes any allocation of its exact size whose
     last user finished before it starts. For intervals this is optimal (interval colouring)."""

@@ -12,14 +12,15 @@ from .dtype import DType, dtypes
 from .engine.counters import GlobalCounters
 from .engine.devices import Device, register_backend
 from .engine.trace import trace
+from .frontend.composite import custom_backward
 from .frontend.jit import TinyJit
 from .frontend.tensor import Tensor
 from .ir.symbolic import Variable
 from . import nn  # noqa: E402  (after Tensor: nn builds on it)
 from . import export  # noqa: E402  (export.webgpu: a jitted function as an offline WebGPU page)
 
-__all__ = ["Context", "DType", "Device", "GlobalCounters", "Tensor", "dtypes", "export", "nn",
-           "register_backend", "trace", "TinyJit", "Variable"]
+__all__ = ["Context", "DType", "Device", "GlobalCounters", "Tensor", "custom_backward", "dtypes",
+           "export", "nn", "register_backend", "trace", "TinyJit", "Variable"]
 __version__ = "0.1.0"
 
 

@@ -4,6 +4,9 @@
 # tinylab is a small deep-learning stack you can watch compile. This notebook follows one line of
 # tensor code through every stage; the notebooks after it take one stage each.
 #
+# After it you can follow one line of tensor code from `Tensor` to C, say how many kernels
+# it takes and why, and predict the kernels of a softmax (checked at the end).
+#
 # ```
 # Tensor ops ──> lazy graph (ir) ──> schedule: kernels + the reason for every boundary
 #    ──> loop IR (codegen) ──> optimized loop IR ──> linear program ──> C / OpenCL / CUDA source

@@ -5,6 +5,10 @@
 # ops: every method is written with them, and autograd is one rule per primitive. This notebook
 # shows the API, broadcasting, the primitive-op table, and backward as a table of rules.
 #
+# After it you can say which primitives a method lowers to, predict broadcast shapes and
+# gradients, and build two things autograd checks: a sigmoid from primitives and a reverse rule
+# attached with `tinylab.custom_backward` (checked against central differences).
+#
 # Kernel names, loop IR, masks and ranges are explained in the [reading guide](READING.md).
 
 # %%
@@ -184,10 +188,12 @@ if check_my_sigmoid(my_sigmoid):
 
 # %% [markdown]
 # **4. Build a reverse rule.** `softsign(x) = x / (1 + |x|)` is a chain of primitives, and
-# autograd could differentiate it rule by rule. Tensor methods may instead attach one rule for the
-# whole chain (`_with_backward(out, sources, rule)` in `tinylab/frontend/elementwise.py`, as
-# `sigmoid` does). Write that rule: given the upstream gradient `grad`, the input `x` and the
-# output `out` (Tensors), return the gradient with respect to `x`. The check attaches it, runs
+# autograd could differentiate it rule by rule. You may instead attach one rule for the whole
+# chain with `tinylab.custom_backward(out, sources, rule)` (PyTorch's analogue is a
+# `torch.autograd.Function`'s `backward`), the way `sigmoid` attaches its own. Write that rule:
+# given the upstream gradient `grad`, the input `x` and the output `out` (Tensors), return the
+# gradient with respect to `x`. The check attaches it with
+# `custom_backward(x / (1 + x.abs()), x, lambda grad: softsign_rule(grad, x, out))`, runs
 # backward in float64 and compares with central differences of a numpy softsign.
 
 # %%

@@ -5,6 +5,10 @@
 # into kernels: everything it can compute in one loop nest shares a kernel, and every boundary
 # it places is recorded as a `FusionDecision` with a reason. This notebook reads those decisions.
 #
+# After it you can predict how many kernels an expression takes and why, price a fusion rule
+# with what-if, and build a fusion switch and a memory-sharing policy, checked by the scheduler
+# (kernel count, cut reasons, numbers) and by the planner's rules (no live overlap, peak bytes).
+#
 # Kernel names, loop IR, masks and ranges are explained in the [reading guide](READING.md).
 
 # %%
@@ -155,6 +159,9 @@ for key, result in priced.items():
     print(f"{key:<14} {result['delta_kernels']:+d} kernels, {result['delta_bytes']:+5d} bytes")
 
 # %% tags=["nbval-ignore-output"]
+from machine import measured_on  # noqa: E402
+
+print("measured on", measured_on())
 for key, result in priced.items():
     print(f"{key:<14} {result['actual_s'] * 1e6:6.1f} µs -> {result['scenario_s'] * 1e6:6.1f} µs"
           f"  ({result['ratio']:.2f}x the actual schedule's time)")

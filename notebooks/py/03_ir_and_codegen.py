@@ -5,6 +5,10 @@
 # simplifier), what a scheduled kernel looks like (the kernel AST), how it becomes loops (the
 # plan and its optimization actions), a flat program (linearize) and finally C.
 #
+# After it you can compute a view's buffer index, read a plan's name and loop IR, follow a
+# line of C back to your code, and write a simplifier rewrite that a fuzzer checks against floor
+# division.
+#
 # Kernel names, loop IR, masks and ranges are explained in the [reading guide](READING.md).
 
 # %%

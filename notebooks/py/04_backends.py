@@ -4,6 +4,9 @@
 # A backend is a **renderer** (linear program → source text) plus a **runtime** (compile the
 # text, allocate buffers, launch). The rest of the stack is shared, so the same kernel can be
 # shown as C, OpenCL C, CUDA C or Python — and run wherever a runtime works.
+#
+# After it you can read one kernel in six languages, run it on PoCL, and write an OpenCL
+# reduction with many workgroups, local memory and a barrier, checked against numpy.
 
 # %%
 # %load_ext tinylab

@@ -6,6 +6,9 @@
 # a live training monitor, the kernels of one step and why they are cut where they are, and the
 # weights saved and loaded as safetensors. `make demo` trains it properly (70 steps of 512).
 #
+# After it you can train the CNN, count its trainable parameters, read one training step's
+# kernels and why they are cut there, and save and load its weights.
+#
 # Kernel names, loop IR, masks and ranges are explained in the [reading guide](READING.md).
 
 # %%
@@ -16,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 from exercises import check
+from machine import measured_on
 from tinylab import Tensor, nn, trace
 from tinylab.examples.beautiful_mnist import Model, make_steps, print_step_kernels
 from tinylab.schedule.fusion import EXPLANATION
@@ -143,6 +147,7 @@ print(f"one step replays {train_step.kernel_count} kernel launches, "
 # and machine, so nbval does not compare this cell):
 
 # %% tags=["nbval-ignore-output"]
+print("measured on", measured_on())
 print_step_kernels(train_step)
 
 # %% [markdown]

@@ -9,6 +9,9 @@
 # Here we write one whose "source" is plain Python with one scalar operation per line, register
 # it, and run the test suite's own op checks against it — which find a real bug in our first try.
 #
+# After it you can write a renderer and a runtime, register them as a device, and fix an op
+# row (MAX, NaN included) until the test suite's op checks pass.
+#
 # Kernel names, loop IR, masks and ranges are explained in the [reading guide](READING.md).
 
 # %%

@@ -16,7 +16,8 @@
 # %load_ext tinylab
 
 import numpy as np
-from exercises import check_plan
+from exercises import check_all, check_plan, heuristic_facts
+from machine import measured_on
 from tinylab import Device, Tensor, trace
 from tinylab.codegen.linearize import linearize
 from tinylab.codegen.plan import KernelPlan, Opt  # noqa: F401 - Opt: the exercise's actions
@@ -28,8 +29,8 @@ from tinylab.runtimes.cpu_target import detect
 rng = np.random.default_rng(0)
 cpu = Device["CPU"]
 N = 128
-# the CPU every timing below was measured on, and the target its kernels were built for
-MEASURED_ON = f"{detect().describe().split(':')[0]}, kernels built for {Device['CPU'].target.name}"
+# the CPU every timing below was measured on (lscpu), its load, and the target the kernels were built for
+MEASURED_ON = measured_on()
 
 # %% [markdown]
 # ## One kernel, measured by hand
@@ -95,11 +96,17 @@ for plan in steps:
     print(f"{label:<16} {plan.name:<26} {kernel.flops / seconds / 1e9:7.2f} GFLOPS")
 
 # %% [markdown]
-# `VECTORIZE` alone buys nothing (a few percent either way, which is noise): gcc 12 already
-# vectorizes the plain plan's column loop at `-O2` by itself (`gcc -fopt-info-vec` on the plain
-# kernel says "loop vectorized using 32 byte vectors"), so writing the 8 lanes by hand gives the
-# same machine code's speed. In both, one vector accumulator makes every multiply-add wait for the
-# previous one. The gain starts with `UPCAST`: several independent accumulators in flight.
+# Read the table from the top. **`VECTORIZE(1, 8)` is the big step**, close to the 8× its 8 lanes
+# promise: the plain plan is scalar code (the CPU runtime compiles with `-fno-tree-loop-vectorize`,
+# so gcc never vectorizes behind the planner's back), and one 8-lane fused multiply-add does the
+# work of eight. It still keeps **one** vector accumulator, so every multiply-add waits for the
+# previous one's result (about 4 cycles on current x86 cores, which can start 2 per cycle).
+# **The `UPCAST`s** add independent accumulators, 2 and then 8 in flight, enough to keep the FMA
+# units busy; how much each of the two adds on its own depends on the CPU's latencies and on the
+# load, which is why the CPU and its load are printed. **`THREAD(0, 2)`** splits the rows over two
+# cores: with 4 MFLOP per run the kernel is done in tens of microseconds, so starting the second
+# thread is a large share of the time, and on a shared machine whose cores are busy (the load
+# above) it can cost more than it saves. The exercise's reference plan leaves it out.
 #
 # The register tile is visible in the loop IR: several accumulators per trip through the
 # reduce loop.
@@ -179,6 +186,29 @@ for name in ("avx512", "avx2"):
     print(f"{name}: {target.lanes_of(4)} lanes, {accumulator_budget(target)} accumulator "
           f"registers, blocks of B within {cache_bytes(target) // 1024} KiB")
     print(f"  {product_plan.apply_all(opts).name} = {', '.join(str(o) for o in opts)}")
+
+# %% [markdown]
+# **Predict.** The `neon` preset is AArch64's: 128-bit vectors and 32 vector registers. For the
+# 128 × 128 matmul of the first section, what does the heuristic choose under it? Give the
+# VECTORIZE width (float32 lanes), the accumulator-register budget, and how many vector
+# accumulators its register tile holds (the product of its UPCAST amounts). The check runs the
+# real heuristic (`choose_opts`) with that target and compares.
+
+# %%
+my_neon = {"vector lanes": ..., "accumulator registers": ..., "vector accumulators in the tile": ...}
+
+# %%
+neon = replace(PRESETS["neon"], cores=2)
+check_all(my_neon, heuristic_facts(kernel.ast, neon),
+          why={"vector lanes": "128 bits / 32 bits per float32",
+               "accumulator registers": "3/4 of the 32 vector registers; the rest hold operands",
+               "vector accumulators in the tile": "the largest product of power-of-two UPCASTs "
+               "within 24: 8 x 2 (AVX2's budget of 12 gives 2 x 4 = 8)"},
+          hints={"vector lanes": "a float32 is 32 bits wide",
+                 "accumulator registers": "compare the budgets printed above for avx512 and avx2 "
+                 "with their register counts",
+                 "vector accumulators in the tile": "multiply the UPCAST amounts of the plans "
+                 "above and compare each product with its target's budget"})
 
 # %% [markdown]
 # The C renderer follows the target too: vector types no wider than its registers, and masked

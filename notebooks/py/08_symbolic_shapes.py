@@ -9,6 +9,9 @@
 # `Variable("i", 1, 64).bind(5)` stands for "some i between 1 and 64, 5 this time". The kernel
 # is compiled once with `i` as an `int` argument, and every length reuses it.
 #
+# After it you can put bound variables in shapes, predict how many kernels a run of lengths
+# compiles, and read a KV-cache decoder's flat kernel count.
+#
 # Kernel names, loop IR, masks and ranges are explained in the [reading guide](READING.md).
 
 # %%

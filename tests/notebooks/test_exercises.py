@@ -202,3 +202,37 @@ def test_plan_07_passes_with_the_solution(matmul_07, capsys):
 def test_plan_07_fails_a_trivial_or_invalid_plan(matmul_07, capsys, wrong, says):
     assert not exercises.check_plan(wrong, 2.0, matmul_07)
     assert says in capsys.readouterr().out
+
+
+def _neon_facts(matmul):
+    from dataclasses import replace
+
+    from tinylab.runtimes.cpu_target import PRESETS
+    return exercises.heuristic_facts(matmul.kernel.ast, replace(PRESETS["neon"], cores=2))
+
+
+def test_target_07_both_ways(matmul_07, capsys):
+    """07's prediction of the heuristic under the NEON preset: the reference answers match what
+    choose_opts decides (3/3); AVX2's numbers (a reader who ignores the target) and a tile the
+    size of the whole budget do not, and a wrong try shows a hint, not the answer."""
+    facts = _neon_facts(matmul_07)
+    exercises.check_all(solutions.TARGET_07, facts)
+    assert capsys.readouterr().out.endswith("3/3 right\n")
+    avx2 = {"vector lanes": 8, "accumulator registers": 12, "vector accumulators in the tile": 8}
+    exercises.check_all(avx2, facts, hints={"vector lanes": "a float32 is 32 bits wide"})
+    out = capsys.readouterr().out
+    assert out.endswith("0/3 right\n") and "a float32 is 32 bits wide" in out
+    assert "answer: 4" not in out
+    exercises.check_all(dict(solutions.TARGET_07, **{"vector accumulators in the tile": 24}), facts)
+    assert capsys.readouterr().out.endswith("2/3 right\n")
+
+
+def test_target_07_facts_come_from_the_heuristic(matmul_07):
+    """heuristic_facts reads the plan choose_opts makes: under the notebooks' own AVX2 target it
+    gives the heuristic plan's vector width and UPCAST product (8 lanes, 2 x 4 accumulators)."""
+    from tinylab import Device
+    facts = exercises.heuristic_facts(matmul_07.kernel.ast, Device["CPU"].target)
+    opts = matmul_07.heuristic.opts
+    assert facts["vector lanes"] == next(o.amount for o in opts if o.action.value == "VECTORIZE")
+    assert facts["vector accumulators in the tile"] == int(np.prod(
+        [o.amount for o in opts if o.action.value == "UPCAST"]))

@@ -1,9 +1,16 @@
-"""Tensor-level composite backward: `_with_backward(out, sources, rule)` gives a Tensor built
-from a chain of primitives one gradient rule, applied straight to its sources (the Tensor face
-of frontend/autograd.py `composite`). Used by elementwise, reduce and activation methods.
+"""Composite backward at the Tensor level: `custom_backward(out, sources, rule)` (public, exported
+as `tinylab.custom_backward`) gives a Tensor built from a chain of primitives one gradient rule,
+applied straight to its sources in place of the chain's own rules; `_with_backward` is the same
+without the argument checks, for the Tensor methods that attach theirs (elementwise, reduce,
+activations, piecewise). Both are the Tensor face of frontend/autograd.py `composite`.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
+from ..errors import ArgumentError, DTypeError, ShapeError
+from ..ir import node as ir
+from ..ir.ops import Op
 from . import autograd
 
 
@@ -15,3 +22,66 @@ def _with_backward(out, sources: tuple, rule):
         return tuple(None if g is None else g.node for g in grads)
     autograd.composite(out.node, tuple(s.node for s in sources), node_rule)
     return out
+
+
+def custom_backward(out, sources, rule: Callable):
+    """Attach `rule` as the reverse-mode rule of the chain of ops that computed `out` from
+    `sources`, and return `out` (the same Tensor). PyTorch's analogue is a
+    `torch.autograd.Function`'s `backward`; here the forward is ordinary Tensor code, written first.
+
+        y = x / (1 + x.abs())                       # softsign, built from primitives
+        y = custom_backward(y, x, lambda grad: grad / (1 + x.abs()) ** 2)
+
+    `sources` is one Tensor or a sequence of them; `rule(grad)` gets the gradient of the loss
+    with respect to `out` (a Tensor of out's shape) and returns the gradient for each source: one
+    Tensor (for one source) or a tuple with one Tensor or None (no gradient) per source, each of
+    its source's shape. It is built from ordinary differentiable Tensor ops, so gradients of
+    gradients (`tinylab.func.grad(grad(f))`) go through it too. `Tensor.backward` and
+    `tinylab.func`'s reverse transforms use the rule; jvp and vmap transform the primitives of
+    the forward chain. The rule belongs to the graph node: an identical expression built again
+    from the same sources is the same node and shares it.
+    """
+    from .tensor import Tensor
+    if not isinstance(out, Tensor):
+        raise ArgumentError(f"custom_backward: out must be a Tensor, got {type(out).__name__}")
+    single = isinstance(sources, Tensor)
+    sources = (sources,) if single else tuple(sources) if isinstance(sources, Sequence) else None
+    if sources is None or not sources or not all(isinstance(s, Tensor) for s in sources):
+        raise ArgumentError("custom_backward: sources must be a Tensor or a non-empty sequence "
+                            "of Tensors")
+    if not callable(rule):
+        raise ArgumentError(f"custom_backward: rule must be callable, got {type(rule).__name__}")
+    if not out.dtype.is_float:
+        raise DTypeError(f"custom_backward: out must be a float tensor, it is {out.dtype.name}")
+    if out.node.op in (Op.BUFFER, Op.CONST):
+        raise ArgumentError("custom_backward: out has no chain of ops to replace (it is a "
+                            f"{'realized buffer' if out.node.op is Op.BUFFER else 'constant'}); "
+                            "attach the rule before realizing out")
+    reachable = set(ir.toposort([out.node]))
+    for k, source in enumerate(sources):
+        if source.node is out.node:
+            raise ArgumentError(f"custom_backward: source {k} is out itself")
+        if source.node not in reachable:
+            raise ArgumentError(f"custom_backward: out is not computed from source {k} "
+                                f"(shape {source.shape})")
+
+    def checked(grad):
+        grads = rule(grad)
+        grads = (grads,) if single and not isinstance(grads, (tuple, list)) else grads
+        if not isinstance(grads, (tuple, list)) or len(grads) != len(sources):
+            raise ArgumentError(f"custom_backward: rule {getattr(rule, '__name__', rule)!r} must "
+                                f"return one gradient per source ({len(sources)}), got "
+                                f"{type(grads).__name__}"
+                                + (f" of {len(grads)}" if isinstance(grads, (tuple, list)) else ""))
+        for k, (g, source) in enumerate(zip(grads, sources)):
+            if g is None:
+                continue
+            if not isinstance(g, Tensor):
+                raise ArgumentError(f"custom_backward: the rule's gradient {k} is a "
+                                    f"{type(g).__name__}, not a Tensor or None")
+            if g.shape != source.shape:
+                raise ShapeError(f"custom_backward: the rule's gradient {k} has shape {g.shape}, "
+                                 f"its source has shape {source.shape}")
+        return tuple(None if g is None else g.cast(s.dtype) if g.dtype != s.dtype else g
+                     for g, s in zip(grads, sources))
+    return _with_backward(out, sources, checked)
