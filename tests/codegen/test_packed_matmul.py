@@ -1,5 +1,5 @@
 """`a @ b` on the CPU packs big 2-D operands into 16-column panels first (schedule/packing.py, a
-rewrite after the device-free schedule): two copy kernels and the product, checked against numpy
+graph rewrite inside schedule(), before its one cut): two copy kernels and the product, checked against numpy
 and PyTorch; the heuristic tiles 16 consecutive panel rows; small, odd, batched and non-float
 matmuls and devices without a panel width keep the one-kernel form. The frontend builds the same
 graph for every device; packing is a recorded decision, and the what-if switches it off."""

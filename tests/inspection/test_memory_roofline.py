@@ -212,7 +212,7 @@ def test_matmul_not_packed_computes_the_same_product():
         (a @ b).numpy()
     record = recorded.realizes[0]
     packed = len(record.schedule.kernels)
-    (output,) = record.outputs    # packing is a rewrite after scheduling: the graph is plain
+    (output,) = record.outputs    # packing rewrites inside schedule(): the lazy graph is plain
     plain = schedule([output], realized=record.schedule.leaves)
     answers = {w["key"]: w for w in build_model(recorded, timings=False)["realizes"][0]["what_if"]}
     if packed == 1:   # this device packs nothing: the scenario is not offered

@@ -1,14 +1,18 @@
-"""Matmul packing, a rewrite that depends on the target: after the device-free schedule, a kernel
-whose reduce is a big 2-D float matmul gets its operands copied into panels first, when the
-device's renderer declares a panel width. Called by schedule.schedule(); recorded as decisions.
+"""Matmul packing, a graph rewrite that depends on the target, made before the cut: a big 2-D
+float matmul whose product its kernel will compute inside the reduce loop (placement.py) gets its
+operands copied into panels first, when the device's capabilities (caps.py) declare a panel
+width. Called by schedule.schedule(); each copy is explained by a decision.
 
-A matmul as Tensor.matmul builds it is  SUM_k( x.reshape(m, 1, k) * w.T.reshape(1, n, k) ).
+A matmul is a sum over the last axis of a (m, n, k) product of two broadcasts that share k, as
+Tensor.matmul builds it:  SUM_k( x.reshape(m, 1, k) * w.T.reshape(1, n, k) ), or any other
+spelling of the same algebra (operands swapped, broadcast through other reshapes and permutes).
 Packed, x becomes (m/p, k, p) (p rows side by side per k) and w becomes (n/p, k, p) (p columns
 per k), as BLAS libraries do: the kernel's register tile then reads p consecutive floats of each
 per step of the reduce, where row-major operands put its rows a whole row apart (a power-of-two
 stride that maps them onto the same cache sets). Two copy kernels; the product is still MUL + SUM.
-`pack_matmuls(schedule, panel_of, reschedule)` returns the packed schedule (or the same one);
-`panel_of(device)` is the panel width the device's renderer declares (None: no packing).
+`pack_matmuls(placement, panel_of)` returns the packed outputs and the copies' decisions;
+`panel_of(device)` is the panel width the device declares (None: no packing). `rewrite_graph`
+and `copy_decision` serve relayout.py too.
 """
 from __future__ import annotations
 
@@ -17,27 +21,47 @@ from typing import Callable
 from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import MOVEMENT, Op
+from ..ir.view import dim_stride
+from ..ir.walk import rebuilt, rewrite
 from .fusion import FusionDecision, Reason
-from .graph import graph_order
+from .placement import Placement, operand_chain, view_of_chain
 
 PACK_MIN_SIDE = 128      # pack when every side of the matmul is at least this
 PACK_MIN_WORK = 1 << 25  # and M*N*K is at least this (512 x 256 x 256)
 
 
 def matmul_operands(reduce: Node) -> tuple[Node, Node] | None:
-    """(x (m, k), w (k, n)) when `reduce` sums the last axis of a (m, n, k) float product of
-    x.reshape(m, 1, k) and w.T.reshape(1, n, k), both broadcast; else None."""
+    """(x (m, k), w (k, n)) when `reduce` is a matmul: a sum over the last axis of a (m, n, k)
+    float product of two operands that share the summed axis k, one broadcast along n (x's
+    rows), the other along m (w's columns), in either order; else None."""
     if reduce.op is not Op.REDUCE_SUM or reduce.axes != (2,):
         return None
     product = reduce.src[0]
     if product.op is not Op.MUL or product.ndim != 3 or not product.dtype.is_float:
         return None
-    m, n, k = product.shape
-    rows, columns = (_broadcast_source(s, shape) for s, shape in zip(product.src,
-                                                                      ((m, 1, k), (1, n, k))))
-    if rows is None or columns is None:
+    for first, second in (product.src, product.src[::-1]):
+        rows, columns = _broadcast_2d(first, 1), _broadcast_2d(second, 0)
+        if rows is not None and columns is not None:
+            return rows, columns.permute((1, 0))
+    return None
+
+
+def _broadcast_2d(node: Node, axis: int) -> Node | None:
+    """The 2-D value (the two other axes, in order) that the 3-D `node` broadcasts along
+    `axis`, if it reads one: node[:, 0, :] for axis 1, node[0] for axis 0."""
+    m, n, k = node.shape
+    shape, flat = ((m, 1, k), (m, k)) if axis == 1 else ((1, n, k), (n, k))
+    spelled = _broadcast_source(node, shape)  # the frontend's x.reshape(m, 1, k).expand
+    if spelled is not None:
+        return spelled.reshape(flat)
+    base, chain = operand_chain(node)
+    if not chain or any(m.op not in (Op.RESHAPE, Op.PERMUTE, Op.EXPAND) for m in chain):
+        return None  # a pad or shrink may mask the broadcast axis: not a plain broadcast
+    stack = view_of_chain(base, chain)
+    if dim_stride(stack, axis) != 0 or not dim_stride(stack, 2):
         return None
-    return rows.reshape((m, k)), columns.reshape((n, k)).permute((1, 0))
+    bounds = tuple((0, 1) if d == axis else (0, size) for d, size in enumerate(node.shape))
+    return node.shrink(bounds).reshape(flat)
 
 
 def _broadcast_source(node: Node, shape: tuple) -> Node | None:
@@ -72,29 +96,26 @@ def packed_product(x: Node, w: Node, panel: int, shape: tuple) -> tuple[Node, No
     return summed.permute((0, 2, 1, 3)).reshape(shape), rows, columns
 
 
-def find_packable(schedule, panel_of: Callable[[str], int | None]) -> dict:
-    """{matmul reduce: (x, w, panel)} for each kernel whose reduce is a matmul fused with its
-    product that the panel width of its device packs."""
+def find_packable(placement: Placement, panel_of: Callable[[str], int | None]) -> dict:
+    """{matmul reduce: (x, w, panel)} for each matmul whose product its kernel computes inside
+    the reduce loop and that the panel width of its device packs."""
     found = {}
-    for item in schedule.kernels:
-        fused = set(item.fused)
-        for node in item.fused:
-            operands = matmul_operands(node) if node.op is Op.REDUCE_SUM else None
-            if operands is None or node.src[0] not in fused:
-                continue
-            panel = panel_width(node, panel_of(node.device))
-            if panel:
-                found[node] = (*operands, panel)
+    for node in placement.reduces():
+        operands = matmul_operands(node)
+        if operands is None or not placement.fused_into_reduce(node.src[0], node):
+            continue
+        panel = panel_width(node, panel_of(node.device))
+        if panel:
+            found[node] = (*operands, panel)
     return found
 
 
-def pack_matmuls(schedule, panel_of: Callable[[str], int | None],
-                 reschedule: Callable[[list], object]):
-    """The schedule with every packable matmul kernel packed (the graph rewritten, then
-    scheduled again by `reschedule(outputs)`); each panel copy explained by a decision."""
-    found = find_packable(schedule, panel_of)
+def pack_matmuls(placement: Placement, panel_of: Callable[[str], int | None]) -> tuple:
+    """(the outputs with every packable matmul packed, {panel copy: the decision that explains
+    it}); the outputs as they were and {} when there is none. A graph rewrite before the cut."""
+    found = find_packable(placement, panel_of)
     if not found:
-        return schedule
+        return placement.outputs, {}
     packed = {reduce: packed_product(x, w, panel, reduce.shape)
               for reduce, (x, w, panel) in found.items()}
     decisions = {}  # panel copy -> its decision
@@ -102,19 +123,8 @@ def pack_matmuls(schedule, panel_of: Callable[[str], int | None],
         _, rows, columns = packed[reduce]
         decisions[rows] = _decision(reduce, x, rows, "rows", panel)
         decisions[columns] = _decision(reduce, w, columns, "columns", panel)
-    return rescheduled(schedule, {r: p[0] for r, p in packed.items()}, decisions, reschedule)
-
-
-def rescheduled(schedule, replaced: dict, decisions: dict, reschedule: Callable[[list], object]):
-    """`schedule`'s graph with each replaced node swapped for its replacement, scheduled again by
-    `reschedule(outputs)`; `decisions` (copy node -> its decision) explain the copies a rewrite
-    added, first in their kernels and in the schedule."""
-    result = reschedule(rewrite_graph(schedule.graph_outputs, replaced, schedule.leaves))
-    for item in result.kernels:
-        if item.output in decisions:
-            item.decisions.insert(0, decisions[item.output])
-    result.decisions[:0] = list(decisions.values())
-    return result
+    outputs = rewrite_graph(placement, {r: p[0] for r, p in packed.items()})
+    return outputs, decisions
 
 
 def copy_decision(operand: Node, reduce: Node, reason: Reason, detail: str,
@@ -133,21 +143,15 @@ def _decision(reduce: Node, operand: Node, copy: Node, side: str, panel: int) ->
     return copy_decision(operand, reduce, Reason.PACKED_MATMUL, detail, panel=panel)
 
 
-def rewrite_graph(outputs: list[Node], replaced: dict, leaves) -> list[Node]:
-    """`outputs` with each replaced node swapped for its replacement (movements rebuilt so that
-    reshapes of reshapes fold, as the frontend's do)."""
-    memo: dict[Node, Node] = {}
-    for node in graph_order(outputs, leaves):
+def rewrite_graph(placement: Placement, replaced: dict) -> list[Node]:
+    """The placement's outputs with each replaced node swapped for its replacement (movements
+    rebuilt so that reshapes of reshapes fold, as the frontend's do); realized nodes stay."""
+    memo = {n: n for n in placement.graph if n in placement.realized}
+
+    def swap(node: Node, sources: list) -> Node:
         if node in replaced:
-            memo[node] = replaced[node]
-        elif node in leaves or not node.src:
-            memo[node] = node
-        else:
-            src = tuple(memo[s] for s in node.src)
-            if src == node.src:
-                memo[node] = node
-            elif node.op in MOVEMENT:
-                memo[node] = ir.movement(node.op, src[0], node.arg)
-            else:
-                memo[node] = Node(node.op, node.dtype, src, node.arg, node.shape, node.device)
-    return [memo[o] for o in outputs]
+            return replaced[node]
+        if node.op in MOVEMENT and tuple(sources) != node.src:
+            return ir.movement(node.op, sources[0], node.arg)
+        return rebuilt(node, sources)
+    return rewrite(placement.outputs, swap, memo)

@@ -1,7 +1,8 @@
-"""Operand relayout, a rewrite that depends on the target: after the device-free schedule, a big
-reduce of a product whose output offers the vector lanes no contiguous axis gets one operand
-copied, first, into a layout where one of its output axes is innermost. Called by
-schedule.schedule() after packing.py; recorded as decisions.
+"""Operand relayout, a graph rewrite that depends on the target, made before the cut: a big reduce
+of a product whose output offers the vector lanes no contiguous axis gets one operand (one its
+kernel reads from a buffer, placement.py) copied, first, into a layout where one of its output
+axes is innermost. Called by schedule.schedule() after packing.py; each copy is explained by a
+decision.
 
 A convolution's weight gradient is the case it is for: dW[o, c, ky, kx] sums g[b, o, y, x] *
 x[b, c, y+ky, x+kx] over b, y and x. Its only output axis that is contiguous in memory is kx (5
@@ -9,8 +10,8 @@ or 3 wide), so 16 lanes run mostly masked. Copied channel-last (x as (b, h, w, c
 channels c are consecutive: a full vector of them, times a broadcast of g, per step of the reduce.
 The copy reads and writes the operand once; the rewrite runs only where the product does many
 multiply-adds per byte copied.
-`relayout_operands(schedule, lanes_of, reschedule)` returns the rewritten schedule (or the same
-one); `lanes_of(device)` is the float32 vector lanes the device's renderer declares (None: none).
+`relayout_operands(placement, lanes_of)` returns the rewritten outputs and the copies'
+decisions; `lanes_of(device)` is the float32 vector lanes the device declares (None: none).
 """
 from __future__ import annotations
 
@@ -18,10 +19,11 @@ from typing import Callable
 
 from ..ir import node as ir
 from ..ir.node import Node
-from ..ir.ops import MOVEMENT, Op
+from ..ir.ops import Op
 from ..ir.view import ViewStack, dim_stride, strides_for
 from .fusion import FusionDecision, Reason
-from .packing import copy_decision, rescheduled
+from .packing import copy_decision, rewrite_graph
+from .placement import Placement, operand_chain, view_of_chain
 
 MIN_WORK = 1 << 25          # multiply-adds below which a copy kernel costs more than it saves
 MIN_WORK_PER_BYTE = 32      # multiply-adds per byte of the copied operand (a copy moves each
@@ -29,22 +31,6 @@ MIN_WORK_PER_BYTE = 32      # multiply-adds per byte of the copied operand (a co
 FILLED = 3 / 4              # an output axis that fills this share of a vector needs no copy
                             # (measured: conv2's weight gradient on 8 AVX2 lanes, kx = 5 of 8
                             # lanes, ran 2x faster relaid; 1/2 had kept it as it was)
-
-
-def operand_chain(node: Node) -> tuple[Node, list[Node]]:
-    """(the node under `node`'s movement ops, those movement ops from the bottom up)."""
-    chain = []
-    while node.op in MOVEMENT:
-        chain.append(node)
-        node = node.src[0]
-    return node, chain[::-1]
-
-
-def _stack(base: Node, chain: list[Node]) -> ViewStack:
-    stack = ViewStack.contiguous(base.shape)
-    for movement in chain:
-        stack = stack.apply(movement.op.name.lower(), movement.arg)
-    return stack
 
 
 def useful_lanes(size: int, lanes: int) -> float:
@@ -65,7 +51,7 @@ def _plan(reduce: Node, lanes: int) -> tuple[int, int, int] | None:
         return None
     work = ir.prod(shape)
     chains = [operand_chain(src) for src in product.src]
-    stacks = [_stack(base, chain) for base, chain in chains]
+    stacks = [view_of_chain(base, chain) for base, chain in chains]
     outputs = [d for d in range(len(shape)) if d not in reduce.axes and shape[d] > 1]
     strides = {d: [dim_stride(stack, d) for stack in stacks] for d in outputs}
     contiguous = [useful_lanes(shape[d], lanes) for d in outputs
@@ -111,40 +97,38 @@ def relaid_reduce(reduce: Node, operand: int, dim: int) -> tuple[Node, Node]:
     for movement in chain:
         node = ir.movement(movement.op, node, movement.arg)
     src = tuple(node if k == operand else s for k, s in enumerate(product.src))
-    new_product = Node(product.op, product.dtype, src, product.arg, product.shape, product.device)
-    return Node(reduce.op, reduce.dtype, (new_product,), reduce.arg, reduce.shape,
-                reduce.device), copy
+    return reduce.replace(src=(product.replace(src=src),)), copy
 
 
-def find_relayouts(schedule, lanes_of: Callable[[str], int | None]) -> dict:
-    """{reduce: (operand index, dimension, product axis, lanes)} for each kernel that a copy of
-    one operand lets fill its vectors."""
+def find_relayouts(placement: Placement, lanes_of: Callable[[str], int | None]) -> dict:
+    """{reduce: (operand index, dimension, product axis, lanes)} for each reduce, its product
+    computed in its loop, that a copy of one operand (read from a buffer) lets fill its
+    vectors."""
     found = {}
-    for item in schedule.kernels:
-        fused = set(item.fused)
-        for node in item.fused:
-            if node.op is not Op.REDUCE_SUM or node.src[0] not in fused:
-                continue
-            lanes = lanes_of(node.device)
-            plan = _plan(node, lanes) if lanes and lanes > 1 else None
-            if plan is not None and operand_chain(node.src[0].src[plan[0]])[0] not in fused:
-                found[node] = (*plan, lanes)
+    for node in placement.reduces():
+        if not placement.fused_into_reduce(node.src[0], node):
+            continue
+        lanes = lanes_of(node.device)
+        plan = _plan(node, lanes) if lanes and lanes > 1 else None
+        if plan is None:
+            continue
+        base, chain = operand_chain(node.src[0].src[plan[0]])
+        if placement.has_buffer(base, chain, node.src[0]):
+            found[node] = (*plan, lanes)
     return found
 
 
-def relayout_operands(schedule, lanes_of: Callable[[str], int | None],
-                      reschedule: Callable[[list], object]):
-    """The schedule with each such reduce reading its relaid operand (the graph rewritten, then
-    scheduled again by `reschedule(outputs)`); each copy explained by a decision."""
-    found = find_relayouts(schedule, lanes_of)
+def relayout_operands(placement: Placement, lanes_of: Callable[[str], int | None]) -> tuple:
+    """(the outputs with each such reduce reading its relaid operand, {copy: the decision that
+    explains it}); the outputs as they were and {} when there is none."""
+    found = find_relayouts(placement, lanes_of)
     if not found:
-        return schedule
+        return placement.outputs, {}
     rewritten = {reduce: relaid_reduce(reduce, operand, dim)
                  for reduce, (operand, dim, _, _) in found.items()}
     decisions = {rewritten[reduce][1]: _decision(reduce, operand, rewritten[reduce][1], dim, lanes)
                  for reduce, (operand, dim, _, lanes) in found.items()}
-    return rescheduled(schedule, {r: new for r, (new, _) in rewritten.items()}, decisions,
-                       reschedule)
+    return rewrite_graph(placement, {r: new for r, (new, _) in rewritten.items()}), decisions
 
 
 def _decision(reduce: Node, operand: int, copy: Node, dim: int, lanes: int) -> FusionDecision:

@@ -1,17 +1,20 @@
 """The scheduler: cut a lazy graph into kernels and record why each boundary exists.
 
-`schedule(outputs, options) -> Schedule`. It picks the set of nodes that must live in buffers
+`schedule(outputs, options) -> Schedule`. First the graph is rewritten: nested sums folded, then
+the rewrites the device capabilities ask for (packing.py: matmul panels; relayout.py: an operand
+copied so a reduce's vectors run full), chosen from the graph before cutting (placement.py says
+where a node will sit). Then the one cut: it picks the set of nodes that must live in buffers
 (requested outputs, contiguous/assign/copy, and reduces the rules cannot fuse), fuses everything
-else into the kernel of the buffer that consumes it, and lowers each kernel to a kernel AST:
+else into the kernel of the buffer that consumes it, and lowers each kernel once to a kernel AST:
 a SINK of STOREs whose values are ALU trees over LOADs, where every movement op has become a
-view (ir/view.py) on a LOAD. Each producer -> consumer edge yields a FusionDecision. The cut is
-the same for every device; then target-dependent rewrites run (packing.py: matmul panels;
-relayout.py: an operand copied so a reduce's vectors run full).
+view (ir/view.py) on a LOAD. Each producer -> consumer edge yields a FusionDecision, and each
+copy a rewrite added the decision that explains it. The cut is the same for every device.
 Called by the engine (realize) and by the inspector for "what if" schedules.
 
-The stages, one file each: rewrite.py (nested sums folded), regions.py + cuts.py (what gets a
-buffer, and why), decisions.py (a decision per edge), lowering.py (kernel ASTs), ordering.py (run
-order), packing.py and relayout.py (after the cut); items.py holds what a Schedule is made of.
+The stages, one file each: rewrite.py (nested sums folded), packing.py and relayout.py (target
+rewrites, before the cut), regions.py + cuts.py (what gets a buffer, and why), decisions.py (a
+decision per edge), lowering.py (kernel ASTs), ordering.py (run order); items.py holds what a
+Schedule is made of.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from .items import BufferSlot, Schedule, ScheduleError, ScheduleItem
 from .lowering import lower_region
 from .ordering import order_items
 from .packing import pack_matmuls
+from .placement import Placement
 from .relayout import relayout_operands
 from .rewrite import fold_nested_reduces
 
@@ -45,25 +49,46 @@ def schedule(outputs, options: SchedulerOptions | None = None, realized=None,
     realized = realized or {}
     caps = dict(caps or {})
     requested = list(dict.fromkeys(outputs))
+    outputs, folds, copies = rewrite_before_cut(requested, options, realized, caps)
+    return _cut_and_lower(requested, outputs, folds, copies, options, realized, caps)
 
-    def cut_and_lower(graph_outputs: list) -> Schedule:
-        return _schedule(requested, graph_outputs, options, realized, caps)
 
-    sched = cut_and_lower(requested)
+def rewrite_before_cut(requested: list, options: SchedulerOptions, realized,
+                       caps: dict) -> tuple[list, list, list]:
+    """(the outputs after the rewrites, the folds' decisions, [{copy a target rewrite added: its
+    decision}, one dict per rewrite that added any, the last first]): nested sums folded, then,
+    where the caps declare them, matmuls packed and operands relaid out (each rewrite's copies
+    in graph order), each rewrite followed by the folds it makes possible."""
+    outputs, folds, copies = requested, [], []
+
+    def fold(nodes: list) -> list:
+        if not (options.fold_reduces and options.fuse):
+            return nodes
+        nodes, found = fold_nested_reduces(nodes, realized)
+        folds.extend(found)
+        return nodes
+
+    outputs = fold(outputs)
+    rewrites = []
     if caps and options.pack_matmuls:
-        sched = pack_matmuls(sched, lambda device: panel_width_of(caps, device), cut_and_lower)
+        rewrites.append(lambda p: pack_matmuls(p, lambda device: panel_width_of(caps, device)))
     if caps and options.relayout_operands:
-        sched = relayout_operands(sched, lambda device: relayout_lanes_of(caps, device),
-                                  cut_and_lower)
-    return sched
+        rewrites.append(lambda p: relayout_operands(
+            p, lambda device: relayout_lanes_of(caps, device)))
+    placement = None
+    for target_rewrite in rewrites:
+        if placement is None or placement.outputs != outputs:  # one walk while nothing changes
+            placement = Placement(outputs, realized, options)
+        outputs, added = target_rewrite(placement)
+        if added:  # the last rewrite's copies are explained first
+            copies.insert(0, added)
+            outputs = fold(outputs)
+    return outputs, folds, copies
 
 
-def _schedule(requested: list, outputs: list, options: SchedulerOptions, realized,
-              caps: dict) -> Schedule:
-    """The device-free schedule of `outputs` (the requested nodes, or a rewrite of them)."""
-    folds = []
-    if options.fold_reduces and options.fuse:
-        outputs, folds = fold_nested_reduces(outputs, realized)
+def _cut_and_lower(requested: list, outputs: list, folds: list, copies: list,
+                   options: SchedulerOptions, realized, caps: dict) -> Schedule:
+    """The one cut of the rewritten graph under `outputs`, each kernel lowered once."""
     graph = graph_order(outputs, realized)
     cut, regions = choose_cuts(graph, outputs, realized, options)
     decisions, per_region = fusion_decisions(regions, cut, graph, realized, outputs)
@@ -101,8 +126,12 @@ def _schedule(requested: list, outputs: list, options: SchedulerOptions, realize
             raise ScheduleError("assign target must be a realized buffer; realize it first")
         item = lower_region(regions[node], node, slot_of(node), cut, realized, slot_of)
         item.decisions = per_region.get(node, [])
+        item.decisions[:0] = [added[node] for added in copies if node in added]
         items.append(item)
     items = order_items(items, realized)
     leaves = {n: realized[n] for n in graph if n in realized}
     slots_out = {r: slot_of(o) for r, o in zip(requested, outputs)}
-    return Schedule(items, folds + decisions, slots_out, options, leaves, outputs, caps)
+    explained = [decision for added in copies for decision in added.values()]
+    return Schedule(items, explained + folds + decisions, slots_out, options, leaves, outputs,
+                    caps)
+
