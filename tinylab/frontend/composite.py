@@ -42,28 +42,8 @@ def custom_backward(out, sources, rule: Callable):
     from the same sources is the same node and shares it.
     """
     from .tensor import Tensor
-    if not isinstance(out, Tensor):
-        raise ArgumentError(f"custom_backward: out must be a Tensor, got {type(out).__name__}")
     single = isinstance(sources, Tensor)
-    sources = (sources,) if single else tuple(sources) if isinstance(sources, Sequence) else None
-    if sources is None or not sources or not all(isinstance(s, Tensor) for s in sources):
-        raise ArgumentError("custom_backward: sources must be a Tensor or a non-empty sequence "
-                            "of Tensors")
-    if not callable(rule):
-        raise ArgumentError(f"custom_backward: rule must be callable, got {type(rule).__name__}")
-    if not out.dtype.is_float:
-        raise DTypeError(f"custom_backward: out must be a float tensor, it is {out.dtype.name}")
-    if out.node.op in (Op.BUFFER, Op.CONST):
-        raise ArgumentError("custom_backward: out has no chain of ops to replace (it is a "
-                            f"{'realized buffer' if out.node.op is Op.BUFFER else 'constant'}); "
-                            "attach the rule before realizing out")
-    reachable = set(ir.toposort([out.node]))
-    for k, source in enumerate(sources):
-        if source.node is out.node:
-            raise ArgumentError(f"custom_backward: source {k} is out itself")
-        if source.node not in reachable:
-            raise ArgumentError(f"custom_backward: out is not computed from source {k} "
-                                f"(shape {source.shape})")
+    sources = _checked_inputs(out, sources, rule)
 
     def checked(grad):
         grads = rule(grad)
@@ -85,3 +65,31 @@ def custom_backward(out, sources, rule: Callable):
         return tuple(None if g is None else g.cast(s.dtype) if g.dtype != s.dtype else g
                      for g, s in zip(grads, sources))
     return _with_backward(out, sources, checked)
+
+
+def _checked_inputs(out, sources, rule) -> tuple:
+    """custom_backward's arguments checked: `sources` as a tuple of Tensors out is computed from."""
+    from .tensor import Tensor
+    if not isinstance(out, Tensor):
+        raise ArgumentError(f"custom_backward: out must be a Tensor, got {type(out).__name__}")
+    sources = (sources,) if isinstance(sources, Tensor) else tuple(sources) \
+        if isinstance(sources, Sequence) else None
+    if sources is None or not sources or not all(isinstance(s, Tensor) for s in sources):
+        raise ArgumentError("custom_backward: sources must be a Tensor or a non-empty sequence "
+                            "of Tensors")
+    if not callable(rule):
+        raise ArgumentError(f"custom_backward: rule must be callable, got {type(rule).__name__}")
+    if not out.dtype.is_float:
+        raise DTypeError(f"custom_backward: out must be a float tensor, it is {out.dtype.name}")
+    if out.node.op in (Op.BUFFER, Op.CONST):
+        raise ArgumentError("custom_backward: out has no chain of ops to replace (it is a "
+                            f"{'realized buffer' if out.node.op is Op.BUFFER else 'constant'}); "
+                            "attach the rule before realizing out")
+    reachable = set(ir.toposort([out.node]))
+    for k, source in enumerate(sources):
+        if source.node is out.node:
+            raise ArgumentError(f"custom_backward: source {k} is out itself")
+        if source.node not in reachable:
+            raise ArgumentError(f"custom_backward: out is not computed from source {k} "
+                                f"(shape {source.shape})")
+    return sources
