@@ -148,6 +148,9 @@ class CreationMixin:
              **kwargs):
         from ..engine.devices import Device
         shape = shape_args((shape,), "full")
+        if isinstance(fill_value, Variable):  # a bound Variable's value, counted by a kernel
+            value = cls(fill_value, dtype=dtype or dtypes.default_int, device=device)
+            return cls(value.reshape((1,) * len(shape)).expand(shape).node, **kwargs)
         dtype = dtypes.from_any(dtype) if dtype is not None else dtypes.of_python(fill_value)
         node = ir.const(fill_value, dtype, shape, Device.canonicalize(device))
         return cls(node, **kwargs)

@@ -229,7 +229,7 @@ class Tensor(RealizingMixin, OperatorMixin, CreationMixin, MovementMixin, Indexi
         self._check_not_capturing(".item()")
         traced.check_concrete(self.node, ".item()")
         if self.numel() != 1:
-            raise ValueError(f"item() needs a tensor with one element, this one has shape "
+            raise ShapeError(f"item() needs a tensor with one element, this one has shape "
                              f"{self.shape}")
         return self.numpy().reshape(()).item()
 
