@@ -53,16 +53,40 @@ def test_arange_with_a_symbolic_start_or_stop():
     assert Tensor.arange(v).shape == (v,) and Tensor.arange(v, 12).shape == (12 - v,)
 
 
-def test_symbolic_range_needs_a_unit_step_and_a_length_that_stays_positive():
+def test_symbolic_range_needs_a_nonzero_step_and_a_length_that_stays_positive():
     v = Variable("i", 1, 10).bind(3)
-    with pytest.raises(TypeError, match="arange: a symbolic range takes step 1"):
-        Tensor.arange(0, v, 2)
-    with pytest.raises(TypeError, match="arange: a symbolic step must divide stop - start"):
-        Tensor.arange(0, 10, v)  # ceil(10 / i) elements: not linear in i
-    with pytest.raises(ValueError, match="may be zero"):
-        Tensor.arange(0, 10, Variable("z", 0, 4).bind(2))
+    with pytest.raises(ValueError, match="step must not be zero"):
+        Tensor.arange(0, 10, Variable("z", 0, 4).bind(0))
     with pytest.raises(ValueError, match="may be negative"):
         Tensor.arange(v, 5)
+    with pytest.raises(TypeError, match="must be an int or a Variable"):
+        Tensor.arange(0.5, v)
+
+
+def test_arange_whose_length_is_not_linear_in_the_variables():
+    """arange(0, 10, v): ceil(10 / v) elements, as numpy and tinygrad; the length is a variable
+    of its own, so one kernel serves every value (a step whose range holds 0 is fine where its
+    bound value is not)."""
+    s = Variable("st", 1, 6)
+    _compiles_once(lambda n: (Tensor.arange(0, 10, s.bind(n % 6 + 1)) * 2,
+                              np.arange(0, 10, n % 6 + 1).astype(np.int32) * 2))
+    for n in (1, 2, 3, 4, 7):
+        assert Tensor.arange(0, 10, Variable("st", 1, 7).bind(n)).tolist() == \
+            list(range(0, 10, n))
+        assert Tensor.arange(0, 10, Variable("z", 0, 10).bind(n)).tolist() == \
+            list(range(0, 10, n))
+    stop = Variable("sq", 1, 12)
+    _compiles_once(lambda n: (Tensor.arange(1, stop.bind(n), 3, dtype="float32") + 0.5,
+                              np.arange(1, n, 3).astype(np.float32) + 0.5))
+    b, e, t = Variable("ab", 0, 5), Variable("ae", 10, 20), Variable("as_", 1, 3)
+    for start, end, step in ((2, 14, 3), (0, 10, 2), (5, 20, 3), (4, 11, 1)):
+        got = Tensor.arange(b.bind(start), e.bind(end), t.bind(step))
+        assert got.tolist() == list(range(start, end, step))
+        assert got.sum().item() == sum(range(start, end, step))
+    down = Variable("dn", 1, 4)
+    for n in (1, 3, 4):
+        assert Tensor.arange(10, 0, -down.bind(n)).tolist() == list(range(10, 0, -n))
+    assert Tensor.arange(0, 10, Variable("st", 1, 3).bind(2))[:5].tolist() == [0, 2, 4, 6, 8]
 
 
 def test_arange_with_a_symbolic_step():
@@ -163,3 +187,26 @@ def test_pad_split_and_chunk_along_a_symbolic_dim():
                 np.testing.assert_array_equal((piece * 3).numpy(), want * 3)
     with pytest.raises(ShapeError, match="do not add up"):
         _block(w, Variable("sp", 1, 10).bind(4), 12).split([2, 3])
+
+
+def test_a_variable_bound_to_zero_counts_zero():
+    """Tensor(v) of v = 0 is counted by a zero-trip loop (the launch's FLOP count divided by
+    that loop's 0 trips); arange over an empty symbolic range is empty."""
+    z = Variable("zc", 0, 10)
+    assert Tensor(z.bind(0)).item() == 0 and (Tensor(z.bind(0)) + 1).item() == 1
+    assert Tensor.arange(0, 10, Variable("zs", 1, 10).bind(4)).tolist() == [0, 4, 8]
+    assert Tensor.arange(z.bind(0), 0, Variable("zt", 1, 3).bind(2)).tolist() == []
+
+
+def test_a_nonlinear_symbolic_arange_inside_tinyjit_is_refused():
+    from tinylab import TinyJit
+    from tinylab.errors import JitError
+
+    @TinyJit
+    def step(x, v):
+        return (x + Tensor.arange(0, 10, v).sum()).realize()
+
+    x = Tensor([1.0]).realize()
+    with pytest.raises(JitError, match="linear in the variables"):
+        for n in (2, 3, 2):
+            step(x, Variable("jv", 1, 5).bind(n))

@@ -167,3 +167,52 @@ def test_batchnorm_takes_the_channel_count_once():
         nn.BatchNorm(3, sz=3)
     with pytest.raises(TypeError, match="BatchNorm"):
         nn.BatchNorm()
+
+
+# ---- found by the issue-29 audit ---------------------------------------------------------------
+def test_a_realized_constant_is_keyed_by_its_value_in_the_schedule_cache():
+    """A CONST that was realized (its REALIZED entry a buffer) is still inlined by its value;
+    the schedule cache keyed it as a buffer slot, so -(-x) of a later 0-d constant reused the
+    first one's kernel: Tensor(2.0).cummin(0) was 3.0 after Tensor(3.0).cummin(0) had run."""
+    for value in (3.0, 2.0, -1.5, 7.0):
+        x = np.float32(value)
+        assert Tensor(x).cummax(0).item() == value  # realizes the CONST itself
+        assert Tensor(x).cummin(0).item() == value
+        assert Tensor(x).cumsum(0).item() == value
+        np.testing.assert_array_equal((Tensor(x).neg().neg() * 2).numpy(), torch.tensor(value) * 2)
+    for value in (1.0, 4.0):
+        Tensor.full((3,), value).realize()
+        np.testing.assert_array_equal((Tensor.full((3,), value).exp2() + 1).numpy(),
+                                      np.exp2(np.full(3, value, np.float32)) + 1)
+
+
+def test_indexing_two_symbolic_slices_and_their_mean():
+    """x[:b, :a] with two bound variables (a reshape to its own shape multiplied them) and the
+    mean over the block, against numpy for several values (tinygrad's symbolic mean tests)."""
+    from tinylab import Variable
+    data = np.arange(100, dtype=np.float32).reshape(10, 10)
+    w = Tensor(data).realize()
+    for m, n in ((3, 4), (2, 2), (7, 10)):
+        b, a = Variable("xb", 1, 10).bind(m), Variable("xa", 1, 10).bind(n)
+        np.testing.assert_allclose(w[:b, :a].mean().item(), data[:m, :n].mean(), rtol=1e-6)
+        np.testing.assert_allclose(Tensor.ones(10, 10).contiguous()[:b, :a].mean().item(), 1.0)
+        np.testing.assert_allclose((w[:b, :a] * 2).sum(1)[:m].numpy(),
+                                   (data[:m, :n] * 2).sum(1), rtol=1e-6)
+
+
+def test_full_of_a_bound_variable_is_its_value():
+    from tinylab import Variable, dtypes
+    for n in (1, 5, 9):
+        v = Variable("fv", 1, 10).bind(n)
+        assert Tensor.full((3,), v).tolist() == [n] * 3
+        np.testing.assert_array_equal(Tensor.full((2, 2), v, dtype=dtypes.float32).numpy(),
+                                      np.full((2, 2), n, np.float32))
+        assert Tensor.full((v,), v).sum().item() == n * n
+
+
+def test_item_of_many_elements_raises_what_torch_raises():
+    with pytest.raises(RuntimeError) as ours:
+        Tensor([1.0, 2.0]).item()
+    with pytest.raises(RuntimeError):
+        torch.tensor([1.0, 2.0]).item()
+    assert "one element" in str(ours.value) and isinstance(ours.value, ValueError)

@@ -171,3 +171,54 @@ def test_advanced_setitem_through_a_view_lands_in_the_base():
     t.T[[0, 3], 1] = Tensor([-1.0, -2.0])
     ref.T[[0, 3], 1] = torch.tensor([-1.0, -2.0])
     np.testing.assert_array_equal(t.numpy(), ref.numpy())
+
+
+# ---- views of a lazy tensor (found by the issue-29 audit: such writes were dropped) ----------
+def _lazy_pair():
+    return Tensor.arange(12).reshape(3, 4).contiguous(), torch.arange(12).reshape(3, 4)
+
+
+@pytest.mark.parametrize("write", [
+    lambda t: t[1].__setitem__(2, 50),
+    lambda t: t.T.__setitem__((0, 2), 7),
+    lambda t: t.flip(0)[0].__setitem__(slice(None), -1),
+    lambda t: t[::2].__setitem__(1, 4),
+    lambda t: t.reshape(12).__setitem__(5, 1),
+    lambda t: t.detach().__setitem__((0, 1), 9),
+    lambda t: t.permute(1, 0)[1:3].assign(t.permute(1, 0)[1:3] * 0 + 8),
+], ids=["chained", "T", "flip", "step", "reshape", "detach", "permute_assign"])
+def test_a_write_through_a_view_of_a_lazy_tensor_lands_in_it(write):
+    t, r = _lazy_pair()
+    before = t.sum()  # a lazy read from before the write keeps its value
+    write(t)
+    expected = r.clone()
+    _same_write_in_torch(write, expected)
+    np.testing.assert_array_equal(t.numpy(), expected.numpy())
+    assert before.item() == 66
+    np.testing.assert_array_equal((t.sum(0) * 2).numpy(), (expected.sum(0) * 2).numpy())
+
+
+def _same_write_in_torch(write, r):
+    """The same write on a torch tensor (torch's flip copies: write its rows directly)."""
+    name = write.__code__.co_names
+    if "flip" in name:
+        r[2] = -1
+    elif "assign" in name:
+        r.permute(1, 0)[1:3] = 8
+    else:
+        write(r)
+
+
+def test_a_chain_of_views_of_a_lazy_tensor_writes_the_base_and_keeps_other_values():
+    t = Tensor.ones(2, 3, 4).contiguous()
+    r = torch.ones(2, 3, 4)
+    other = Tensor.ones(2, 3, 4).contiguous()  # the same lazy node: it must not change
+    v = t.permute(2, 0, 1)[1:]
+    v += 1
+    w = r.permute(2, 0, 1)[1:]
+    w += 1
+    t[0][1][::2] = -1
+    r[0][1][::2] = -1
+    np.testing.assert_array_equal(t.numpy(), r.numpy())
+    np.testing.assert_array_equal(v.numpy(), w.numpy())
+    np.testing.assert_array_equal(other.numpy(), np.ones((2, 3, 4), np.float32))

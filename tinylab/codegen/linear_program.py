@@ -5,6 +5,8 @@ variables, a bound on its index sums (the index type), and `program_cost` (FLOPs
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,8 +141,9 @@ def program_cost(program: LinearProgram, var_vals: dict | None = None) -> tuple[
             stack.append(sym.evaluate(size, var_vals) if isinstance(size, sym.Lin) and var_vals
                          else range_max(size))
             trips *= stack[-1]
-        elif instr.op == LinearOp.END:
-            trips //= stack.pop()
+        elif instr.op == LinearOp.END:  # a loop bound to 0 runs nothing: recount what is left
+            stack.pop()
+            trips = math.prod(stack)
         elif instr.op not in skip:
             flops += trips * instr.dtype.count
     moved = sum(p.size * p.dtype.itemsize for p in program.params)

@@ -7,6 +7,7 @@ increments, so TinyJit replays draw fresh numbers. Mixed into Tensor (frontend/t
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import numbers
 
@@ -78,6 +79,66 @@ def _check_numbers(op: str, **values) -> None:
             raise ArgumentError(f"{op}: {name} must be finite, got {value}")
 
 
+def _linear_length(span, step):
+    """ceil(span / step) where it is an int or linear in the variables for every value in
+    their ranges (span for step 1, -span for step -1, a fixed count where the step divides
+    span exactly); None otherwise."""
+    if isinstance(step, Variable):
+        if step.min <= 0 <= step.max:  # the sign may change: counts are not one expression
+            return None
+        count = -(-bound_value(span) // bound_value(step))
+        return count if span - count * step == 0 else None
+    if not isinstance(span, Variable):
+        return -(-span // step)
+    return span * step if step in (1, -1) else None
+
+
+def _length_variable(span, step) -> Variable:
+    """The length ceil(span / step) of a symbolic arange that is not linear in the variables,
+    as a Variable of its own bound to the count of the bound values. Its range holds every
+    count the variables' ranges can give (the step taken with its bound value's sign, never
+    0); its name is fixed by the expressions and that range, so every value reuses a kernel."""
+    from ..engine.realize import capturer
+    from ..errors import JitError
+    if capturer() is not None:
+        raise JitError(f"arange: inside TinyJit the length of a symbolic arange must be linear "
+                       f"in the variables (a replay does not recompute ceil({span!r} / "
+                       f"{step!r})); pass the length as a Variable, or use a step that divides "
+                       f"stop - start")
+    sign = 1 if bound_value(step) > 0 else -1
+    low, high = (step.min, step.max) if isinstance(step, Variable) else (step, step)
+    low, high = (max(low, 1), high) if sign > 0 else (low, min(high, -1))
+    spans = (span.min, span.max) if isinstance(span, Variable) else (span,)
+    counts = [-(-s // t) for s in spans for t in (low, high)]  # monotone: corners bound it
+    lo, hi = max(0, min(counts)), max(0, max(counts))
+    digest = hashlib.sha1(repr((_describe(span), _describe(step), lo, hi)).encode())
+    length = Variable(f"arange_len_{digest.hexdigest()[:8]}", lo, hi)
+    return length.bind(max(0, -(-bound_value(span) // bound_value(step))))
+
+
+def _times(t, value):
+    """t * value, where a symbolic value that is never positive multiplies as -(t * -value)
+    (a kernel reads a symbolic value as a non-negative count)."""
+    if isinstance(value, Variable) and value.max <= 0:
+        return -(t * -value)
+    return t * value
+
+
+def _plus(t, value):
+    """t + value, a never-positive symbolic value subtracted as t - (-value)."""
+    if isinstance(value, Variable) and value.max <= 0:
+        return t - (-value)
+    return t + value
+
+
+def _describe(size) -> str:
+    """An int or a symbolic size's expression with its variables' ranges (a name's key)."""
+    if not isinstance(size, Variable):
+        return str(size)
+    ranges = ",".join(f"{v.expr}[{v.min},{v.max}]" for v in size.vars())
+    return f"{size.unbound()!r}|{ranges}"
+
+
 class CreationMixin:
     __slots__ = ()
 
@@ -87,6 +148,9 @@ class CreationMixin:
              **kwargs):
         from ..engine.devices import Device
         shape = shape_args((shape,), "full")
+        if isinstance(fill_value, Variable):  # a bound Variable's value, counted by a kernel
+            value = cls(fill_value, dtype=dtype or dtypes.default_int, device=device)
+            return cls(value.reshape((1,) * len(shape)).expand(shape).node, **kwargs)
         dtype = dtypes.from_any(dtype) if dtype is not None else dtypes.of_python(fill_value)
         node = ir.const(fill_value, dtype, shape, Device.canonicalize(device))
         return cls(node, **kwargs)
@@ -141,35 +205,23 @@ class CreationMixin:
 
     @classmethod
     def _symbolic_arange(cls, start, stop, step, dtype, device, **kwargs):
-        """arange with a symbolic start, stop or step (ints and bound Variables). Its length
-        must stay linear in the variables: stop - start for step ±1, or a fixed count where a
-        step divides stop - start exactly (arange(0, 3 * v, v), arange(v, v + 6, 2)). Laid out
-        at its maximum length; values start + step·i, the variables read by the kernel (one
-        kernel serves every value)."""
+        """arange with a symbolic start, stop or step (ints and bound Variables), laid out at
+        its maximum length and shrunk to its length; values start + step·i, the variables read
+        by the kernel. Where the length ceil((stop - start) / step) is linear in the variables
+        (stop - start for step ±1, or a fixed count where the step divides stop - start
+        exactly: arange(0, 3 * v, v)) it is that expression; otherwise (arange(0, 10, v),
+        arange(0, v, 2)) it is a variable of its own, bound to the count of the bound values,
+        with the range the counts can take: one kernel serves every value either way."""
         for name, value in (("start", start), ("stop", stop), ("step", step)):
             if isinstance(value, bool) or not isinstance(value, (int, Variable)):
                 raise TypeError(f"arange: with a symbolic bound, {name} must be an int or a "
                                 f"Variable, got {value!r}")
-        if not isinstance(step, Variable) and step == 0:
-            raise ArgumentError("arange: step must not be zero")
+        if bound_value(step) == 0:
+            raise ArgumentError(f"arange: step must not be zero (got {step!r})")
         span = stop - start
-        if isinstance(step, Variable):
-            if step.min <= 0 <= step.max:
-                raise ArgumentError(f"arange: the step {step!r} may be zero or change sign "
-                                    f"for values in its range")
-            count = -(-bound_value(span) // bound_value(step))
-            if span - count * step != 0:  # the count would vary with the step: not linear
-                raise TypeError(f"arange: a symbolic step must divide stop - start exactly, "
-                                f"for every value (its length must stay linear in the "
-                                f"variables), got start={start!r}, stop={stop!r}, "
-                                f"step={step!r}")
-            n = count
-        elif isinstance(span, Variable) and step not in (1, -1):
-            raise TypeError(f"arange: a symbolic range takes step 1 or -1, or a step that divides "
-                            f"stop - start exactly (its length must stay linear in the "
-                            f"variables), got start={start!r}, stop={stop!r}, step={step!r}")
-        else:
-            n = span * step if isinstance(span, Variable) else -(-span // step)
+        n = _linear_length(span, step)
+        if n is None:
+            n = _length_variable(span, step)
         if isinstance(n, Variable) and n.min < 0:
             raise ValueError(f"arange: the length {n!r} of [{start!r}, {stop!r}) may be negative "
                              f"for values in the variables' ranges")
@@ -178,7 +230,7 @@ class CreationMixin:
             index = cls._index_range(max(n, 0), device)
         else:
             index = cls._index_range(n.max, device).shrink(((0, n),))
-        out = index.cast(dtype) * step + start
+        out = _plus(_times(index.cast(dtype), step), start)
         return cls(out.cast(dtype).node, **kwargs)
 
     @classmethod

@@ -17,7 +17,7 @@ from ..errors import ArgumentError, DTypeError, ShapeError, WriteError
 from ..ir.node import prod
 from ..ir.symbolic import Variable
 from ..ir.ops import Op
-from .views import is_view, repoint_one, view_chain, write
+from .views import is_view, materialize, repoint_one, view_chain, write
 
 
 # ---- parsing an index ------------------------------------------------------------------------
@@ -348,6 +348,7 @@ def getitem(tensor, index):
 
 def setitem(tensor, index, value):
     """x[index] = value: build the whole new value with where/pad, then assign it."""
+    materialize(tensor)  # a view of a lazy tensor writes through its (now realized) base
     items = expand_index(tensor, index)
     plan = plan_index(tensor, items)
     basic = apply_basic(tensor, plan)

@@ -51,7 +51,7 @@ class MovementMixin:
                 raise ShapeError(f"reshape: cannot reshape {self.shape} ({self.numel()} "
                                  f"elements) to {shape}")
             shape = tuple(self.numel() // known if s == -1 else s for s in shape)
-        if math.prod(shape) != self.numel():
+        if shape != self.shape and math.prod(shape) != self.numel():  # (a, b) to itself: no
             raise ShapeError(f"reshape: cannot reshape {self.shape} ({self.numel()} elements) "
                              f"to {shape} ({math.prod(shape)} elements)")
         return self._view(self.node.reshape(shape))

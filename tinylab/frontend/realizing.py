@@ -100,6 +100,8 @@ class RealizingMixin:
         out = _tensor()(ir.detach(self.node), requires_grad=False)
         if self.node.op in (Op.BUFFER, Op.ASSIGN) or views.is_view(self):
             views.register(out)  # shares the storage, as in PyTorch
+        else:
+            views.register_pending(out, self)
         return out
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -124,7 +126,7 @@ class RealizingMixin:
             value = value.to(self.device)
         if value.dtype != self.dtype:
             value = value.cast(self.dtype)
-        if views.is_view(self):  # a view: write its base's elements
+        if views.is_view(self) or views.materialize(self):  # a view: write its base's elements
             views.write(self, value)
             return self
         if self.node.op is not Op.BUFFER:

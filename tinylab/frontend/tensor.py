@@ -205,6 +205,8 @@ class Tensor(RealizingMixin, OperatorMixin, CreationMixin, MovementMixin, Indexi
         out = self._wrap(node)
         if out is not self and (self.node.op in (Op.BUFFER, Op.ASSIGN) or views.is_view(self)):
             views.register(out)
+        elif out is not self and (out.node.op in views.VIEW_OPS or out.node is self.node):
+            views.register_pending(out, self)  # a view of a lazy value: a write realizes it
         return out
 
     def numpy(self) -> np.ndarray:
@@ -229,7 +231,7 @@ class Tensor(RealizingMixin, OperatorMixin, CreationMixin, MovementMixin, Indexi
         self._check_not_capturing(".item()")
         traced.check_concrete(self.node, ".item()")
         if self.numel() != 1:
-            raise ValueError(f"item() needs a tensor with one element, this one has shape "
+            raise ShapeError(f"item() needs a tensor with one element, this one has shape "
                              f"{self.shape}")
         return self.numpy().reshape(()).item()
 

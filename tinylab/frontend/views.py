@@ -1,6 +1,8 @@
 """Writes through views: a tensor made of movement ops (and detach) of a realized tensor is a view
 of its base's storage, as in PyTorch. `write(view, value)` maps the value back through the view's
 index map and assigns the whole base; `repoint` makes every live view read the base's new value.
+A movement op of a lazy tensor is a pending view: `materialize` realizes its base when it is
+written, then it is a view like the others (t = x.contiguous(); t[1][2] = 5 writes t).
 Called by Tensor.assign and setitem (frontend/tensor.py, frontend/indexing.py).
 """
 from __future__ import annotations
@@ -20,6 +22,10 @@ from ..ir.symbolic import any_symbolic
 VIEW_OPS = MOVEMENT | {Op.DETACH}
 # Buffer -> {id(view): weak reference}: by identity (a Tensor's == builds a comparison)
 _VIEWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# views of a lazy tensor, as PyTorch would have them: id(view) -> (weak view, weak base, weak
+# base's node when the view was made). A write to one realizes the base and goes through it
+_PENDING: dict = {}
+PENDING_SWEEP = 4096  # entries between sweeps of the dead ones
 
 
 def _storage(bottom: Node):
@@ -46,6 +52,55 @@ def register(tensor) -> None:
     chain = view_chain(tensor.node)
     if chain is not None:
         _VIEWS.setdefault(_storage(chain[0]), {})[id(tensor)] = weakref.ref(tensor)
+
+
+def register_pending(out, source) -> None:
+    """`out` is a movement op (or detach) of the lazy `source`: remember source's base, so a
+    write to `out` can realize that base and land in it (`materialize`)."""
+    entry = _pending_entry(source)
+    base_ref, base_node = (entry[1], entry[2]) if entry is not None else \
+        (weakref.ref(source), weakref.ref(source.node))  # weak: a view keeps no graph alive
+    if len(_PENDING) >= PENDING_SWEEP and len(_PENDING) % PENDING_SWEEP == 0:
+        for key in [k for k, e in _PENDING.items() if e[0]() is None or e[2]() is None]:
+            del _PENDING[key]
+    _PENDING[id(out)] = (weakref.ref(out), base_ref, base_node)
+
+
+def _pending_entry(tensor):
+    """tensor's entry while it is still a chain of view ops over its lazy base's node."""
+    entry = _PENDING.get(id(tensor))
+    if entry is None or entry[0]() is not tensor:
+        return None
+    base, base_node = entry[1](), entry[2]()
+    if base is None or base_node is None or base.node is not base_node:
+        return None  # the base is gone, or holds another value now
+    node = tensor.node
+    while node is not base_node and node.op in VIEW_OPS:
+        node = node.src[0]
+    return entry if node is base_node else None
+
+
+def materialize(tensor) -> bool:
+    """A view of a lazy tensor about to be written: realize the base and make `tensor` a
+    view of its storage (as a view of a realized tensor is). False when it is no such view."""
+    entry = _pending_entry(tensor)
+    if entry is None:
+        return False
+    base, base_node = entry[1](), entry[2]()
+    ops, node = [], tensor.node
+    while node is not base_node:
+        ops.append(node)
+        node = node.src[0]
+    base.realize()
+    del _PENDING[id(tensor)]
+    if base.node.op is not Op.BUFFER:
+        return False
+    node = base.node
+    for n in reversed(ops):
+        node = ir.detach(node) if n.op is Op.DETACH else ir.movement(n.op, node, n.arg)
+    tensor.node = node
+    register(tensor)
+    return is_view(tensor)
 
 
 def is_view(tensor) -> bool:

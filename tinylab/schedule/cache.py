@@ -28,8 +28,10 @@ def structure_key(outputs: list, realized) -> tuple[tuple, list, list]:
         if stored is not None:
             number = buffer_number.setdefault(id(stored.buffer), len(buffer_number))
             fresh = stored.version == stored.buffer.version
+            # a realized CONST is still inlined by its value (schedule/lowering.py): keyed by it
+            value = _arg_key(node.op, node.arg) if node.op is Op.CONST else None
             rows.append(("leaf", node.op, node.dtype, node.shape, node.device, number, fresh,
-                         stored is node))
+                         stored is node, value))
             leaves.append(node)
         else:
             rows.append((node.op, node.dtype, _arg_key(node.op, node.arg), node.shape,
