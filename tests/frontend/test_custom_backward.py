@@ -8,18 +8,9 @@ import pytest
 from tinylab import Tensor, custom_backward, dtypes, func
 from tinylab.errors import ArgumentError, DTypeError, ShapeError
 
+from test_autograd import numeric_gradient as central
+
 RNG = np.random.default_rng(7)
-
-
-def central(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    """d f(x) / dx for a scalar f, one coordinate at a time."""
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[i] += eps
-        down[i] -= eps
-        grad[i] = (f(up) - f(down)) / (2 * eps)
-    return grad
 
 
 def f64(a, grad=True):
