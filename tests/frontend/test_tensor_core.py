@@ -156,6 +156,16 @@ def test_detach_and_requires_grad_flags():
     assert Tensor([1.0]).requires_grad_().requires_grad is True
 
 
+@pytest.mark.parametrize("make", [lambda t: t.detach(), lambda t: t.requires_grad_(False)])
+def test_backward_of_a_tensor_that_needs_no_grad_raises_as_pytorch(make):
+    with pytest.raises(RuntimeError):   # PyTorch, the reference
+        make(torch.ones(1, requires_grad=True).detach()).backward()
+    x = Tensor([1.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        make(x.detach()).backward()
+    assert x.grad is None
+
+
 def test_lazy_and_constant_leaves_get_gradients():
     weight = Tensor.rand(2, 3, requires_grad=True)  # a lazy value, reshaped below
     bias = Tensor.zeros(3, requires_grad=True)      # a constant

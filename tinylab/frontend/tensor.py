@@ -21,7 +21,7 @@ from ..dtype import DType, dtypes
 from ..engine import trace as tracing
 from ..engine.devices import Device
 from ..engine import ownership
-from ..errors import DTypeError, ShapeError
+from ..errors import ArgumentError, DTypeError, ShapeError
 from ..ir.node import prod
 from ..ir.symbolic import Variable, any_symbolic, bound_shape, max_shape
 from ..ir import node as ir
@@ -269,6 +269,9 @@ class Tensor(RealizingMixin, OperatorMixin, CreationMixin, MovementMixin, Indexi
         """Add d self / d t to `t.grad` for every live float tensor t this depends on."""
         if not self.dtype.is_float:
             raise DTypeError(f"backward needs a float tensor, this one is {self.dtype.name}")
+        if self.requires_grad is False:   # PyTorch's RuntimeError (None: "may need one" here)
+            raise ArgumentError("backward: this tensor does not require grad (requires_grad="
+                                "False, or made by detach()), so no gradient flows from it")
         root_grad = self._root_grad(gradient)
         root = self.node
         in_graph = set(autograd.graph(root))
