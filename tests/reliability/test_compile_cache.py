@@ -224,6 +224,33 @@ def test_precompiled_header_and_plain_build_make_the_same_code(tmp_path):
     assert code[0] == code[1] and "answer" in code[0]
 
 
+def test_kernels_compiled_while_the_header_is_built_wait_for_it(tmp_path, monkeypatch):
+    """The first kernels of a schedule compile on parallel threads: those that found another
+    thread building the header used to read <immintrin.h> as text (~8x slower). They wait."""
+    import threading
+    import time
+    runtime = CPURuntime(cache_dir=tmp_path)
+    source = VECTOR_SOURCE.replace("SHIFT", "0.25f")
+    if runtime.target.arch != "x86_64" or not runtime.is_gcc():
+        return
+    build, built = runtime._precompile_header, []
+
+    def slow_build(flags):
+        time.sleep(0.3)  # another thread arrives while it builds
+        built.append(flags)
+        return build(flags)
+    monkeypatch.setattr(runtime, "_precompile_header", slow_build)
+    flags, answers = runtime.flags(source), []
+    threads = [threading.Thread(target=lambda: answers.append(runtime._header_flags(source, flags)))
+               for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(built) == 1 and len(answers) == 3
+    assert all(answer[0] == "-include" and os.path.exists(answer[1] + ".gch") for answer in answers)
+
+
 def test_disabling_the_compiler_cache_after_the_device_opened_compiles_again():
     """Context(DISABLE_COMPILER_CACHE=1) was read once, when the runtime was made: once a device
     existed, kernels still came from the disk cache (no compile counted)."""
