@@ -63,7 +63,7 @@ notebooks: $(STAMP)
 
 # Binder's build without the container: apt.txt (as root), a fresh venv with runtime.txt's
 # Python, requirements.txt, postBuild and every notebook under nbval as an unprivileged user
-# (useradd as root); prints each step's time. Needs no .venv; make test runs it too.
+# (useradd as root); prints each step's time. Needs no .venv; make test runs it with two notebooks.
 binder-check:
 	$(PYTHON) binder/dry_run.py
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """The Binder dry run (`make binder-check`): build binder/'s environment the way repo2docker does,
-minus the container, then run every tutorial notebook in it under strict nbval as that user.
+minus the container, import every module the tutorials import, then run every tutorial notebook
+(or those named) in it under strict nbval as that user.
 Standard library only. Exit 0: all passed; 1: a step failed; 77: this machine cannot run it.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import pwd
 import re
@@ -33,6 +35,7 @@ CANNOT_RUN = 77
 NOTEBOOK_BUDGET_S = 180
 NOTEBOOK_TIMEOUT_S = 900
 SHOWN_LINES = 60
+IMPORT_LINE = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))", re.M)
 
 
 class CannotRun(Exception):
@@ -324,6 +327,13 @@ def build_and_run(plan: Plan, base: Path, clock: Clock, names: list[str]) -> lis
         said = [line.removeprefix("postBuild: ") for line in
                 (logs / "postBuild.log").read_text().splitlines() if line.startswith("postBuild: ")]
         note["text"] = "; ".join(said)
+    # before the check's own tools are installed: they must not mask a missing requirement
+    with clock.step("every module the tutorials import") as note:
+        modules = tutorial_imports()
+        run_logged([python, "-c", IMPORT_ALL, *modules], logs / "imports.log", 300,
+                   "importing the tutorials' modules", **as_user)
+        said = (logs / "imports.log").read_text().strip().splitlines()
+        note["text"] = f"{len(modules)} modules; " + (said[-1] if said else "")
     with clock.step(f"pip install {' '.join(CHECK_TOOLS)} (the check's tool, not Binder's)"):
         run_logged([python, "-m", "pip", "install", "-q", *CHECK_TOOLS], logs / "tools.log", 900,
                    "pip install " + " ".join(CHECK_TOOLS), **as_user)
@@ -347,6 +357,30 @@ def build_and_run(plan: Plan, base: Path, clock: Clock, names: list[str]) -> lis
             print(f"    {name} took over the {NOTEBOOK_BUDGET_S} s budget (see its CPU time: "
                   f"is the machine busy?)", flush=True)
     return failed
+
+
+# run in Binder's Python, in HOME (the repository copy): each module a tutorial imports, local ones
+# (notebooks/*.py, tests/**.py) from their folders, then every device 04_backends opens
+IMPORT_ALL = """import importlib, pathlib, sys
+for folder in ["notebooks", *sorted({str(p.parent) for p in pathlib.Path("tests").rglob("*.py")})]:
+    sys.path.append(folder)
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+from tinylab import Device
+print("devices:", ", ".join(d for d in ("CPU", "CL", "WEBGPU", "PYTHON") if Device[d].available))
+"""
+
+
+def tutorial_imports() -> list[str]:
+    """The top-level modules named by `import` / `from ... import` in any tutorial's code cells."""
+    names = set()
+    for path in (ROOT / NOTEBOOKS).glob("[0-9][0-9]_*.ipynb"):
+        for cell in json.loads(path.read_text())["cells"]:
+            if cell["cell_type"] == "code":
+                text = "".join(cell["source"])
+                for found in IMPORT_LINE.finditer(text):
+                    names.add((found.group(1) or found.group(2)).split(".")[0])
+    return sorted(names)
 
 
 def tutorials() -> list[str]:
