@@ -23,7 +23,7 @@ from tinylab.runtimes.buffer import Buffer
 from tinylab.schedule.fusion import SchedulerOptions
 from tinylab.schedule.schedule import schedule
 
-BOUNDED_EXAMPLES = 250
+BOUNDED_EXAMPLES = 160  # make test: ~70 s of the cold suite (250 took ~120 s); make fuzz runs 2000
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", BOUNDED_EXAMPLES))
 LONG_RUN = EXAMPLES > BOUNDED_EXAMPLES
 # compiling is slow (a C compile ~0.2 s, an OpenCL build ~0.8 s): those backends see a share
