@@ -5,7 +5,9 @@ promises IEEE special values (WGSL lets a compiler assume finite math); `refuses
 (dtype_support.py) expects the clear error of a backend whose language lacks a dtype.
 At the end of a session every kernel it produced is rendered for CUDA and compiled by nvcc, and
 rendered as WGSL and validated by naga (wgsl_check.py)."""
+import contextlib
 import os
+import time
 from pathlib import Path
 
 # plan from the model: calibration (engine/calibrate.py) is timed in its own tests only
@@ -20,6 +22,7 @@ from tinylab import Context, Device
 
 BACKENDS = ["CPU", "PYTHON", "CL", "CUDA", "WEBGPU"]  # CL, CUDA, WEBGPU only where they run
 GOLDEN = Path(__file__).parent / "golden"
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 
 
 def available_backends():
@@ -71,7 +74,8 @@ def every_kernel_compiles_for_cuda():
     for CUDA, compile to PTX with nvcc where it exists (CUDA_RENDER_CHECK=0 skips)."""
     yield
     if os.environ.get("CUDA_RENDER_CHECK", "1") != "0" and cuda_check.nvcc_present():
-        cuda_check.compile_for_cuda(cuda_check.session_asts())
+        with _timed_check("CUDA render + nvcc") as asts:
+            cuda_check.compile_for_cuda(asts)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -81,7 +85,20 @@ def every_kernel_renders_as_validated_wgsl():
     a kernel of a dtype WGSL lacks must be refused by name."""
     yield
     if os.environ.get("WGSL_RENDER_CHECK", "1") != "0":
-        wgsl_check.check_wgsl(cuda_check.session_asts())
+        with _timed_check("WGSL render + naga") as asts:
+            wgsl_check.check_wgsl(asts)
+
+
+@contextlib.contextmanager
+def _timed_check(what: str):
+    """The session's kernel ASTs for an end-of-session check; its time lands in
+    test-artifacts/session-checks.log (a line per xdist worker: part of the suite's time)."""
+    asts, start = cuda_check.session_asts(), time.perf_counter()
+    yield asts
+    ARTIFACTS.mkdir(exist_ok=True)
+    with open(ARTIFACTS / "session-checks.log", "a") as log:
+        log.write(f"{time.strftime('%H:%M:%S')} {os.environ.get('PYTEST_XDIST_WORKER', 'main')}: "
+                  f"{what}: {len(asts)} kernels in {time.perf_counter() - start:.1f} s\n")
 
 
 @pytest.fixture
