@@ -140,7 +140,7 @@ class CStyleRenderer(Renderer):
         """Division that never traps: x/0 is 0, INT_MIN/-1 wraps (as the numpy oracle does)."""
         t = self.type_name(dtype)
         if dtype.is_unsigned or dtype.is_bool:
-            return f"(({b})==0?({t})0:({t})(({a}){'/' if op == 'IDIV' else '%'}({b})))"
+            return f"(({b})==0?({t})0:({t})(({a}){'/' if op == LinearOp.IDIV else '%'}({b})))"
         if op == LinearOp.IDIV:
             neg = f"({t})(0-(unsigned {t})({a}))" if dtype.itemsize >= 4 else f"({t})(-({a}))"
             return f"(({b})==0?({t})0:({b})==-1?{neg}:({t})(({a})/({b})))"

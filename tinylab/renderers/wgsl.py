@@ -186,7 +186,7 @@ class WGSLRenderer(GPURenderer):
     def spell_division(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
         a, b = args
         zero = self.literal(0, dtype)
-        return f"select(({a}) {'/' if op == 'IDIV' else '%'} ({b}), {zero}, ({b}) == {zero})"
+        return f"select(({a}) {'/' if op == LinearOp.IDIV else '%'} ({b}), {zero}, ({b}) == {zero})"
 
     def spell_shift(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
         return self.shift(op, args[0], args[1], dtype)
