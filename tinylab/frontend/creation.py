@@ -16,6 +16,7 @@ from ..dtype import DType, dtypes
 from ..errors import ArgumentError, ShapeError
 from ..ir import node as ir
 from ..ir.symbolic import Variable, bound_value
+from ..memo import Memo
 
 
 def shape_args(args, op: str) -> tuple[int, ...]:
@@ -37,7 +38,7 @@ def shape_args(args, op: str) -> tuple[int, ...]:
 
 
 INDEX_RANGES_KEPT = 256  # lengths whose 0..n-1 graph _index_range keeps (consts only)
-_INDEX_RANGES: dict = {}  # (length, device) -> the graph's node
+_INDEX_RANGES = Memo("index ranges", INDEX_RANGES_KEPT)  # (length, device) -> the graph's node
 
 
 class _RandomState:
@@ -242,10 +243,7 @@ class CreationMixin:
         key = (n, Device.canonicalize(device))
         known = _INDEX_RANGES.get(key)
         if known is None:
-            known = cls._build_index_range(n, device).node
-            if len(_INDEX_RANGES) >= INDEX_RANGES_KEPT:
-                _INDEX_RANGES.pop(next(iter(_INDEX_RANGES)))
-            _INDEX_RANGES[key] = known
+            known = _INDEX_RANGES[key] = cls._build_index_range(n, device).node
         return cls(known)
 
     @classmethod
