@@ -1,9 +1,5 @@
-"""Creating tensors: zeros/ones/full/empty (+ _like), arange, linspace, eye, and random numbers.
-
-Random numbers are made by kernels, not by numpy: Threefry-2x32 (20 rounds, the counter-based
-generator of Salmon et al., "Parallel random numbers: as easy as 1, 2, 3") applied to a counter
-per element, keyed by (seed, call number). The key lives in a device buffer that a kernel
-increments, so TinyJit replays draw fresh numbers. Mixed into Tensor (frontend/tensor.py).
+"""Creating tensors: zeros/ones/full/empty (+ _like), arange, linspace and eye; random numbers are
+in random.py. Mixed into Tensor (frontend/tensor.py).
 """
 from __future__ import annotations
 
@@ -11,7 +7,6 @@ import hashlib
 import math
 import numbers
 
-from .. import config
 from ..dtype import DType, dtypes
 from ..errors import ArgumentError, ShapeError
 from ..ir import node as ir
@@ -39,35 +34,6 @@ def shape_args(args, op: str) -> tuple[int, ...]:
 
 INDEX_RANGES_KEPT = 256  # lengths whose 0..n-1 graph _index_range keeps (consts only)
 _INDEX_RANGES = Memo("index ranges", INDEX_RANGES_KEPT)  # (length, device) -> the graph's node
-
-
-class _RandomState:
-    seed: int = int(config.SEED.value)
-    calls: int = 0
-    counters: dict = {}   # device -> uint32[1] tensor counting rand calls
-
-
-# Threefry-2x32 rotation constants and key-schedule parity (Random123 specification)
-_ROTATIONS = (13, 15, 26, 6, 17, 29, 16, 24)
-_PARITY = 0x1BD11BDA
-
-
-def _rotl(x, r: int):
-    return (x << r) | (x >> (32 - r))
-
-
-def threefry2x32(x0, x1, k0, k1):
-    """Encrypt counters (x0, x1) under key (k0, k1): four uint32 tensors of one shape."""
-    k2 = k0 ^ k1 ^ _PARITY
-    keys = (k0, k1, k2)
-    x0, x1 = x0 + k0, x1 + k1
-    for block in range(5):
-        for r in _ROTATIONS[4 * (block % 2):4 * (block % 2) + 4]:
-            x0 = x0 + x1
-            x1 = _rotl(x1, r) ^ x0
-        x0 = x0 + keys[(block + 1) % 3]
-        x1 = x1 + keys[(block + 2) % 3] + (block + 1)
-    return x0, x1
 
 
 def _check_numbers(op: str, **values) -> None:
@@ -297,117 +263,3 @@ class CreationMixin:
         ones = cls.ones(k, 1, dtype=dtype, device=device)
         square = ones.pad(((0, 0), (0, k))).flatten().shrink(((0, k * k),)).reshape(k, k)
         return cls(square.pad(((0, n - k), (0, m - k))).node, **kwargs)
-
-    # ---- random ----
-    @staticmethod
-    def manual_seed(seed: int = 0) -> None:
-        _RandomState.seed, _RandomState.calls = int(seed), 0
-        _RandomState.counters = {}
-
-    @classmethod
-    def _random_bits(cls, n: int, device: str):
-        """n uint32 random words from one Threefry call keyed by (seed, call number)."""
-        from ..engine.devices import Device
-        device = Device.canonicalize(device)
-        counter = _RandomState.counters.get(device)
-        if counter is None:
-            counter = cls([0], dtype=dtypes.uint32, device=device)
-            _RandomState.counters[device] = counter
-        counter.assign(counter + 1).realize()
-        key = counter.clone().realize()  # this call's number, fixed in its own buffer
-        half = (n + 1) // 2
-        count = cls._index_range(half, device).cast(dtypes.uint32)
-        seed = cls.full((half,), _RandomState.seed & 0xFFFFFFFF, dtypes.uint32, device)
-        k1 = key.reshape(1).expand(half)
-        x0, x1 = threefry2x32(count, count + half, seed, k1)
-        # the bits get a buffer of their own: one Threefry kernel per size, shared by every
-        # distribution and shape drawn from it (it is the expensive kernel to compile)
-        return x0.cat(x1).shrink(((0, n),)).contiguous()
-
-    @classmethod
-    def rand(cls, *shape, dtype=None, device=None, **kwargs):
-        """Uniform in [0, 1)."""
-        from ..engine.devices import Device
-        shape = shape_args(shape, "rand")
-        dtype = dtypes.from_any(dtype) if dtype is not None else dtypes.default_float
-        n = math.prod(shape)
-        if n == 0:
-            return cls.zeros(*shape, dtype=dtype, device=device, **kwargs)
-        bits = cls._random_bits(n, Device.canonicalize(device))
-        # 23 random mantissa bits under exponent 0 give a float in [1, 2)
-        one_to_two = ((bits >> 9) | 0x3F800000).bitcast(dtypes.float32)
-        out = (one_to_two - 1.0).reshape(shape)
-        return cls(out.cast(dtype).node, **kwargs)
-
-    def rand_like(self, **kwargs):
-        kwargs.setdefault("dtype", self.dtype if self.dtype.is_float else None)
-        kwargs.setdefault("device", self.device)
-        return type(self).rand(*self.shape, **kwargs)
-
-    def randn_like(self, **kwargs):
-        kwargs.setdefault("dtype", self.dtype if self.dtype.is_float else None)
-        kwargs.setdefault("device", self.device)
-        return type(self).randn(*self.shape, **kwargs)
-
-    @classmethod
-    def randn(cls, *shape, dtype=None, device=None, **kwargs):
-        """Standard normal (Box-Muller on two uniforms)."""
-        shape = shape_args(shape, "randn")
-        dtype = dtypes.from_any(dtype) if dtype is not None else dtypes.default_float
-        u = cls.rand(2, *shape, device=device)
-        radius = (1 - u[0]).log().mul(-2).sqrt()
-        out = radius * (u[1] * (2 * math.pi)).cos()
-        return cls(out.cast(dtype).node, **kwargs)
-
-    @classmethod
-    def randint(cls, *shape, low: int = 0, high: int = 10, dtype=None, device=None, **kwargs):
-        if high <= low:
-            raise ValueError(f"randint: high ({high}) must be greater than low ({low})")
-        shape = shape_args(shape, "randint")
-        dtype = dtypes.from_any(dtype) if dtype is not None else dtypes.default_int
-        out = (cls.rand(*shape, device=device) * (high - low)).floor() + low
-        return cls(out.cast(dtype).node, **kwargs)
-
-    @classmethod
-    def normal(cls, *shape, mean: float = 0.0, std: float = 1.0, **kwargs):
-        if std < 0:
-            raise ValueError(f"normal: std must be non-negative, got {std}")
-        requires_grad = kwargs.pop("requires_grad", None)
-        out = cls.randn(*shape, **kwargs) * std + mean
-        return cls(out.node, requires_grad=requires_grad)
-
-    @classmethod
-    def uniform(cls, *shape, low: float = 0.0, high: float = 1.0, **kwargs):
-        if low > high:
-            raise ValueError(f"uniform: low ({low}) must not exceed high ({high})")
-        requires_grad = kwargs.pop("requires_grad", None)
-        dtype = kwargs.pop("dtype", None)
-        out = cls.rand(*shape, **kwargs) * (high - low) + low
-        if dtype is not None:
-            out = out.cast(dtypes.from_any(dtype))
-        return cls(out.node, requires_grad=requires_grad)
-
-    @classmethod
-    def scaled_uniform(cls, *shape, **kwargs):
-        shape = shape_args(shape, "scaled_uniform")
-        scale = math.prod(shape) ** -0.5
-        return cls.uniform(*shape, low=-1.0, high=1.0, **kwargs) * scale
-
-    @classmethod
-    def glorot_uniform(cls, *shape, **kwargs):
-        shape = shape_args(shape, "glorot_uniform")
-        bound = (6 / (shape[0] + math.prod(shape[1:]))) ** 0.5
-        return cls.uniform(*shape, low=-bound, high=bound, **kwargs)
-
-    @classmethod
-    def kaiming_uniform(cls, *shape, a: float = 0.01, **kwargs):
-        shape = shape_args(shape, "kaiming_uniform")
-        fan_in = math.prod(shape[1:])
-        bound = math.sqrt(3.0) * math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(fan_in)
-        return cls.uniform(*shape, low=-bound, high=bound, **kwargs)
-
-    @classmethod
-    def kaiming_normal(cls, *shape, a: float = 0.01, **kwargs):
-        shape = shape_args(shape, "kaiming_normal")
-        std = math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(math.prod(shape[1:]))
-        return cls.normal(*shape, mean=0.0, std=std, **kwargs)

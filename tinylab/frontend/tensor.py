@@ -5,7 +5,7 @@ A Tensor holds an IR node; every method builds new nodes (nothing runs) until `.
 This file holds the core (construction, properties, reading values back, autograd, the helpers
 the mixins share); list ingestion is ingest.py, realizing and in-place writes realizing.py
 (ownership and versions: engine/ownership.py), operands and operator dunders operators.py; the
-method families live in mixins: creation.py, movement.py, elementwise.py, reduce.py, nn_ops.py,
+method families live in mixins: creation.py, random.py, movement.py, elementwise.py, reduce.py, nn_ops.py,
 sorting.py, pooling.py, matrix.py. User errors are raised when an op is built, naming op and
 shapes.
 """
@@ -30,6 +30,7 @@ from ..ir.ops import Op
 from . import autograd, traced, views
 from .activations import ActivationMixin
 from .creation import CreationMixin
+from .random import RandomMixin
 from .elementwise import ElementwiseMixin
 from .indexing import IndexingMixin
 from .ingest import buffer_node, to_numpy
@@ -61,7 +62,7 @@ class _TensorMeta(type):
 
 
 
-class Tensor(RealizingMixin, OperatorMixin, CreationMixin, MovementMixin, IndexingMixin,
+class Tensor(RealizingMixin, OperatorMixin, CreationMixin, RandomMixin, MovementMixin, IndexingMixin,
              ElementwiseMixin, ActivationMixin, ReduceMixin, NNMixin, SortingMixin, PoolingMixin,
              MatrixMixin, metaclass=_TensorMeta):
     __slots__ = ("node", "_requires_grad", "grad", "__weakref__")
