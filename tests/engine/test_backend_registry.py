@@ -128,3 +128,19 @@ def test_clashing_or_malformed_rows_are_refused(arguments, message):
     with pytest.raises(DeviceError, match=message):
         register_backend(arguments.pop("name"), ToyRenderer, ToyRuntime, **arguments)
     assert backends.BACKENDS == before
+
+
+def test_every_change_to_the_rows_changes_their_key(toy, monkeypatch):
+    """rows_key() is a change count, so caches of derived facts (device spellings, caps, the
+    device table) see a row added, replaced or removed however it was written."""
+    keys = [backends.rows_key()]
+    register_backend("TOYPY", ToyRenderer, ToyRuntime, null_alias="NULL:TOY")   # replaced
+    keys.append(backends.rows_key())
+    monkeypatch.setitem(backends.BACKENDS, "TOYPY", toy)                        # written directly
+    keys.append(backends.rows_key())
+    backends.BACKENDS.pop("TOYPY")
+    keys.append(backends.rows_key())
+    assert len(set(keys)) == len(keys)
+    assert Device.canonicalize("toy") != "TOYPY"   # the alias left with its row
+    backends.BACKENDS.update(TOYPY=toy)
+    assert Device.canonicalize("toy") == "TOYPY" and backends.rows_key() not in keys

@@ -110,7 +110,45 @@ def _is_gpu(spec) -> bool:
     return spec.runtime.is_gpu
 
 
-BACKENDS: dict[str, Backend] = {
+class Rows(dict):
+    """The backend rows by name: a dict that counts its changes, so that rows_key() (asked
+    several times per realize) is one integer, not a tuple built from every row."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.version = 0
+
+    def _changed(self, result=None):
+        self.version += 1
+        return result
+
+    def __setitem__(self, name, row):
+        self._changed(super().__setitem__(name, row))
+
+    def __delitem__(self, name):
+        self._changed(super().__delitem__(name))
+
+    def pop(self, *args):
+        return self._changed(super().pop(*args))
+
+    def popitem(self):
+        return self._changed(super().popitem())
+
+    def setdefault(self, name, row=None):
+        return self._changed(super().setdefault(name, row))
+
+    def update(self, *args, **kwargs):
+        self._changed(super().update(*args, **kwargs))
+
+    def clear(self):
+        self._changed(super().clear())
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+
+BACKENDS: Rows = Rows({
     "CUDA": Backend("CUDA", _cuda_renderer, _cuda_runtime, "CUDA C through nvcc and pycuda", 10,
                     language="CUDA", lexer="cuda", null_alias="NULL:CUDA", peak="cuda",
                     shown=True, tab_rank=3),
@@ -131,7 +169,7 @@ BACKENDS: dict[str, Backend] = {
     "METAL": Backend("METAL", _metal_renderer, _metal_runtime, "Metal Shading Language", 95,
                      language="Metal", lexer="cpp", aliases=("MSL",), null_alias="NULL:METAL",
                      shown=True, tab_rank=5),
-}
+})
 
 
 def check_row(backend: Backend) -> None:
@@ -162,9 +200,9 @@ def check_row(backend: Backend) -> None:
 _DERIVED: dict = {}
 
 
-def rows_key() -> tuple:
-    """Changes whenever a row is added or replaced (caches of derived facts key on it)."""
-    return tuple((name, id(row)) for name, row in BACKENDS.items())
+def rows_key() -> int:
+    """Changes whenever a row is added, replaced or removed (caches of derived facts key on it)."""
+    return BACKENDS.version
 
 
 def _derived() -> dict:

@@ -156,7 +156,7 @@ class _DeviceRegistry:
         self._opened: dict[str, DeviceSpec] = {}
         self._caps_by_setting: dict = {}  # (CPU_TARGET, THREADS, rows) -> the entry of _caps
         self._canonical: dict = {}  # a device name as spelled -> its canonical name
-        self._canonical_rows: tuple = ()  # the backend rows _canonical was spelled under
+        self._canonical_rows: int = -1  # the rows_key() _canonical was spelled under
         self._defaults: dict = {}  # (DEV, CPU_TARGET, backends) -> the DEFAULT they give
         self.state = EngineState()  # what realize keeps between calls (engine/engine_state.py)
         # (CPU target keys, backend rows) -> {device name: DeviceCaps}
