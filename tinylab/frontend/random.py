@@ -44,6 +44,7 @@ def threefry2x32(x0, x1, k0, k1):
 
 class RandomMixin:
     """Random tensors (mixed into Tensor)."""
+    __slots__ = ()
 
     @staticmethod
     def manual_seed(seed: int = 0) -> None:
