@@ -1,6 +1,7 @@
 """One vocabulary per stage: the linear program's instructions are `LinearOp` members and a loop's
 kind an `AxisKind` member (str enums, so printed programs and golden files read the same words);
-renderers and the linear-program printer compare members, never bare strings."""
+renderers and the linear-program printer compare members, never bare strings (a launch id's
+space is an `IdSpace` member, runtimes/launch.py)."""
 import re
 from pathlib import Path
 
@@ -9,20 +10,22 @@ import numpy as np
 from tinylab import Context, Tensor, trace
 from tinylab.codegen.linear_ops import LinearOp
 from tinylab.codegen.plan import ACTIONS, Action, AxisKind
+from tinylab.runtimes.launch import IdSpace
 
 ROOT = Path(__file__).resolve().parents[2] / "tinylab"
-WORDS = set(LinearOp.__members__) | {kind.value for kind in AxisKind}
-COMPARED = re.compile(r"(?:==|!=|\bin|\bnot in)\s*\(?((?:\"[A-Za-z_]+\",?\s*)+)\)?")
+WORDS = set(LinearOp.__members__) | {kind.value for kind in AxisKind} | set(map(str, IdSpace))
+QUOTED = r"(?:\"\w+\"|'\w+')"   # either quote (f-strings hold the other); \w: EXP2
+COMPARED = re.compile(rf"(?:==|!=|\bin|\bnot in)\s*\(?((?:{QUOTED},?\s*)+)\)?")
 
 
 def test_renderers_compare_members_not_strings():
     found = []
     for path in sorted((ROOT / "renderers").glob("*.py")) + [ROOT / "codegen" / "plan_printer.py"]:
         for number, line in enumerate(path.read_text().splitlines(), 1):
-            if line.lstrip().startswith("#") or "space ==" in line:
-                continue   # (a launch id's space, runtimes/launch.py IdPart: not an axis kind)
+            if line.lstrip().startswith("#"):
+                continue
             for match in COMPARED.finditer(line):
-                words = set(re.findall(r"\"([A-Za-z_]+)\"", match.group(1)))
+                words = set(re.findall(r"[\"'](\w+)[\"']", match.group(1)))
                 if words & WORDS:
                     found.append(f"{path.name}:{number}: {line.strip()}")
     assert not found, "bare op or axis-kind names compared:\n" + "\n".join(found)

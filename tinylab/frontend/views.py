@@ -15,6 +15,7 @@ from ..dtype import dtypes
 from ..engine import ownership
 from ..errors import WriteError
 from ..ir import node as ir
+from ..ir.movement_ops import MOVEMENTS
 from ..ir.node import Node
 from ..ir.ops import MOVEMENT, Op
 from ..ir.symbolic import any_symbolic
@@ -119,17 +120,6 @@ def chain_text(bottom: Node, ops: list[Node]) -> str:
 
 
 # ---- which base element each view element is ----------------------------------------------
-_NUMPY_MOVES = {  # the view's index map on an array of base positions (-1: padding)
-    Op.RESHAPE: lambda a, n: a.reshape(n.arg),
-    Op.PERMUTE: lambda a, n: a.transpose(n.arg),
-    Op.EXPAND: lambda a, n: np.broadcast_to(a, n.arg),
-    Op.PAD: lambda a, n: np.pad(a, n.arg, constant_values=-1),
-    Op.SHRINK: lambda a, n: a[tuple(slice(b, e) for b, e in n.arg)],
-    Op.FLIP: lambda a, n: np.flip(a, n.arg),
-    Op.DETACH: lambda a, n: a,
-}
-
-
 def check_writable(bottom: Node, ops: list[Node], what: str) -> None:
     """Raise WriteError unless every element of the view is its own element of the base. Only a
     chain with an expand or a pad can fail; its index map is worked out on host positions."""
@@ -139,11 +129,13 @@ def check_writable(bottom: Node, ops: list[Node], what: str) -> None:
     if any_symbolic(bottom.shape) or any(any_symbolic(n.shape) for n in ops):
         raise WriteError(f"{what}: cannot write through a view with an expand or pad of a "
                          f"symbolic shape (view chain {chain})")
-    positions = np.arange(bottom.numel, dtype=np.int64).reshape(bottom.shape)
+    # the view's index map on base positions 1..numel (ir/movement_ops.py's table; 0: padding)
+    positions = np.arange(1, bottom.numel + 1, dtype=np.int64).reshape(bottom.shape)
     for n in ops:
-        positions = _NUMPY_MOVES[n.op](positions, n)
+        if n.op is not Op.DETACH:
+            positions = MOVEMENTS[n.op].array(positions, n.arg)
     flat = positions.reshape(-1)
-    if (flat < 0).any():
+    if (flat == 0).any():
         raise WriteError(f"{what}: the view has elements that are padding, not elements of its "
                          f"base (view chain {chain}); write to a clone() instead")
     if np.unique(flat).size != flat.size:

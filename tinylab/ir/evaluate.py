@@ -11,26 +11,10 @@ import numpy as np
 
 from .. import numpy_alu
 from . import symbolic as sym
+from .movement_ops import MOVEMENTS
 from .node import Node, toposort
 from .ops import ALU, REDUCE, Op
 from .view import ViewStack
-
-
-def _movement(node: Node, x: np.ndarray) -> np.ndarray:
-    op, arg = node.op, node.arg
-    if op is Op.RESHAPE:
-        return x.reshape(arg)
-    if op is Op.PERMUTE:
-        return x.transpose(arg)
-    if op is Op.EXPAND:
-        return np.broadcast_to(x, arg)
-    if op is Op.PAD:
-        return np.pad(x, arg)
-    if op is Op.SHRINK:
-        return x[tuple(slice(b, e) for b, e in arg)]
-    if op is Op.FLIP:
-        return np.flip(x, arg)
-    raise AssertionError(op)
 
 
 def _alu(node: Node, values: list[np.ndarray]) -> np.ndarray:
@@ -57,8 +41,8 @@ def _evaluate_one(node: Node, srcs: list, buffers) -> np.ndarray:
         return _alu(node, srcs)
     if op in REDUCE:
         return numpy_alu.reduce(op.name, srcs[0], node.axes)
-    if op in (Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.PAD, Op.SHRINK, Op.FLIP):
-        return _movement(node, srcs[0])
+    if op in MOVEMENTS:
+        return MOVEMENTS[op].array(srcs[0], node.arg)
     if op in (Op.CONTIGUOUS, Op.DETACH, Op.COPY):
         return np.array(srcs[0])
     if op is Op.ASSIGN:

@@ -1,8 +1,17 @@
 """Movement-op builders: reshape, permute, expand, pad, shrink, flip (and `movement` by op), each
 checking its argument against the node's shape and folding what needs no node (an identity, a
 movement of a constant). Views, not data, change (ir/view.py). Re-exported by ir/node.py.
+
+`MOVEMENTS` is the one table of what each movement op does, in the three places one is applied:
+building its node (here), moving a ViewStack (schedule/graph.py) and moving a numpy array (the
+oracle, ir/evaluate.py; frontend/views.py's writable-view check).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
 
 from ..errors import ShapeError
 from .node import Node, const, prod
@@ -108,8 +117,29 @@ def flip(node: Node, axes: tuple[int, ...]) -> Node:
     return Node(Op.FLIP, node.dtype, (node,), axes, node.shape, node.device)
 
 
+@dataclass(frozen=True)
+class Movement:
+    """One movement op with its argument `arg` (the node's `arg`), applied to each kind of value."""
+    node: Callable    # (Node, arg) -> Node: the builder above
+    view: Callable    # (ViewStack, arg) -> ViewStack: the same movement of an index map
+    array: Callable   # (np.ndarray, arg) -> np.ndarray: the same movement of values (zero padding)
+
+
+def _shrink_array(x: np.ndarray, bounds) -> np.ndarray:
+    return x[tuple(slice(b, e) for b, e in bounds)]
+
+
+MOVEMENTS: dict[Op, Movement] = {
+    Op.RESHAPE: Movement(reshape, lambda v, a: v.reshape(a), lambda x, a: x.reshape(a)),
+    Op.PERMUTE: Movement(permute, lambda v, a: v.permute(a), lambda x, a: x.transpose(a)),
+    Op.EXPAND: Movement(expand, lambda v, a: v.expand(a), lambda x, a: np.broadcast_to(x, a)),
+    Op.PAD: Movement(pad, lambda v, a: v.pad(a), lambda x, a: np.pad(x, a)),
+    Op.SHRINK: Movement(shrink, lambda v, a: v.shrink(a), _shrink_array),
+    Op.FLIP: Movement(flip, lambda v, a: v.flip(a), lambda x, a: np.flip(x, a)),
+}
+assert set(MOVEMENTS) == MOVEMENT, "every movement op has one row"
+
+
 def movement(op: Op, node: Node, arg) -> Node:
     """Apply a movement op by name (used when replaying recorded movements)."""
-    assert op in MOVEMENT
-    return {Op.RESHAPE: reshape, Op.PERMUTE: permute, Op.EXPAND: expand, Op.PAD: pad,
-            Op.SHRINK: shrink, Op.FLIP: flip}[op](node, arg)
+    return MOVEMENTS[op].node(node, arg)

@@ -431,7 +431,7 @@ def _vector_math(op: str, name: str, t: str, m: str, lanes: int, features) -> st
             return head + (f"  {t} r; for (int l = 0; l < {lanes}; l++) r[l] = sqrtf(x[l]);\n"
                            f"  return r;\n}}\n")
         return head + f"  return ({t}){body};\n}}\n"
-    if op == "EXP2":
+    if op == LinearOp.EXP2:
         clamped_high = _select("(x > 128.0f)", f"(({t}){{}}+128.0f)", "x", t, m)
         clamped = _select("(c < -150.0f)", f"(({t}){{}}-150.0f)", "c", t, m)
         return head + (

@@ -5,6 +5,7 @@ load and store. Kernels are `extern "C"` so the runtime finds them by name.
 from __future__ import annotations
 
 from ..dtype import DType
+from ..runtimes.launch import IdSpace
 from .gpu_c import GPURenderer
 
 BITCAST = ("template <class D, class S> __device__ inline D tl_bitcast(S s) "
@@ -19,8 +20,8 @@ class CUDARenderer(GPURenderer):
     barrier = "__syncthreads();"
     infinity, nan = "__int_as_float(0x7f800000)", "__int_as_float(0x7fc00000)"
 
-    def id_text(self, space: str, dim: int) -> str:
-        return f"{'blockIdx' if space == 'group' else 'threadIdx'}.{'xyz'[dim]}"
+    def id_text(self, space: IdSpace, dim: int) -> str:
+        return f"{'blockIdx' if space is IdSpace.GROUP else 'threadIdx'}.{'xyz'[dim]}"
 
     def bitcast(self, a: str, src: DType, dst: DType) -> str:
         return f"tl_bitcast<{self.type_name(dst)}>({a})"

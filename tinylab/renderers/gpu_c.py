@@ -10,7 +10,7 @@ from ..codegen.linear_ops import LinearOp
 from ..codegen.plan import Action
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
-from ..runtimes.launch import launch_dims
+from ..runtimes.launch import IdSpace, launch_dims
 from .cstyle import CStyleRenderer, _Walk
 
 
@@ -33,7 +33,7 @@ class GPURenderer(CStyleRenderer):
     id_modulo = "({id}%{size})"
     return_line = "if ({condition}) return;"
 
-    def id_text(self, space: str, dim: int) -> str:
+    def id_text(self, space: IdSpace, dim: int) -> str:
         raise NotImplementedError
 
     def load_half(self, buffer: str, index: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..codegen.linear_ops import LinearOp
 from ..dtype import DType, dtypes
+from ..runtimes.launch import IdSpace
 from .gpu_c import GPURenderer
 
 NAMES = {dtypes.int8: "char", dtypes.uint8: "uchar", dtypes.int16: "short",
@@ -27,8 +28,8 @@ class MetalRenderer(GPURenderer):
     lacks_dtypes = frozenset({"float64"})
     cast_alone_id = True   # ids are unsigned in Metal: cast even a lone one to the index type
 
-    def id_text(self, space: str, dim: int) -> str:
-        return f"{'gid' if space == 'group' else 'lid'}.{'xyz'[dim]}"
+    def id_text(self, space: IdSpace, dim: int) -> str:
+        return f"{'gid' if space is IdSpace.GROUP else 'lid'}.{'xyz'[dim]}"
 
     def scalar_type(self, dtype: DType) -> str:
         if dtype == dtypes.float64:

@@ -5,6 +5,7 @@ type read and written with vload_half / vstore_half. Everything else is the C fa
 from __future__ import annotations
 
 from ..dtype import DType, dtypes
+from ..runtimes.launch import IdSpace
 from .gpu_c import GPURenderer
 
 NAMES = {dtypes.int8: "char", dtypes.uint8: "uchar", dtypes.uint16: "ushort",
@@ -25,8 +26,8 @@ class OpenCLRenderer(GPURenderer):
     local_qualifier = "__local "
     barrier = "barrier(CLK_LOCAL_MEM_FENCE);"
 
-    def id_text(self, space: str, dim: int) -> str:
-        return f"get_{space}_id({dim})"
+    def id_text(self, space: IdSpace, dim: int) -> str:
+        return f"get_{space.value}_id({dim})"
 
     def scalar_type(self, dtype: DType) -> str:
         return NAMES.get(dtype, dtype.c_name)

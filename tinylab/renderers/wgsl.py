@@ -16,7 +16,7 @@ import re
 from ..codegen.linear_ops import LinearOp
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
-from ..runtimes.launch import WEBGPU_BLOCK_LIMIT, flat_launch_dims
+from ..runtimes.launch import WEBGPU_BLOCK_LIMIT, IdSpace, flat_launch_dims
 from .cstyle import INFIX, cond_text
 from . import wgsl_int64
 from .gpu_c import GPURenderer
@@ -93,9 +93,9 @@ class WGSLRenderer(GPURenderer):
     id_modulo = "({id} % {size})"
     return_line = "if ({condition}) {{ return; }}"
 
-    def id_text(self, space: str, dim: int) -> str:
+    def id_text(self, space: IdSpace, dim: int) -> str:
         """The flat work-group id or the flat local id (wgsl_walk.py's WGSLWalk.run declares both)."""
-        return "gindex" if space == "group" else "lidx"
+        return "gindex" if space is IdSpace.GROUP else "lidx"
 
     # ---- types and literals ----
     def type_name(self, dtype: DType) -> str:

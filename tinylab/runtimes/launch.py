@@ -11,6 +11,14 @@ accept too).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class IdSpace(StrEnum):
+    """Which id a loop reads its part of (a str: OpenCL spells it into get_<space>_id)."""
+    GROUP = "group"   # the work-group (block) index
+    LOCAL = "local"   # the work-item (thread) index inside the work-group
+
 
 GRID_KINDS = ("global", "thread")
 BLOCK_KINDS = ("local", "group")
@@ -22,7 +30,7 @@ BLOCK_LIMITS = (1024, 1024, 64)
 class IdPart:
     """Loop `var` is (id[dim] / below) % size, where id is the group id or the local id."""
     var: str
-    space: str       # "group" (work-group / block index) or "local" (work-item / thread index)
+    space: IdSpace
     dim: int
     below: int       # product of the sizes sharing this dimension inside this loop
     size: int
@@ -89,7 +97,7 @@ def _product(loops) -> int:
     return total
 
 
-def _parts(dims: list[list], space: str) -> list[IdPart]:
+def _parts(dims: list[list], space: IdSpace) -> list[IdPart]:
     parts = []
     for dim, loops in enumerate(dims):
         below = 1
@@ -110,7 +118,7 @@ def launch_dims(loops, grid_limits: tuple = GRID_LIMITS,
                          f"{block_limits[0]}")
     grid = tuple(_product(d) for d in grid_dims)
     block = tuple(_product(d) for d in block_dims)
-    parts = tuple(_parts(grid_dims, "group") + _parts(block_dims, "local"))
+    parts = tuple(_parts(grid_dims, IdSpace.GROUP) + _parts(block_dims, IdSpace.LOCAL))
     return LaunchDims(grid, block, parts)
 
 
@@ -127,8 +135,8 @@ def flat_launch_dims(loops) -> LaunchDims:
     if _product(block_loops) > WEBGPU_BLOCK_LIMIT:
         raise ValueError(f"work-group of {_product(block_loops)} invocations exceeds WebGPU's "
                          f"{WEBGPU_BLOCK_LIMIT}")
-    parts = _parts([list(reversed(grid_loops))], "group") + \
-        _parts([list(reversed(block_loops))], "local")
+    parts = _parts([list(reversed(grid_loops))], IdSpace.GROUP) + \
+        _parts([list(reversed(block_loops))], IdSpace.LOCAL)
     groups = _product(grid_loops)
     dispatch = webgpu_dispatch(groups)   # past 65535 groups: x * y, the rest return early
     return LaunchDims((groups, 1, 1), (_product(block_loops), 1, 1), tuple(parts),

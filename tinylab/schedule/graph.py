@@ -4,6 +4,7 @@ with the view a buffer is read through after one. Used by regions, cuts, lowerin
 """
 from __future__ import annotations
 
+from ..ir.movement_ops import MOVEMENTS
 from ..ir.node import Node, toposort
 from ..ir.ops import MOVEMENT, Op
 from ..ir.view import ViewStack
@@ -101,14 +102,4 @@ class MovementTable:
 
 
 def apply_movement(view: ViewStack, op: Op, arg) -> ViewStack:
-    if op is Op.RESHAPE:
-        return view.reshape(arg)
-    if op is Op.PERMUTE:
-        return view.permute(arg)
-    if op is Op.EXPAND:
-        return view.expand(arg)
-    if op is Op.PAD:
-        return view.pad(arg)
-    if op is Op.SHRINK:
-        return view.shrink(arg)
-    return view.flip(arg)
+    return MOVEMENTS[op].view(view, arg)
