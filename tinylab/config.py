@@ -86,6 +86,9 @@ TUNE = Setting("TUNE", 0, "1 = time the heuristic's few candidate plans for big 
 NOOPT = Setting("NOOPT", 0, "1 = no optimization actions (plain loops)")
 DEV = Setting("DEV", "", "device to use: CPU, PYTHON, CL, CUDA, NULL:<renderer>")
 CC = Setting("CC", "", "C compiler for the CPU backend (default: cc, gcc or clang)")
+CPU_CFLAGS = Setting("TINYLAB_CPU_CFLAGS", "", "extra C compiler flags for CPU kernels, after "
+                     "tinylab's own (part of the cache key), e.g. '-fsanitize=address' for a "
+                     "bounds sweep run with libasan preloaded (make asan)")
 CPU_TARGET = Setting("CPU_TARGET", "", "CPU to plan, render and compile for: '' or 'native' = "
                      "detect (cc -march=native, /sys caches); a preset: sse4, avx2, avx512, neon. "
                      "A preset this CPU cannot execute only renders (NULL:C)")

@@ -361,11 +361,18 @@ def _continue_dead_lanes(lanes: list) -> list:
 
 
 def buffer_extent(view) -> int:
-    """Elements a view can touch: 1 + the largest valid index (for sizing checks)."""
+    """Elements a view can touch: 1 + the largest index it reads or writes where valid. A padded
+    view's bottom layer is wider than its buffer; only its mask's region is ever addressed (the
+    renderers read unguarded only below this bound: x.diag(2) of 3 elements once read data1[4])."""
     bottom = view.views[0]
-    hi = sym.max_of(bottom.offset) + sum((sym.max_of(s) - 1) * st
-                                         for s, st in zip(bottom.shape, bottom.strides) if st > 0)
-    return hi + 1
+    mask = bottom.mask or tuple((0, s) for s in bottom.shape)
+    hi = sym.max_of(bottom.offset)
+    for (lo, end), st in zip(mask, bottom.strides):
+        if st > 0:
+            hi += (sym.max_of(end) - 1) * st
+        elif st < 0:
+            hi += (lo.min if isinstance(lo, sym.Variable) else lo) * st
+    return max(hi + 1, 1)
 
 
 def linearize(plan: KernelPlan, name: str | None = None, origins: bool = False) -> LinearProgram:

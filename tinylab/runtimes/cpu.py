@@ -101,7 +101,8 @@ class CPURuntime(Runtime):
 
     def flags(self, source: str) -> tuple[str, ...]:
         return (BASE_FLAGS + self.target.flags + (OPENMP_FLAGS if "#pragma omp" in source else ())
-                + (FLOAT16_FLAGS if "_Float16" in source else ()))
+                + (FLOAT16_FLAGS if "_Float16" in source else ())
+                + tuple(config.CPU_CFLAGS.value.split()))
 
     def compile(self, source: str) -> tuple[Path, bool]:
         """(shared object for `source`, True if it came from the on-disk cache)."""
