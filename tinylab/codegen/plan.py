@@ -1,7 +1,8 @@
 """A kernel's loop plan: its axes, what kind of loop each becomes, and the actions applied.
 
-`KernelPlan(ast)` normalizes a scheduled kernel AST (reduce axes moved last, adjacent axes that
-every view can merge merged into one) and starts with one GLOBAL or REDUCE axis per dimension.
+`KernelPlan.from_ast(ast)` takes a scheduled kernel AST, which lowering built in its normal axes
+(schedule/axes.py: reduce axes last, adjacent axes that every view can merge merged into one),
+and starts with one GLOBAL or REDUCE axis per dimension.
 Optimization actions (`Opt`) split axes into register tiles (UPCAST / UNROLL), a vector lane
 axis (VECTORIZE), parallel loops (THREAD), GPU work-group axes (LOCAL / GROUP), cache blocks
 (BLOCK), or reorder loops (SWAP). `index_exprs()` gives each original dimension's index in loop
@@ -14,7 +15,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ..errors import TinylabError
-from ..ir import node as ir
 from ..ir import symbolic as sym
 from ..ir.node import Node
 from ..ir.ops import REDUCE, Op
@@ -99,114 +99,6 @@ class Opt:
         return f"{self.action}({self.axis}, {self.amount})"
 
 
-# ---- normalizing the AST ----------------------------------------------------------------------
-def _views(ast: Node):
-    return [n for n in ast.toposort() if n.op in (Op.LOAD, Op.STORE, Op.VALID)]
-
-
-def _map_ast(ast: Node, view_fn, full: tuple, out: tuple, reduce_axes: tuple) -> Node:
-    """Rebuild the AST with every view transformed and shapes set to full / out."""
-    memo: dict[Node, Node] = {}
-    old_full = _old_full(ast)
-    for node in ast.toposort():
-        src = tuple(memo[s] for s in node.src)
-        if node.op is Op.LOAD:
-            view = view_fn(node.view)
-            new = Node(Op.LOAD, node.dtype, (), (node.buffer_index, view), view.shape)
-        elif node.op is Op.VALID:
-            view = view_fn(node.view)
-            new = Node(Op.VALID, node.dtype, (), view, view.shape)
-        elif node.op is Op.STORE:
-            view = view_fn(node.view)
-            new = Node(Op.STORE, node.dtype, src, (node.buffer_index, view), view.shape)
-        elif node.op is Op.CONST:
-            shape = full if node.shape == old_full and reduce_axes else out
-            new = ir.const(node.value, node.dtype, shape)
-        elif node.op in REDUCE:
-            new = Node(node.op, node.dtype, src, reduce_axes, out)
-        elif node.op is Op.SINK:
-            new = Node(Op.SINK, node.dtype, src, None, ())
-        elif node.op in (Op.CAST, Op.BITCAST):
-            new = ir.cast(src[0], node.dtype, bitcast=node.op is Op.BITCAST)
-        else:
-            new = ir.alu(node.op, *src)
-        memo[node] = new
-    return memo[ast]
-
-
-def _old_full(ast: Node) -> tuple:
-    reduces = [n for n in ast.toposort() if n.op in REDUCE]
-    return reduces[0].src[0].shape if reduces else ast.src[0].shape
-
-
-def _mergeable(views: list[ViewStack], shape: tuple, i: int) -> bool:
-    if sym.any_symbolic(shape[i:i + 2]):  # a symbolic axis stays a loop of its own
-        return False
-    merged = shape[:i] + (shape[i] * shape[i + 1],) + shape[i + 2:]
-    for vs in views:
-        if len(vs.views) > 1:
-            # a stacked view splits its flat index again below: merged loop variables would come
-            # back as div/mod chains, separate ones simplify away
-            return False
-        top = vs.top
-        target = merged if top.shape == shape else \
-            top.shape[:i] + (top.shape[i] * top.shape[i + 1],) + top.shape[i + 2:]
-        if top.reshape(target) is None:
-            return False
-    return True
-
-
-def normalize(ast: Node) -> tuple[Node, tuple, int]:
-    """(ast with reduce axes last and mergeable axes merged, full shape, number of reduce axes)."""
-    reduces = [n for n in ast.toposort() if n.op in REDUCE]
-    full = _old_full(ast)
-    reduce_axes = reduces[0].axes if reduces else ()
-    # drop size-1 dimensions (they index nothing), put reduce axes last
-    keep = [i for i, s in enumerate(full) if s != 1]
-    order = [i for i in keep if i not in reduce_axes] + [i for i in keep if i in reduce_axes]
-    n_reduce = sum(1 for i in order if i in reduce_axes)
-    shape = tuple(full[i] for i in order)
-
-    def squeeze_permute(vs: ViewStack) -> ViewStack:
-        squeezed = tuple(s for i, s in enumerate(vs.shape) if i in keep)
-        vs = vs.reshape(squeezed) if squeezed != vs.shape else vs
-        remap = {old: new for new, old in enumerate(keep)}
-        return vs.permute(tuple(remap[i] for i in order))
-
-    views = [squeeze_permute(n.view) for n in _views(ast)]
-    kinds = [i >= len(shape) - n_reduce for i in range(len(shape))]
-    i = 0
-    merges = []
-    while i < len(shape) - 1:
-        if kinds[i] == kinds[i + 1] and _mergeable(views, shape, i):
-            shape = shape[:i] + (shape[i] * shape[i + 1],) + shape[i + 2:]
-            kinds = kinds[:i] + kinds[i + 1:]
-            views = [_merge_top(vs, i) for vs in views]
-            merges.append(i)
-        else:
-            i += 1
-    n_reduce = sum(kinds)
-    out = tuple(1 if k else s for s, k in zip(shape, kinds))
-    new_reduce_axes = tuple(range(len(shape) - n_reduce, len(shape)))
-
-    def transform(vs: ViewStack) -> ViewStack:
-        vs = squeeze_permute(vs)
-        for m in merges:
-            vs = _merge_top(vs, m)
-        return vs
-
-    if not shape:  # a single element
-        shape, out = (1,), (1,)
-        return _map_ast(ast, lambda vs: vs.reshape((1,)), shape, out, ()), shape, 0
-    return _map_ast(ast, transform, shape, out, new_reduce_axes), shape, n_reduce
-
-
-def _merge_top(vs: ViewStack, i: int) -> ViewStack:
-    top = vs.top
-    target = top.shape[:i] + (top.shape[i] * top.shape[i + 1],) + top.shape[i + 2:]
-    return ViewStack(vs.views[:-1] + (top.reshape(target),))
-
-
 def _is_loop_size(size) -> bool:
     return sym.is_symbolic(size) or size > 1
 
@@ -223,8 +115,8 @@ def size_name(size) -> str:
 # ---- the plan ------------------------------------------------------------------------------------
 @dataclass
 class KernelPlan:
-    ast: Node                      # normalized kernel AST
-    shape: tuple                   # normalized full shape
+    ast: Node                      # kernel AST (in its normal axes)
+    shape: tuple                   # normal full shape
     n_reduce: int                  # the last n_reduce dimensions are reduced
     axes: list[Axis] = field(default_factory=list)
     opts: list[Opt] = field(default_factory=list)
@@ -233,11 +125,15 @@ class KernelPlan:
 
     @staticmethod
     def from_ast(ast: Node) -> KernelPlan:
-        norm, shape, n_reduce = normalize(ast)
+        """The plan of a scheduled kernel AST, which lowering built in its normal axes
+        (schedule/axes.py): the reduce's input shape, its axes last, else the output's."""
+        reduce = next((n for n in ast.toposort() if n.op in REDUCE), None)
+        shape = reduce.src[0].shape if reduce is not None else ast.src[0].shape
+        n_reduce = len(reduce.axes) if reduce is not None else 0
         first_reduce = len(shape) - n_reduce
         axes = [Axis(s, AxisKind.REDUCE if i >= first_reduce else AxisKind.GLOBAL, i, 1,
                      i >= first_reduce) for i, s in enumerate(shape) if _is_loop_size(s)]
-        return KernelPlan(norm, shape, n_reduce, axes)
+        return KernelPlan(ast, shape, n_reduce, axes)
 
     def static_proxy(self) -> KernelPlan:
         """This plan with every symbolic size at its maximum (for heuristics that weigh sizes;

@@ -50,7 +50,7 @@ def _line_key(program, owner, found, text: str, number: int) -> str:
 
 
 def _plan_to_kernel_ast(record) -> dict:
-    """The linearized plan's (normalized) AST node -> the kernel AST nodes it stands for, from the
+    """The linearized plan's AST node -> the kernel AST nodes it stands for, from the
     decomposition the record kept."""
     ast, decomposed = record.ast, record.decomposed
     replaced = {}

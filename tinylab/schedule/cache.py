@@ -165,7 +165,7 @@ def _rebuild(cached: Schedule, sub: _Substitution) -> Schedule:
     items = [ScheduleItem(item.kind, sub(item.output), [slot(s) for s in item.slots], item.ast,
                           [sub(n) for n in item.fused], [decision(d) for d in item.decisions],
                           {sub(n) for n in item.reads_old}, {sub(n) for n in item.reads},
-                          dict(item.var_vals))
+                          dict(item.var_vals), item.full_shape)
              for item in cached.items]
     return Schedule(items, [decision(d) for d in cached.decisions],
                     {sub(node): slot(s) for node, s in cached.outputs.items()}, cached.options,

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from ..errors import TinylabError
 from ..ir import node as ir
 from ..ir.node import Node
-from ..ir.ops import REDUCE
 from ..ir.symbolic import max_shape
 from .fusion import FusionDecision, SchedulerOptions
 
@@ -43,11 +42,8 @@ class ScheduleItem:
     reads_old: set = field(default_factory=set)  # BUFFER leaves read (for assign ordering)
     reads: set = field(default_factory=set)      # lazy leaves read (cut nodes and buffers)
     var_vals: dict = field(default_factory=dict)  # symbolic variable name -> bound value
-
-    @property
-    def full_shape(self) -> tuple:
-        reduces = [n for n in self.ast.toposort() if n.op in REDUCE]
-        return reduces[0].src[0].shape if reduces else self.ast.src[0].shape
+    full_shape: tuple = ()         # the kernel's iteration space as lowered, before the AST's
+                                   # normal axes (schedule/axes.py) drop, move and merge them
 
 
 @dataclass

@@ -2,6 +2,8 @@
 each LOAD reading a buffer through the view its movement ops make (masked where padded), the
 reduce in place. `lower_region(region, out, out_slot, cut, realized, slot_of) -> ScheduleItem`.
 The walk keeps its own stack, so an expression of any depth lowers at the default recursion limit.
+It records each node's view and buffer; the kernel's normal axes (axes.py) are chosen from those
+views, and the AST is then built once, in them: the planner (codegen/plan.py) takes it as it is.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from ..ir.node import Node
 from ..ir.ops import ALU, MOVEMENT, REDUCE, Op
 from ..ir.symbolic import unbind_args
 from ..ir.view import ViewStack
+from .axes import RAW_AXES, NormalAxes, normal_axes
 from .graph import MovementTable, Movements, kernel_root
 from .items import BufferSlot, ScheduleItem
 from .regions import Region
@@ -23,7 +26,10 @@ class _Lowerer:
     def __init__(self, region: Region, cut, realized, slot_of):
         self.region, self.cut, self.realized, self.slot_of = region, cut, realized, slot_of
         self.slots: list[BufferSlot] = []
-        self.memo: dict = {}  # (node, movements above it) -> its kernel-AST node
+        self.memo: dict = {}  # (node, movements above it) -> its record's number
+        self.records: list = []  # (kind, lazy node, source record numbers, data), sources first
+        self.views: list = []    # the views of its LOADs and VALID masks, as lowered
+        self.reduce: Node | None = None  # the first reduce recorded
         self.movements = MovementTable()
         self.reads_old: set = set()
         self.reads: set = set()
@@ -42,8 +48,8 @@ class _Lowerer:
     def view_of(self, node: Node, movs: Movements | None) -> ViewStack:
         return self.movements.view(self.unbound(node.shape), movs)
 
-    def lower(self, node: Node, movs: Movements | None) -> Node:
-        """The kernel-AST node for `node` read through `movs`. An explicit stack, not recursion
+    def lower(self, node: Node, movs: Movements | None) -> int:
+        """The record number of `node` read through `movs`. An explicit stack, not recursion
         (a chain of thousands of ops is as deep): each (node, movs) pair is expanded in the order
         a recursive walk would reach it, sources left to right, so buffer slots and variables
         are numbered the same."""
@@ -62,7 +68,7 @@ class _Lowerer:
                     stack.append((node, movs, inputs))
                     stack.extend((n, m, None) for n, m in reversed(pending))
                     continue
-            memo[(node, movs)] = self._lower(node, movs, [memo[key] for key in inputs])
+            memo[(node, movs)] = self._record(node, movs, [memo[key] for key in inputs])
         return memo[root]
 
     def _inputs(self, node: Node, movs: Movements | None) -> tuple:
@@ -77,14 +83,15 @@ class _Lowerer:
             return ((node.src[0], None),)
         return tuple((s, movs) for s in node.src)
 
-    def _lower(self, node: Node, movs: Movements | None, srcs: list) -> Node:
-        """`node` lowered, given the lowerings of its `_inputs`."""
+    def _record(self, node: Node, movs: Movements | None, srcs: list) -> int:
+        """The record of `node` (its view, buffer, masked or not) given its `_inputs`' records:
+        everything the kernel AST node is built from but the axes (see `build`)."""
         if node.op is Op.CONST:
             view = self.view_of(node, movs)
-            value = ir.const(node.value, node.dtype, view.shape)
-            if any(v.mask is not None for v in view.views):
-                return ir.alu(Op.WHERE, _valid(view), value, ir.const(0, node.dtype, view.shape))
-            return value
+            masked = _masked(view)
+            if masked:
+                self.views.append(view)
+            return self._add(_CONST, node, srcs, (view, masked))
         if node not in self.region.nodes:  # a buffer: load it through the accumulated view
             slot = self.slot_of(node)
             self.reads.add(node)
@@ -92,22 +99,61 @@ class _Lowerer:
             if leaf.op is Op.BUFFER:
                 self.reads_old.add(leaf)
             view = self.view_of(node, movs)
-            return Node(Op.LOAD, node.dtype, (), (self.buffer_index(slot), view), view.shape)
+            self.views.append(view)
+            return self._add(_LOAD, node, srcs, (self.buffer_index(slot), view))
         if node.op in MOVEMENT or node.op is Op.DETACH:
             return srcs[0]
         if node.op in REDUCE:
-            return Node(node.op, node.dtype, (srcs[0],), node.axes, self.unbound(node.shape))
+            self.reduce = self.reduce or node
+            return self._add(_REDUCE, node, srcs, self.unbound(node.shape))
         assert node.op in ALU, node
-        if node.op in (Op.CAST, Op.BITCAST):
-            value = ir.cast(srcs[0], node.dtype, bitcast=node.op is Op.BITCAST)
-        else:
-            value = ir.alu(node.op, *srcs)
         not_zero = node.op in NOT_ZERO_AT_ZERO or (node.op is Op.NEG and node.dtype.is_bool)
+        view = None
         if not_zero and movs is not None:  # bool NEG is logical not: True where padding reads False
             view = self.view_of(node, movs)
-            if any(v.mask is not None for v in view.views):
-                return ir.alu(Op.WHERE, _valid(view), value, value.const_like(0))
-        return value
+            view = view if _masked(view) else None
+            if view is not None:
+                self.views.append(view)
+        return self._add(_ALU, node, srcs, view)
+
+    def _add(self, kind: int, node: Node, srcs: list, data) -> int:
+        self.records.append((kind, node, srcs, data))
+        return len(self.records) - 1
+
+    def build(self, axes) -> tuple[list[Node], bool]:
+        """(each record's kernel-AST node in `axes`, whether a WHERE on a constant dropped a
+        branch: its views then are not all in the AST)."""
+        nodes: list[Node] = []
+        dropped = False
+        for kind, node, srcs, data in self.records:
+            args = [nodes[i] for i in srcs]
+            if kind == _CONST:
+                view, masked = data
+                value = ir.const(node.value, node.dtype, axes.const_shape(view.shape))
+                if masked:
+                    value = ir.alu(Op.WHERE, _valid(axes.view(view)), value, value.const_like(0))
+            elif kind == _LOAD:
+                view = axes.view(data[1])
+                value = Node(Op.LOAD, node.dtype, (), (data[0], view), view.shape)
+            elif kind == _REDUCE:
+                reduce_axes, shape = axes.reduce(node.axes, data)
+                value = Node(node.op, node.dtype, (args[0],), reduce_axes, shape)
+            elif node.op in (Op.CAST, Op.BITCAST):
+                value = ir.cast(args[0], node.dtype, bitcast=node.op is Op.BITCAST)
+            else:
+                dropped = dropped or (node.op is Op.WHERE and args[0].op is Op.CONST)
+                value = ir.alu(node.op, *args)
+            if kind == _ALU and data is not None:
+                value = ir.alu(Op.WHERE, _valid(axes.view(data)), value, value.const_like(0))
+            nodes.append(value)
+        return nodes, dropped
+
+
+_CONST, _LOAD, _REDUCE, _ALU = range(4)  # what a lowering record holds
+
+
+def _masked(view: ViewStack) -> bool:
+    return any(v.mask is not None for v in view.views)
 
 
 def _inverse_store(out_shape: tuple, chain: tuple, unbound) -> ViewStack:
@@ -141,8 +187,38 @@ def lower_region(region: Region, out: Node, out_slot, cut, realized, slot_of) ->
             else None
         value = lowerer.lower(root, movs)
         store_view = ViewStack.contiguous(lowerer.unbound(out.shape)).reshape(space)
-    store = Node(Op.STORE, value.dtype, (value,), (0, store_view), space)
-    sink = Node(Op.SINK, dtypes.void, (store,), None, ())
+    full, axes = _axes(lowerer, space, store_view)
+    nodes, dropped = lowerer.build(axes)
+    if dropped:  # a branch is gone: the axes come from the views the AST keeps
+        raw = _sink(lowerer.build(RAW_AXES)[0][value], store_view, RAW_AXES)
+        full, axes = _axes_of(raw)
+        nodes, _ = lowerer.build(axes)
+    sink = _sink(nodes[value], store_view, axes)
     fused = list(region.nodes)
     return ScheduleItem("kernel", out, lowerer.slots, sink, fused, reads_old=lowerer.reads_old,
-                        reads=lowerer.reads, var_vals=lowerer.var_vals)
+                        reads=lowerer.reads, var_vals=lowerer.var_vals, full_shape=full)
+
+
+def _sink(value: Node, store_view: ViewStack, axes) -> Node:
+    view = axes.view(store_view)
+    store = Node(Op.STORE, value.dtype, (value,), (0, view), view.shape)
+    return Node(Op.SINK, dtypes.void, (store,), None, ())
+
+
+def _axes(lowerer: _Lowerer, space: tuple, store_view: ViewStack) -> tuple[tuple, NormalAxes]:
+    """(the iteration space as lowered, the normal axes) from the walk's records: every one is
+    in the AST (nothing dropped)."""
+    reduce = lowerer.reduce
+    if reduce is None:
+        return space, normal_axes(space, (), lowerer.views + [store_view])
+    full = lowerer.unbound(reduce.src[0].shape)
+    return full, normal_axes(full, reduce.axes, lowerer.views + [store_view])
+
+
+def _axes_of(raw: Node) -> tuple[tuple, NormalAxes]:
+    """(the iteration space, the normal axes) of a kernel AST lowered in RAW_AXES."""
+    order = raw.toposort()
+    reduces = [n for n in order if n.op in REDUCE]
+    full = reduces[0].src[0].shape if reduces else raw.src[0].shape
+    views = [n.view for n in order if n.op in (Op.LOAD, Op.VALID, Op.STORE)]
+    return full, normal_axes(full, reduces[0].axes if reduces else (), views)
