@@ -83,73 +83,25 @@ def normal_axes(full: tuple, reduce_axes: tuple, views) -> NormalAxes:
     kinds = [i in reduce_axes for i in order]
     merges: list[int] = []
     if all(len(vs.views) == 1 for vs in moved):  # a stacked view merges nothing
-        tops = [_Top(vs.top) for vs in moved]
+        tops = [vs.top for vs in moved]
         i = 0
         while i < len(shape) - 1:
-            if kinds[i] == kinds[i + 1] and not sym.any_symbolic(shape[i:i + 2]) \
-                    and all(top.mergeable(i) for top in tops):
+            merged = None
+            if kinds[i] == kinds[i + 1] and not sym.any_symbolic(shape[i:i + 2]):
+                merged = [_merged(top, i) for top in tops]
+            if merged is not None and all(top is not None for top in merged):
                 shape = shape[:i] + (shape[i] * shape[i + 1],) + shape[i + 2:]
                 kinds = kinds[:i] + kinds[i + 1:]
-                for top in tops:
-                    top.merge(i)
+                tops = merged
                 merges.append(i)
             else:
                 i += 1
         if merges:
-            moved = [top.final() for top in tops]
+            moved = [ViewStack((top,)) for top in tops]
     n_reduce = sum(kinds)
     out = tuple(1 if k else s for s, k in zip(shape, kinds))
     return NormalAxes(full, shape, out, tuple(range(len(shape) - n_reduce, len(shape))), keep,
                       order, tuple(merges), known={id(vs): (vs, m) for vs, m in zip(raw, moved)})
-
-
-class _Top:
-    """A single view while axes merge. For static, non-empty sizes whether (i, i + 1) can merge
-    is what View.reshape decides for it (unit axes drop out; else both axes unmasked and
-    contiguous, stride[i] == stride[i+1] * size[i+1]), read off the shape, strides and mask
-    lists, which merging updates; `final()` then reshapes the view once to the merged shape,
-    which gives the view merging pair by pair gives. Any other view is reshaped at each merge."""
-
-    def __init__(self, view: View):
-        self.view, self.empty = view, view.is_empty
-        self.exact = not sym.any_symbolic(view.shape) and 0 not in view.shape
-        self.shape, self.strides = list(view.shape), list(view.strides)
-        self.mask = list(view.mask) if view.mask is not None else None
-
-    def mergeable(self, i: int) -> bool:
-        if not self.exact:
-            return self._reshaped(i) is not None
-        if self.empty or 1 in (self.shape[i], self.shape[i + 1]):
-            return True
-        if self.mask is not None and (self.mask[i] != (0, self.shape[i])
-                                      or self.mask[i + 1] != (0, self.shape[i + 1])):
-            return False
-        return self.strides[i] == self.strides[i + 1] * self.shape[i + 1]
-
-    def merge(self, i: int) -> None:
-        if not self.exact:
-            self.view = self._reshaped(i)
-            return
-        size = self.shape[i] * self.shape[i + 1]
-        kept = i if self.shape[i + 1] == 1 and self.shape[i] != 1 else i + 1
-        both = self.shape[i] != 1 and self.shape[i + 1] != 1
-        self.strides[i:i + 2] = [self.strides[kept]]
-        if self.mask is not None:
-            self.mask[i:i + 2] = [(0, size) if both else self.mask[kept]]
-        self.shape[i:i + 2] = [size]
-
-    def final(self) -> ViewStack:
-        """The view in the merged axes: what View.reshape to them would build."""
-        if not self.exact:
-            return ViewStack((self.view,))
-        if self.empty:
-            return ViewStack((View.empty(self.shape),))
-        mask = None if self.mask is None else tuple(self.mask)
-        return ViewStack((View.make(self.shape, self.strides, self.view.offset, mask),))
-
-    def _reshaped(self, i: int) -> View | None:
-        shape = self.view.shape
-        return self.view.reshape(shape[:i] + (shape[i] * shape[i + 1],) + shape[i + 2:])
 
 
 def _squeeze_permute(vs: ViewStack, keep: tuple, order: tuple) -> ViewStack:
@@ -173,7 +125,10 @@ def _squeezed(vs: ViewStack, keep: tuple, squeezed: tuple) -> ViewStack:
     return ViewStack(vs.views[:-1] + (view,))
 
 
+def _merged(top: View, i: int) -> View | None:
+    """`top` with axes (i, i + 1) merged into one, or None where View.reshape cannot."""
+    return top.reshape(top.shape[:i] + (top.shape[i] * top.shape[i + 1],) + top.shape[i + 2:])
+
+
 def _merge_top(vs: ViewStack, i: int) -> ViewStack:
-    top = vs.top
-    target = top.shape[:i] + (top.shape[i] * top.shape[i + 1],) + top.shape[i + 2:]
-    return ViewStack(vs.views[:-1] + (top.reshape(target),))
+    return ViewStack(vs.views[:-1] + (_merged(vs.top, i),))
