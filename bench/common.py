@@ -102,7 +102,7 @@ def reference_isa() -> dict:
 
 def cpu_description() -> dict:
     """The CPU every figure was measured on (lscpu's model and SIMD flags) and the CPU target
-    the planner uses (tinylab.runtimes.cpu_target where this tree has it)."""
+    the planner uses (tinylab.target.cpu_target where this tree has it)."""
     info = lscpu()
     flags = set(info.get("Flags", "").split())
     model = info.get("Model name") or platform.processor() or platform.machine()
@@ -115,7 +115,7 @@ def cpu_description() -> dict:
                  "l1d": info.get("L1d cache", ""), "l2": info.get("L2 cache", ""),
                  "l3": info.get("L3 cache", ""), "references": reference_isa()}
     try:
-        from tinylab.runtimes.cpu_target import current_target
+        from tinylab.target.cpu_target import current_target
     except ImportError:  # a tree without the CPU target: what lscpu says is all there is
         described["target"] = f"(no CPU target in this tree) lscpu ISA: {' '.join(described['isa'])}"
         return described

@@ -6,6 +6,13 @@ renderer declarations (`Device.caps()`). Layer 0: plain data, imports nothing of
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
+
+
+class PlanFamily(str, Enum):
+    """Which heuristic plans a backend's kernels (a fact of its renderer, not of the hardware)."""
+    CPU = "cpu"  # codegen/heuristic.py: vectors, unrolls, threads over a C loop nest
+    GPU = "gpu"  # codegen/heuristic_gpu.py: work-groups and per-thread tiles
 
 
 @dataclass(frozen=True)
@@ -14,19 +21,14 @@ class DeviceCaps:
     panel_width: int | None = None     # pack big matmul operands into panels this wide (None: no)
     relayout_lanes: int | None = None  # float32 lanes a reduce's operand is relaid out for
     vector_widths: tuple = ()          # lane counts one native vector variable can hold
-    plan_family: str = "cpu"           # "cpu": codegen/heuristic.py; "gpu": heuristic_gpu.py
+    plan_family: PlanFamily = PlanFamily.CPU  # which heuristic plans its kernels
     supported_actions: tuple = ()      # plan actions (codegen/plan.py) the backend renders
     max_work_group: int = 1            # work-items per work-group (1: no work-groups)
     target: object = None              # the CPUTarget a C backend plans for (None elsewhere)
 
 
-def panel_width_of(caps: dict | None, device: str) -> int | None:
-    """The panel width `device` packs matmuls into, from a {device: DeviceCaps} table."""
+def caps_for(caps: dict | None, device: str | None) -> DeviceCaps:
+    """`device`'s capabilities from a {device: DeviceCaps} table; a device the table does not
+    hold declares nothing (no packing, no relayout)."""
     found = (caps or {}).get(device)
-    return None if found is None else found.panel_width
-
-
-def relayout_lanes_of(caps: dict | None, device: str) -> int | None:
-    """The float32 lanes `device` relays a reduce's operand out for, from the same table."""
-    found = (caps or {}).get(device)
-    return None if found is None else found.relayout_lanes
+    return DeviceCaps(device or "") if found is None else found

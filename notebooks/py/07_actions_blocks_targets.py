@@ -24,7 +24,7 @@ from tinylab.codegen.plan import KernelPlan, Opt  # noqa: F401 - Opt: the exerci
 from tinylab.engine.realize import choose_plan
 from tinylab.ir.node import prod
 from tinylab.runtimes.buffer import Buffer
-from tinylab.runtimes.cpu_target import detect
+from tinylab.target.cpu_target import detect
 
 rng = np.random.default_rng(0)
 cpu = Device["CPU"]
@@ -158,7 +158,7 @@ print(big_plan.describe())
 from dataclasses import replace  # noqa: E402
 
 from tinylab.codegen.heuristic import accumulator_budget, cache_bytes, choose_opts  # noqa: E402
-from tinylab.runtimes.cpu_target import PRESETS  # noqa: E402
+from tinylab.target.cpu_target import PRESETS  # noqa: E402
 
 print("detected:  ", detect().describe())
 print("CPU device:", cpu.target.describe())

@@ -14,7 +14,7 @@ from tinylab.codegen.linearize import linearize
 from tinylab.codegen.plan import AxisKind, KernelPlan, Opt, OptError
 from tinylab.engine.realize import REALIZED
 from tinylab.runtimes.buffer import Buffer
-from tinylab.runtimes.cpu_target import PRESETS
+from tinylab.target.cpu_target import PRESETS
 from tinylab.schedule.schedule import schedule
 
 

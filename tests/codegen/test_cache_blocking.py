@@ -11,7 +11,7 @@ from tinylab.codegen.plan import Action, AxisKind, KernelPlan
 from tinylab.dtype import dtypes
 from tinylab.ir import node as ir
 from tinylab.ir.ops import Op
-from tinylab.runtimes.cpu_target import KIB, MIB, PRESETS
+from tinylab.target.cpu_target import KIB, MIB, PRESETS
 from tinylab.schedule.schedule import schedule
 
 L2_SIZES = (256 * KIB, 512 * KIB, 1 * MIB, 2 * MIB)

@@ -19,7 +19,7 @@ from tinylab.engine.realize import REALIZED
 from tinylab.ir import node as ir
 from tinylab.ir.ops import Op
 from tinylab.runtimes.buffer import Buffer
-from tinylab.runtimes.cpu_target import KIB, MIB, PRESETS
+from tinylab.target.cpu_target import KIB, MIB, PRESETS
 from tinylab.schedule.schedule import schedule
 
 L2_SIZES = (256 * KIB, 512 * KIB, 1 * MIB, 2 * MIB)

@@ -1,4 +1,4 @@
-"""The CPU target as data (runtimes/cpu_target.py), on any machine: detection and presets, the
+"""The CPU target as data (target/cpu_target.py), on any machine: detection and presets, the
 CPU_TARGET setting and its errors; for every preset, the heuristic's plans for the kernels of the
 CNN train step and of matmul 1024 / 4096 keep their accumulators within the target's registers
 and their vectors at its width (read from the plans, not from timings); kernels compiled for
@@ -20,9 +20,9 @@ from tinylab.engine.realize import REALIZED, render_for
 from tinylab.examples.beautiful_mnist import Model
 from tinylab.ir.evaluate import evaluate_kernel
 from tinylab.renderers.c import CRenderer
-from tinylab.runtimes import cpu_target
+from tinylab.target import cpu_target
 from tinylab.runtimes.cpu import CPURuntime
-from tinylab.runtimes.cpu_target import PRESETS, CPUTarget, TargetError, TargetWarning, detect
+from tinylab.target.cpu_target import PRESETS, CPUTarget, TargetError, TargetWarning, detect
 from tinylab.schedule.schedule import schedule
 
 HOST = detect()

@@ -9,7 +9,7 @@ import pytest
 from tinylab import Context, Device, Tensor, trace
 from tinylab.codegen.plan import Opt
 from tinylab.engine import compile_record, realize
-from tinylab.runtimes.launch import launch_dims
+from tinylab.target.launch import launch_dims
 
 needs_cl = pytest.mark.skipif(not Device["CL"].available, reason="no OpenCL device")
 RNG = np.random.default_rng(3)

@@ -11,7 +11,7 @@ import torch
 
 from tinylab import Context, Device, Tensor, trace
 from tinylab.codegen.heuristic import choose_opts
-from tinylab.runtimes.cpu_target import PRESETS
+from tinylab.target.cpu_target import PRESETS
 from tinylab.codegen.plan import KernelPlan
 from tinylab.engine.realize import REALIZED
 from tinylab.inspection.what_if import schedule_bytes, what_if

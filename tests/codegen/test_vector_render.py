@@ -9,7 +9,7 @@ from tinylab.codegen.linearize import linearize
 from tinylab.codegen.plan import KernelPlan, Opt
 from tinylab.engine.realize import REALIZED
 from tinylab.renderers.c import CRenderer
-from tinylab.runtimes.cpu_target import PRESETS
+from tinylab.target.cpu_target import PRESETS
 from tinylab.runtimes.buffer import Buffer
 from tinylab.schedule.fusion import SchedulerOptions
 from tinylab.schedule.schedule import schedule

@@ -13,7 +13,7 @@ from tinylab.codegen.linearize import linearize
 from tinylab.codegen.plan import Action, AxisKind
 from tinylab.engine import calibrate
 from tinylab.runtimes.buffer import Buffer
-from tinylab.runtimes.cpu_target import PRESETS
+from tinylab.target.cpu_target import PRESETS
 from tinylab.dtype import dtypes
 
 AVX2 = dataclasses.replace(PRESETS["avx2"], model="Test CPU A", cores=2)

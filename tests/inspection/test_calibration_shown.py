@@ -9,7 +9,7 @@ import numpy as np
 import tinylab
 from tinylab import Context, Device, Tensor, inspection
 from tinylab.engine import calibrate
-from tinylab.runtimes.cpu_target import preset
+from tinylab.target.cpu_target import preset
 
 RNG = np.random.default_rng(11)
 SUMMARY = "micro-kernel 6x16 block 256 at 51.0 GFLOPS on 1 core (model 40.0), 5 candidates in 2.0 s"

@@ -17,7 +17,7 @@ from tinylab.engine.peak import FMA_PIPES, cpu_clock_hz, cpu_compute_peak, devic
 from tinylab.inspection import build_model, to_html
 from tinylab.inspection.roofline import bound, percent_of_peak, roof_level
 from tinylab.inspection.what_if_run import prepare_schedule, run_prepared, run_scenario
-from tinylab.runtimes.cpu_target import PRESETS
+from tinylab.target.cpu_target import PRESETS
 from tinylab.schedule.memory import plan_schedule
 from tinylab.schedule.schedule import schedule
 

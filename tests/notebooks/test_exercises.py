@@ -207,7 +207,7 @@ def test_plan_07_fails_a_trivial_or_invalid_plan(matmul_07, capsys, wrong, says)
 def _neon_facts(matmul):
     from dataclasses import replace
 
-    from tinylab.runtimes.cpu_target import PRESETS
+    from tinylab.target.cpu_target import PRESETS
     return exercises.heuristic_facts(matmul.kernel.ast, replace(PRESETS["neon"], cores=2))
 
 

@@ -1,7 +1,7 @@
 """One vocabulary per stage: the linear program's instructions are `LinearOp` members and a loop's
 kind an `AxisKind` member (str enums, so printed programs and golden files read the same words);
 renderers and the linear-program printer compare members, never bare strings (a launch id's
-space is an `IdSpace` member, runtimes/launch.py)."""
+space is an `IdSpace` member, target/launch.py)."""
 import re
 from pathlib import Path
 
@@ -10,7 +10,7 @@ import numpy as np
 from tinylab import Context, Tensor, trace
 from tinylab.codegen.linear_ops import LinearOp
 from tinylab.codegen.plan import ACTIONS, Action, AxisKind
-from tinylab.runtimes.launch import IdSpace
+from tinylab.target.launch import IdSpace
 
 ROOT = Path(__file__).resolve().parents[2] / "tinylab"
 WORDS = set(LinearOp.__members__) | {kind.value for kind in AxisKind} | set(map(str, IdSpace))

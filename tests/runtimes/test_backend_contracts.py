@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from tinylab import Device, Tensor, trace
+from tinylab.caps import PlanFamily
 from tinylab.codegen import beam
 from tinylab.codegen.decompose import decompose
 from tinylab.codegen.plan import KernelPlan
@@ -58,7 +59,7 @@ class MinimalRuntime(Runtime):
 def test_a_minimal_backend_gets_sensible_defaults():
     renderer, runtime = MinimalRenderer(), MinimalRuntime()
     assert renderer.ops == frozenset(ALU) and renderer.supported_actions == ()
-    assert renderer.half_arithmetic and not renderer.finite_math and not renderer.is_gpu
+    assert renderer.half_arithmetic and not renderer.finite_math and renderer.plan_family is PlanFamily.CPU
     assert renderer.lacks_dtypes == frozenset() and renderer.native_widths == ()
     assert renderer.matmul_panel is None
     runtime.check()  # works everywhere

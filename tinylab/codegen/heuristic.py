@@ -1,6 +1,6 @@
 """The readable heuristic that picks optimization actions for a CPU kernel plan.
 
-`choose_opts(plan, actions, target)` -> list[Opt], for a `CPUTarget` (runtimes/cpu_target.py:
+`choose_opts(plan, actions, target)` -> list[Opt], for a `CPUTarget` (target/cpu_target.py:
 vector width, registers, caches, cores). In order:
 1. vectorize: pick the axis (and width, at most the target's lanes) where vector lanes save the
    most memory operations — loads inside the reduce loop count once per trip, stores once; a
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ..ir.ops import Op
 from ..ir.view import dim_stride
-from ..runtimes.cpu_target import CPUTarget
+from ..target.cpu_target import CPUTarget
 from .linearize import buffer_extent
 from .plan import Action, AxisKind, KernelPlan, Opt, OptError
 

@@ -57,7 +57,7 @@ class LinearProgram:
     # the plan the instructions were built from: the one given, with linearize's late changes
     # (a long reduce's loop split for partial sums, partial_sums.py); what the views print
     plan: Any = None
-    # a GPU kernel's LaunchDims (runtimes/launch.py): set once by its renderer (Renderer.launch),
+    # a GPU kernel's LaunchDims (target/launch.py): set once by its renderer (Renderer.launch),
     # read by the compile record and by the runtime's launch; None where loops run in the source
     launch: Any = None
 

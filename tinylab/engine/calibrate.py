@@ -28,7 +28,7 @@ from ..dtype import dtypes
 from ..ir import node as ir
 from ..ir.ops import Op
 from ..runtimes.compile_cache import secure_dir
-from ..runtimes.cpu_target import CPUTarget
+from ..target.cpu_target import CPUTarget
 from ..schedule.schedule import schedule
 from . import progress
 

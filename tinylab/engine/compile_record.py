@@ -14,10 +14,11 @@ from ..codegen.heuristic import choose_opts, work
 from ..codegen.heuristic_gpu import choose_gpu_opts
 from ..codegen.linear_program import LinearProgram
 from ..codegen.linearize import linearize
+from ..caps import PlanFamily
 from ..codegen.plan import KernelPlan, OptError
 from ..ir.node import Node
 from ..ir.graph_printer import print_graph
-from ..runtimes.cpu_target import GENERIC
+from ..target.cpu_target import GENERIC
 from . import progress
 from .devices import Device
 
@@ -145,20 +146,26 @@ def plan_kernel(spec, plan: KernelPlan, noopt: bool, beam: int) -> tuple[KernelP
     if beam and not spec.render_only:
         from ..codegen.beam import beam_search
         cache = None if config.DISABLE_CACHE.value else config.cache_dir() / "beam"
-        default = plan.apply_all(choose_gpu_opts(plan, actions) if spec.renderer.is_gpu
-                                 else choose_opts(plan, actions, target))
+        default = plan.apply_all(_heuristic(plan, spec, actions, target))
         with progress.task("beam", plan.name, 0) as searching:
             return beam_search(plan, spec, beam, cache, target, progress=searching.update,
                                default=default, ignore_cache=ignore), f"BEAM={beam} search"
-    if spec.renderer.is_gpu:  # OpenCL / CUDA / WGSL / Metal: work-groups
-        return plan.apply_all(choose_gpu_opts(plan, actions)), "GPU heuristic"
+    if spec.renderer.plan_family is PlanFamily.GPU:  # OpenCL / CUDA / WGSL / Metal: work-groups
+        return plan.apply_all(_heuristic(plan, spec, actions, target)), "GPU heuristic"
     if config.TUNE.value and not spec.render_only and TUNE_WORK[0] <= work(plan) <= TUNE_WORK[1]:
         from ..codegen.beam import tune  # big kernels: time the heuristic's candidates
         cache = None if config.DISABLE_CACHE.value else config.cache_dir() / "beam"
         with progress.task("tune", plan.name, 0) as searching:
             return tune(plan, spec, target, cache, progress=searching.update,
                         ignore_cache=ignore), "TUNE: timed the heuristic's candidates"
-    return plan.apply_all(choose_opts(plan, actions, target)), "heuristic"
+    return plan.apply_all(_heuristic(plan, spec, actions, target)), "heuristic"
+
+
+def _heuristic(plan: KernelPlan, spec, actions: tuple, target) -> list:
+    """The actions the heuristic of the renderer's plan family chooses for `plan`."""
+    if spec.renderer.plan_family is PlanFamily.GPU:
+        return choose_gpu_opts(plan, actions)
+    return choose_opts(plan, actions, target)
 
 
 def _symbolic_plan(plan: KernelPlan, spec) -> KernelPlan:
@@ -169,10 +176,7 @@ def _symbolic_plan(plan: KernelPlan, spec) -> KernelPlan:
     actions, target = spec.renderer.supported_actions, spec.target or GENERIC
     proxy = plan.static_proxy()
     try:
-        if spec.renderer.is_gpu:
-            opts = choose_gpu_opts(proxy, actions)
-        else:
-            opts = choose_opts(proxy, actions, target)
+        opts = _heuristic(proxy, spec, actions, target)
     except TypeError:  # the heuristic met a symbolic size it cannot reason about: plain plan
         return plan
     for opt in opts:

@@ -39,7 +39,7 @@ class DeviceSpec:
     def target(self):
         """The CPUTarget this device plans, renders and compiles for (None: not a CPU backend).
         A render-only device takes the one CPU_TARGET names; a running one keeps a target this
-        CPU can execute (runtimes/cpu_target.py warns once when that differs), calibrated on
+        CPU can execute (target/cpu_target.py warns once when that differs), calibrated on
         this CPU unless TINYLAB_CALIBRATE=0 (engine/calibrate.py). Found once per value of
         the settings it depends on (every realize asks several times)."""
         if not self.backend.cpu_target:
@@ -56,7 +56,7 @@ class DeviceSpec:
     def _find_target(self):
         """(target, whether it may be kept): a preset this CPU cannot run is looked up each
         time (runnable_target warns about it, once per preset)."""
-        from ..runtimes.cpu_target import current_target, detect, runnable_target
+        from ..target.cpu_target import current_target, detect, runnable_target
         if self.render_only:
             return current_target(), True
         chosen = current_target()
@@ -144,7 +144,7 @@ class DeviceSpec:
         renderer = self.renderer
         return DeviceCaps(self.name, renderer.matmul_panel, renderer.relayout_lanes,
                           tuple(renderer.native_widths),
-                          "gpu" if renderer.is_gpu else "cpu", tuple(renderer.supported_actions),
+                          renderer.plan_family, tuple(renderer.supported_actions),
                           renderer.max_work_group, renderer.target)
 
     def __repr__(self):
@@ -203,7 +203,7 @@ class _DeviceRegistry:
         found = self._caps_by_setting.get(setting)
         if found is not None:
             return found
-        from ..runtimes.cpu_target import current_target, runnable_target
+        from ..target.cpu_target import current_target, runnable_target
         key = (current_target().key, runnable_target().key, registry.rows_key())
         with OPENING:
             found = self._caps.get(key)
@@ -246,7 +246,7 @@ class _DeviceRegistry:
             key = self.canonicalize(chosen)
             self[key].check()
             return key
-        from ..runtimes.cpu_target import current_target
+        from ..target.cpu_target import current_target
         current_target()  # a misspelled CPU_TARGET raises here, not a quiet fall back to PYTHON
         for backend in sorted(BACKENDS.values(), key=lambda b: b.default_rank):
             spec = self[backend.name]

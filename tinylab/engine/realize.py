@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from .. import config
-from ..caps import panel_width_of, relayout_lanes_of
+from ..caps import caps_for
 from ..codegen.linear_program import LinearProgram, program_cost
 from ..codegen.plan import KernelPlan
 from ..ir import node as ir
@@ -361,8 +361,8 @@ def cached_schedule(todo: list[Node], realized) -> Schedule:
         return schedule(todo, options, realized=realized, caps=caps)
     structure, leaves, order = structure_key(todo, realized)
     devices = sorted({node.device for node in leaves + todo if node.device is not None})
-    key = (structure, options, tuple((d, panel_width_of(caps, d), relayout_lanes_of(caps, d))
-                                     for d in devices))
+    declared = [caps_for(caps, d) for d in devices]
+    key = (structure, options, tuple((c.device, c.panel_width, c.relayout_lanes) for c in declared))
     known = STATE.known_schedule(key)
     if known is False:  # a structure whose schedule cannot be templated (schedule/cache.py)
         return schedule(todo, options, realized=realized, caps=caps)

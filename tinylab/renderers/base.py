@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
+from ..caps import PlanFamily
 from ..ir.ops import ALU
 
 
@@ -25,12 +26,12 @@ class Renderer(ABC):
     native_widths: tuple = ()             # lane counts one native vector variable can hold
     matmul_panel: int | None = None       # pack big matmul operands into panels this wide
     relayout_lanes: int | None = None     # float32 lanes a reduce's operand is relaid out for
-    is_gpu: bool = False                  # plans come from codegen/heuristic_gpu.py
+    plan_family = PlanFamily.CPU          # GPU: plans come from codegen/heuristic_gpu.py
     max_work_group: int = 1               # work-items per work-group (1: no work-groups)
     target = None                         # the CPUTarget it renders for (C only)
     line_maps: bool = False               # render_with_lines: source line -> instruction
 
-    # loops -> LaunchDims (runtimes/launch.py) for a backend whose output loops are launched as
+    # loops -> LaunchDims (target/launch.py) for a backend whose output loops are launched as
     # work-groups; None: every loop runs inside the source (C, Python)
     fold_launch = None
 

@@ -1,5 +1,5 @@
 """The C renderer (CPU): C99 with GCC/Clang vector extensions and OpenMP for threaded loops,
-for one CPUTarget (runtimes/cpu_target.py).
+for one CPUTarget (target/cpu_target.py).
 
 Everything shared with OpenCL and CUDA lives in cstyle.py. What is C's own: values with several
 lanes of float32/int32/uint32 become native vector variables (`float8`, never wider than the
@@ -15,7 +15,7 @@ from ..codegen.heuristic import matmul_panel
 from ..codegen.linear_ops import LinearOp
 from ..codegen.plan import Action
 from ..dtype import DType, dtypes
-from ..runtimes.cpu_target import CPUTarget, detect
+from ..target.cpu_target import CPUTarget, detect
 from .cstyle import INFIX, CStyleRenderer, _Walk, guarded
 
 NATIVE_LANES = {dtypes.float32: "float", dtypes.int32: "int", dtypes.uint32: "unsigned int"}

@@ -5,7 +5,7 @@ load and store. Kernels are `extern "C"` so the runtime finds them by name.
 from __future__ import annotations
 
 from ..dtype import DType
-from ..runtimes.launch import IdSpace
+from ..target.launch import IdSpace
 from .gpu_c import GPURenderer
 
 BITCAST = ("template <class D, class S> __device__ inline D tl_bitcast(S s) "

@@ -6,11 +6,12 @@ Subclasses name the ids, qualifiers, barrier and half conversions. Pure string b
 """
 from __future__ import annotations
 
+from ..caps import PlanFamily
 from ..codegen.linear_ops import LinearOp
 from ..codegen.plan import Action
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
-from ..runtimes.launch import IdSpace, launch_dims
+from ..target.launch import IdSpace, launch_dims
 from .cstyle import CStyleRenderer, _Walk
 
 
@@ -19,9 +20,9 @@ class GPURenderer(CStyleRenderer):
     barrier = ""             # the work-group barrier statement
     # GPUs here: threads are work-items, tiles are registers, no vector lanes
     supported_actions = (Action.UPCAST, Action.UNROLL, Action.LOCAL, Action.GROUP, Action.SWAP)
-    is_gpu = True               # plans come from codegen/heuristic_gpu.py
+    plan_family = PlanFamily.GPU  # plans come from codegen/heuristic_gpu.py
     half_arithmetic = False     # float16 math runs in float (codegen/decompose.py)
-    max_work_group = 1024       # work-items per work-group (runtimes/launch.py BLOCK_LIMITS)
+    max_work_group = 1024       # work-items per work-group (target/launch.py BLOCK_LIMITS)
     fold_launch = staticmethod(launch_dims)   # output loops -> a grid of up to 3 dimensions
     # how a loop the launch runs is spelled (_GPUWalk.launched_loop): its index declared from a
     # work-item id, cast to the index type (alone too where ids are unsigned: Metal), the part

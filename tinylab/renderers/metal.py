@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..codegen.linear_ops import LinearOp
 from ..dtype import DType, dtypes
-from ..runtimes.launch import IdSpace
+from ..target.launch import IdSpace
 from .gpu_c import GPURenderer
 
 NAMES = {dtypes.int8: "char", dtypes.uint8: "uchar", dtypes.int16: "short",

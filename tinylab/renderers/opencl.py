@@ -5,7 +5,7 @@ type read and written with vload_half / vstore_half. Everything else is the C fa
 from __future__ import annotations
 
 from ..dtype import DType, dtypes
-from ..runtimes.launch import IdSpace
+from ..target.launch import IdSpace
 from .gpu_c import GPURenderer
 
 NAMES = {dtypes.int8: "char", dtypes.uint8: "uchar", dtypes.uint16: "ushort",

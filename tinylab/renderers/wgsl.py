@@ -1,6 +1,6 @@
 """The WGSL renderer (WebGPU): the GPU walk of the C family with WGSL's spelling and what WGSL
 lacks decomposed by rule. Buffers are module-scope storage bindings, a kernel indexes one flat
-work-group id and one flat local id (runtimes/launch.py), values are `let`, accumulators `var`.
+work-group id and one flat local id (target/launch.py), values are `let`, accumulators `var`.
 
 WGSL has 32-bit scalars only: f32, i32, u32 and bool. Registers widen int8/int16 to i32 and
 uint8/uint16 to u32 (wrapped after each op), float16 to f32 (rounded through pack2x16float, no
@@ -16,7 +16,7 @@ import re
 from ..codegen.linear_ops import LinearOp
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
-from ..runtimes.launch import WEBGPU_BLOCK_LIMIT, IdSpace, flat_launch_dims
+from ..target.launch import WEBGPU_BLOCK_LIMIT, IdSpace, flat_launch_dims
 from .cstyle import INFIX, cond_text
 from . import wgsl_int64
 from .gpu_c import GPURenderer

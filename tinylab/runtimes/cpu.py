@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import shutil
 import subprocess
 import threading
 import time
@@ -18,10 +17,10 @@ from pathlib import Path
 
 from .. import config
 from ..errors import CompileError, CompilerNotFoundError
+from ..target.cpu_target import INSTALL_HINT, CPUTarget, compiler_macros, detect, find_compiler
 from .base import Program, Runtime
 from .buffer import HostAllocator
 from .compile_cache import cached_build, discard, key_of
-from .cpu_target import CPUTarget, compiler_macros, detect
 
 # -fno-tree-loop-vectorize: gcc 12.2's loop vectorizer miscompiles an in-order float sum read
 # with a negative stride (x.flip((0, 1)).sum() of arange(12) gave 90, not 66, at plain -O2);
@@ -44,20 +43,6 @@ FLOAT16_FALLBACK_FLAGS = ("-mno-avx512fp16",)
 PRECOMPILED_HEADER = "#include <math.h>\n#include <stdbool.h>\n#include <immintrin.h>\n"
 
 _FIRST_LOAD = threading.Lock()  # one first kernel load at a time sets libgomp's environment
-
-INSTALL_HINT = ("install one: `apt-get install gcc` (Debian/Ubuntu), `dnf install gcc` (Fedora), "
-                "`xcode-select --install` (macOS), or point CC at a compiler")
-
-
-def find_compiler(preferred: str = "") -> str:
-    candidates = [preferred] if preferred else ["cc", "gcc", "clang"]
-    for name in candidates:
-        path = shutil.which(name)
-        if path:
-            return path
-    tried = ", ".join(candidates)
-    raise CompilerNotFoundError(f"no C compiler found (tried {tried}); {INSTALL_HINT}")
-
 
 class CPURuntime(Runtime):
     name = "CPU"

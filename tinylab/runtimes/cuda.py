@@ -18,7 +18,7 @@ from ..errors import CompileError, CompilerNotFoundError, DeviceError
 from .base import Program
 from .buffer import Allocator
 from .compile_cache import cached_build, key_of
-from .launch import require_dims
+from ..target.launch import require_dims
 from .open_once import OpenOnce
 
 INSTALL = "pip install 'tinylab[cuda]' (pycuda; it needs the NVIDIA driver and the CUDA toolkit)"

@@ -17,7 +17,7 @@ from ..errors import CompileError, DeviceError
 from .base import Program
 from .buffer import Allocator
 from .compile_cache import cached_build, key_of
-from .launch import require_dims
+from ..target.launch import require_dims
 from .open_once import OpenOnce
 
 INSTALL = "pip install 'tinylab[opencl]' (pyopencl, plus pocl-binary-distribution as a CPU driver)"

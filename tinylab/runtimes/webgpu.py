@@ -21,7 +21,7 @@ from ..errors import CompileError, DeviceError
 from .base import Program
 from .buffer import Allocator
 from .compile_cache import cached_build, key_of
-from .launch import require_dims
+from ..target.launch import require_dims
 from .open_once import OpenOnce
 
 INSTALL = "pip install 'tinylab[webgpu]' (wgpu), plus a Vulkan, Metal or D3D12 driver " \

@@ -10,14 +10,13 @@ Packed, x becomes (m/p, k, p) (p rows side by side per k) and w becomes (n/p, k,
 per k), as BLAS libraries do: the kernel's register tile then reads p consecutive floats of each
 per step of the reduce, where row-major operands put its rows a whole row apart (a power-of-two
 stride that maps them onto the same cache sets). Two copy kernels; the product is still MUL + SUM.
-`pack_matmuls(placement, panel_of)` returns the packed outputs and the copies' decisions;
-`panel_of(device)` is the panel width the device declares (None: no packing). `rewrite_graph`
+`pack_matmuls(placement, caps)` returns the packed outputs and the copies' decisions; `caps` is
+the engine's {device: DeviceCaps} table, whose panel_width says how wide (None: no packing). `rewrite_graph`
 and `copy_decision` serve relayout.py too.
 """
 from __future__ import annotations
 
-from typing import Callable
-
+from ..caps import caps_for
 from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import MOVEMENT, Op
@@ -96,7 +95,7 @@ def packed_product(x: Node, w: Node, panel: int, shape: tuple) -> tuple[Node, No
     return summed.permute((0, 2, 1, 3)).reshape(shape), rows, columns
 
 
-def find_packable(placement: Placement, panel_of: Callable[[str], int | None]) -> dict:
+def find_packable(placement: Placement, caps: dict) -> dict:
     """{matmul reduce: (x, w, panel)} for each matmul whose product its kernel computes inside
     the reduce loop and that the panel width of its device packs."""
     found = {}
@@ -104,16 +103,16 @@ def find_packable(placement: Placement, panel_of: Callable[[str], int | None]) -
         operands = matmul_operands(node)
         if operands is None or not placement.fused_into_reduce(node.src[0], node):
             continue
-        panel = panel_width(node, panel_of(node.device))
+        panel = panel_width(node, caps_for(caps, node.device).panel_width)
         if panel:
             found[node] = (*operands, panel)
     return found
 
 
-def pack_matmuls(placement: Placement, panel_of: Callable[[str], int | None]) -> tuple:
+def pack_matmuls(placement: Placement, caps: dict) -> tuple:
     """(the outputs with every packable matmul packed, {panel copy: the decision that explains
     it}); the outputs as they were and {} when there is none. A graph rewrite before the cut."""
-    found = find_packable(placement, panel_of)
+    found = find_packable(placement, caps)
     if not found:
         return placement.outputs, {}
     packed = {reduce: packed_product(x, w, panel, reduce.shape)

@@ -10,13 +10,13 @@ or 3 wide), so 16 lanes run mostly masked. Copied channel-last (x as (b, h, w, c
 channels c are consecutive: a full vector of them, times a broadcast of g, per step of the reduce.
 The copy reads and writes the operand once; the rewrite runs only where the product does many
 multiply-adds per byte copied.
-`relayout_operands(placement, lanes_of)` returns the rewritten outputs and the copies'
-decisions; `lanes_of(device)` is the float32 vector lanes the device declares (None: none).
+`relayout_operands(placement, caps)` returns the rewritten outputs and the copies' decisions;
+`caps` is the engine's {device: DeviceCaps} table, whose relayout_lanes is the float32 vector lanes
+a device declares (None: none).
 """
 from __future__ import annotations
 
-from typing import Callable
-
+from ..caps import caps_for
 from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import Op
@@ -100,7 +100,7 @@ def relaid_reduce(reduce: Node, operand: int, dim: int) -> tuple[Node, Node]:
     return reduce.replace(src=(product.replace(src=src),)), copy
 
 
-def find_relayouts(placement: Placement, lanes_of: Callable[[str], int | None]) -> dict:
+def find_relayouts(placement: Placement, caps: dict) -> dict:
     """{reduce: (operand index, dimension, product axis, lanes)} for each reduce, its product
     computed in its loop, that a copy of one operand (read from a buffer) lets fill its
     vectors."""
@@ -108,7 +108,7 @@ def find_relayouts(placement: Placement, lanes_of: Callable[[str], int | None]) 
     for node in placement.reduces():
         if not placement.fused_into_reduce(node.src[0], node):
             continue
-        lanes = lanes_of(node.device)
+        lanes = caps_for(caps, node.device).relayout_lanes
         plan = _plan(node, lanes) if lanes and lanes > 1 else None
         if plan is None:
             continue
@@ -118,10 +118,10 @@ def find_relayouts(placement: Placement, lanes_of: Callable[[str], int | None]) 
     return found
 
 
-def relayout_operands(placement: Placement, lanes_of: Callable[[str], int | None]) -> tuple:
+def relayout_operands(placement: Placement, caps: dict) -> tuple:
     """(the outputs with each such reduce reading its relaid operand, {copy: the decision that
     explains it}); the outputs as they were and {} when there is none."""
-    found = find_relayouts(placement, lanes_of)
+    found = find_relayouts(placement, caps)
     if not found:
         return placement.outputs, {}
     rewritten = {reduce: relaid_reduce(reduce, operand, dim)

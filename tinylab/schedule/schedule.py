@@ -19,7 +19,6 @@ Schedule is made of.
 from __future__ import annotations
 
 
-from ..caps import panel_width_of, relayout_lanes_of
 from ..ir.node import Node
 from ..ir.ops import Op
 from .cuts import choose_cuts
@@ -71,10 +70,9 @@ def rewrite_before_cut(requested: list, options: SchedulerOptions, realized,
     outputs = fold(outputs)
     rewrites = []
     if caps and options.pack_matmuls:
-        rewrites.append(lambda p: pack_matmuls(p, lambda device: panel_width_of(caps, device)))
+        rewrites.append(lambda p: pack_matmuls(p, caps))
     if caps and options.relayout_operands:
-        rewrites.append(lambda p: relayout_operands(
-            p, lambda device: relayout_lanes_of(caps, device)))
+        rewrites.append(lambda p: relayout_operands(p, caps))
     placement = None
     for target_rewrite in rewrites:
         if placement is None or placement.outputs != outputs:  # one walk while nothing changes

@@ -15,13 +15,14 @@ import hashlib
 import json
 import os
 import platform
+import shutil
 import subprocess
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import config
-from ..errors import DeviceError, TinylabError
+from ..errors import CompilerNotFoundError, DeviceError, TinylabError
 
 KIB, MIB = 1 << 10, 1 << 20
 DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "int16": 2,
@@ -144,8 +145,22 @@ GENERIC = _preset("generic", "generic", platform.machine() or "unknown", 128, 16
 
 
 # ---- detection -----------------------------------------------------------------------------
+INSTALL_HINT = ("install one: `apt-get install gcc` (Debian/Ubuntu), `dnf install gcc` (Fedora), "
+                "`xcode-select --install` (macOS), or point CC at a compiler")
+
+
+def find_compiler(preferred: str = "") -> str:
+    """The path of the C compiler to use: `preferred` (CC) if given, else cc, gcc or clang."""
+    candidates = [preferred] if preferred else ["cc", "gcc", "clang"]
+    for name in candidates:
+        path = shutil.which(name)
+        if path:
+            return path
+    tried = ", ".join(candidates)
+    raise CompilerNotFoundError(f"no C compiler found (tried {tried}); {INSTALL_HINT}")
+
+
 def _compiler() -> str | None:
-    from .cpu import find_compiler
     try:
         return find_compiler(config.CC.value)
     except TinylabError:
