@@ -28,6 +28,10 @@ class Op(Enum):
     # kernel-level ops (only inside a scheduled kernel's AST)
     LOAD = auto(); STORE = auto(); VALID = auto(); SINK = auto()  # noqa: E702
 
+    # identity hashing, in C: Enum's own __hash__ hashes the name in Python, and the scheduler
+    # looks ops up in sets and dicts a few hundred thousand times per training step
+    __hash__ = object.__hash__
+
     def __repr__(self) -> str:
         return f"Op.{self.name}"
 

@@ -45,11 +45,36 @@ def schedule(outputs, options: SchedulerOptions | None = None, realized=None,
     options = options or SchedulerOptions()
     if fuse is not None:
         options = options.with_(fuse=fuse)
-    realized = realized or {}
+    realized = realized if isinstance(realized, dict) else LookedUp(realized or {})
     caps = dict(caps or {})
     requested = list(dict.fromkeys(outputs))
     outputs, folds, copies = rewrite_before_cut(requested, options, realized, caps)
     return _cut_and_lower(requested, outputs, folds, copies, options, realized, caps)
+
+
+class LookedUp:
+    """The engine's realized table as one schedule() call sees it: each node looked up once. The
+    table does not change while a graph is cut (nothing runs), and its lookups (weak references,
+    buffer versions) are what the cut, the folds and the lowering ask about most."""
+
+    def __init__(self, table):
+        self.table, self.seen = table, {}
+
+    def get(self, node, default=None):
+        try:
+            found = self.seen[node]
+        except KeyError:
+            found = self.seen[node] = self.table.get(node)
+        return default if found is None else found
+
+    def __contains__(self, node) -> bool:
+        return self.get(node) is not None
+
+    def __getitem__(self, node):
+        found = self.get(node)
+        if found is None:
+            raise KeyError(node)
+        return found
 
 
 def rewrite_before_cut(requested: list, options: SchedulerOptions, realized,
