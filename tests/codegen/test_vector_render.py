@@ -173,3 +173,38 @@ def test_lane_mask_keeps_the_tighter_of_two_bounds_on_one_index():
     (torch.nn.functional.max_pool2d(theirs, 3, stride=2, padding=1) *
      torch.tensor(weight)).sum().backward()
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), atol=1e-6)
+
+
+def test_tile_vectors_are_held_in_registers_for_each_preset():
+    """A matmul register tile reads each column vector once per row of the tile: the renderer
+    pins it to a register (an empty asm with the target's vector-register constraint) so the
+    compiler does not fold the load into every FMA; a load read once (the row's broadcast) and
+    an elementwise kernel's loads (no reduce loop) are left alone. The kernel that runs (this
+    CPU's renderer) still matches numpy."""
+    import dataclasses
+    from tinylab.renderers.c import register_constraint
+    from tinylab.target.cpu_target import GENERIC
+    a = RNG.standard_normal((32, 48), dtype=np.float32)
+    b = RNG.standard_normal((48, 64), dtype=np.float32)
+    plan = _biggest_kernel(Tensor(a).realize() @ Tensor(b).realize())
+    tile = plan.apply_all([Opt("VECTORIZE", 1, 4), Opt("UPCAST", 0, 4)])
+    targets = {**PRESETS, "riscv": dataclasses.replace(GENERIC, arch="riscv64")}
+    expected = {"avx512": "v", "avx2": "x", "sse4": "x", "neon": "w", "riscv": None}
+    for name, constraint in expected.items():
+        target = targets[name]
+        assert register_constraint(target) == constraint, name
+        source = CRenderer(target).render(linearize(tile))
+        pins = [line for line in source.splitlines() if "__asm__" in line]
+        if constraint is None:
+            assert not pins, name
+            continue
+        assert len(pins) == 1 and f'"+{constraint}"(val' in pins[0], (name, pins)
+        pinned = pins[0].split("(val")[1].split(")")[0]
+        assert source.count(f"val{pinned})") + source.count(f"*val{pinned}") >= 4, name
+    source, out = _source_and_run(tile, [a, b], 32 * 64)
+    np.testing.assert_allclose(out.reshape(32, 64), a @ b, rtol=1e-4, atol=1e-4)
+    assert "__asm__" in source or register_constraint(Device["CPU"].target) is None
+    x = RNG.standard_normal(1024, dtype=np.float32)
+    elementwise = _biggest_kernel(Tensor(x).realize() * Tensor(x).realize() + 1)
+    text = AVX512.render(linearize(elementwise.apply_all([Opt("VECTORIZE", 0, 16)])))
+    assert "__asm__" not in text

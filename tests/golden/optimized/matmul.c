@@ -18,6 +18,7 @@ void r_16_4_64_8_2_4(float* restrict data0, const float* restrict data1, const f
       for (int ridx0 = 0; ridx0 < 64; ridx0++) {
         float val14 = data1[(gidx0*256+ridx0)];
         float8 val15 = *((float8_u*)(data2+(gidx1*16+ridx0*64)));
+        __asm__("" : "+x"(val15));  // one load, held in a register
         float8 alu16 = ((val14-(float8){})*val15);
         acc5 = (acc5+alu16);
         float val18 = data1[(gidx0*256+ridx0+64)];
@@ -30,6 +31,7 @@ void r_16_4_64_8_2_4(float* restrict data0, const float* restrict data1, const f
         float8 alu25 = ((val24-(float8){})*val15);
         acc8 = (acc8+alu25);
         float8 val27 = *((float8_u*)(data2+(gidx1*16+ridx0*64+8)));
+        __asm__("" : "+x"(val27));  // one load, held in a register
         float8 alu28 = ((val14-(float8){})*val27);
         acc9 = (acc9+alu28);
         float8 alu30 = ((val18-(float8){})*val27);
