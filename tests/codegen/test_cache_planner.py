@@ -160,3 +160,39 @@ def test_plans_for_each_l2_compute_the_weight_gradient(l2):
     windows = sliding_window_view(x_np.astype(np.float64), (5, 5), axis=(2, 3))  # b c y x ky kx
     expected = np.einsum("boyx,bcyxij->ocij", g_np.astype(np.float64), windows)
     np.testing.assert_allclose(got.reshape(32, 32, 5, 5), expected, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_transposing_copy_reads_a_run_of_each_row(preset):
+    """x.T.contiguous() (and a matmul's rows panel copy): the store is contiguous along the
+    load's rows, so the planner upcasts the load's contiguous axis by the preset's lanes (4, 8,
+    16): each step reads a run of every row instead of one element a row apart."""
+    target = _target(preset, 1 * MIB)
+    x = ir.buffer(object(), (256, 128), dtypes.float32, "CPU")
+    (kernel,) = schedule([ir.contiguous(ir.permute(x, (1, 0)))]).kernels
+    plan = KernelPlan.from_ast(kernel.ast)
+    opts = choose_opts(plan, (Action.UPCAST, Action.VECTORIZE, Action.THREAD), target)
+    upcasts = [o for o in opts if o.action == Action.UPCAST]
+    lanes = target.lanes_of(4)
+    assert [o.amount for o in upcasts] == [lanes], opts
+    planned = plan.apply_all(opts)
+    (tile,) = planned.axes_of(AxisKind.UPCAST)
+    assert planned.axes[tile].size == lanes
+    rows = [a for a in planned.axes if a.kind is AxisKind.GLOBAL and a.size == 256]
+    assert rows, planned.axes  # the store's contiguous axis (the load's rows) stays a loop
+
+
+PAD = ((1, 3), (0, 0))
+
+
+@pytest.mark.parametrize("shape, chain, reference", [
+    ((96, 64), lambda t: t.T.contiguous() * 2, lambda a: a.T * 2),
+    ((40, 72), lambda t: t.pad(PAD).T[3:].contiguous(), lambda a: np.pad(a, PAD).T[3:]),
+    ((3, 32, 48), lambda t: t.permute(0, 2, 1).reshape(3 * 48, 32)[5:130] + 1,
+     lambda a: a.transpose(0, 2, 1).reshape(3 * 48, 32)[5:130] + 1),
+])
+def test_transposing_copies_match_numpy(shape, chain, reference):
+    """Transposes the tiling applies to, in composition (after a pad, then a slice; batched,
+    then reshaped and sliced), run on this CPU and compared with numpy."""
+    x = RNG.standard_normal(shape).astype(np.float32)
+    np.testing.assert_array_equal(chain(Tensor(x)).numpy(), reference(x))
