@@ -29,7 +29,8 @@ KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "nam
 def strip(notebook) -> None:
     """Keep what GitHub, nbviewer and nbval read: text/plain, script-free text/html, streams.
     Widget views and saved widget state go (they need a live kernel or a large state blob);
-    every widget here also shows itself as text/html and text/plain."""
+    every widget here also shows itself as text/html and text/plain. Consecutive writes to one
+    stream become one output (how the kernel batched them depends on timing, not on the code)."""
     notebook.metadata.pop("widgets", None)
     notebook.metadata["kernelspec"] = dict(KERNELSPEC)
     notebook.metadata["language_info"] = {"name": "python"}
@@ -46,6 +47,11 @@ def strip(notebook) -> None:
                 data.pop(WIDGET_VIEW, None)
                 if not data:
                     continue
+            last = kept[-1] if kept else None
+            if (output.output_type == "stream" and last is not None
+                    and last.output_type == "stream" and last.name == output.name):
+                last.text += output.text
+                continue
             kept.append(output)
         cell.outputs = kept
 
