@@ -113,6 +113,10 @@ OMP_WAIT = Setting("TINYLAB_OMP_WAIT", "passive", "how the OpenMP threads of CPU
                    "between launches: passive (sleep; on a loaded 2-core machine a jitted MLP "
                    "step took 0.9 ms, spinning 84 ms) or active (spin); OMP_WAIT_POLICY or "
                    "GOMP_SPINCOUNT in the environment win")
+OMP_BIND = Setting("TINYLAB_OMP_BIND", 1, "1 = bind each OpenMP worker of CPU kernels to a CPU "
+                   "of its own, and the launching thread to the first while a parallel kernel "
+                   "runs (runtimes/cpu.py: unbound, a woken worker shared the launcher's CPU); "
+                   "OMP_PROC_BIND, OMP_PLACES or GOMP_CPU_AFFINITY in the environment win")
 PARALLEL_COMPILE = Setting("PARALLEL_COMPILE", 1, "compile a schedule's kernels in parallel")
 COLOR = Setting("COLOR", 1, "colour kernel names in the terminal")
 PROGRESS = Setting("PROGRESS", 1, "1 = show compile / TUNE / BEAM progress on a terminal "

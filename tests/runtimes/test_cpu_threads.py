@@ -1,0 +1,99 @@
+"""Where the CPU runtime's OpenMP threads run (runtimes/cpu.py, _bind_pool): each worker of a
+launching thread's pool on a CPU of its own, the launcher on the first CPU only while a parallel
+kernel runs, and nothing bound with TINYLAB_OMP_BIND=0. The kernel below reports, from inside
+the parallel region, the CPU each thread ran on (sched_getcpu), so the test reads what happened,
+not what the runtime meant to do. Each case launches from a new Python thread: libgomp keeps one
+pool per launching thread, and a new thread's first parallel kernel is the one that binds.
+"""
+import os
+import threading
+
+import numpy as np
+import pytest
+
+from tinylab import config
+from tinylab.runtimes.cpu import CPURuntime
+
+WHERE = """extern int omp_get_thread_num(void);
+extern int sched_getcpu(void);
+void where(int* restrict out) {
+  #pragma omp parallel num_threads(2)
+  { out[omp_get_thread_num()] = sched_getcpu(); }
+}
+"""
+
+needs_two = pytest.mark.skipif(not hasattr(os, "sched_getaffinity")
+                               or len(os.sched_getaffinity(0)) < 2,
+                               reason="thread placement needs two CPUs and Linux's affinity")
+
+
+def _threads_of_this_process() -> dict:
+    """{thread id: the CPUs it may run on}, from /proc."""
+    found = {}
+    for task in os.listdir("/proc/self/task"):
+        try:
+            found[int(task)] = os.sched_getaffinity(int(task))
+        except OSError:  # a thread that ended meanwhile
+            pass
+    return found
+
+
+def _launch_in_new_thread(program, bind: int) -> dict:
+    seen = {}
+
+    def body():
+        config.OMP_BIND.set(bind)  # a new thread starts from the settings' defaults
+        before = os.sched_getaffinity(0)
+        out = np.full(2, -1, dtype=np.int32)
+        for _ in range(3):  # the first call binds; the later ones must keep the places
+            program(out)
+            seen.setdefault("cpus", []).append(out.copy())
+        seen["before"], seen["after"] = before, os.sched_getaffinity(0)
+        seen["threads"] = _threads_of_this_process()  # while the pool lives (it ends with us)
+    worker = threading.Thread(target=body)
+    worker.start()
+    worker.join()
+    return seen
+
+
+@pytest.fixture(scope="module")
+def where_program(tmp_path_factory):
+    runtime = CPURuntime(cache_dir=tmp_path_factory.mktemp("kernels"))
+    if runtime.target.cores < 2:
+        pytest.skip("the runtime runs kernels on one core here")
+    library, _ = runtime.compile(WHERE)
+    program = runtime.load(library, "where")
+    assert program.threads == runtime.target.cores
+    return program
+
+
+@needs_two
+def test_workers_and_launcher_run_on_cpus_of_their_own(where_program):
+    cpus = sorted(os.sched_getaffinity(0))
+    seen = _launch_in_new_thread(where_program, bind=1)
+    for out in seen["cpus"]:
+        assert list(out) == [cpus[0], cpus[1]]  # launcher on the first CPU, worker 1 on the second
+    assert seen["after"] == seen["before"] == set(cpus)  # the launcher is held only for the call
+    bound = [t for t, allowed in seen["threads"].items() if allowed == {cpus[1]}]
+    assert bound, "the worker of the new thread's pool is bound to the second CPU"
+
+
+@needs_two
+def test_binding_off_leaves_every_thread_free(where_program):
+    cpus = set(os.sched_getaffinity(0))
+    before = {t for t, allowed in _threads_of_this_process().items() if allowed != cpus}
+    seen = _launch_in_new_thread(where_program, bind=0)
+    assert seen["after"] == cpus
+    for out in seen["cpus"]:
+        assert set(out) <= cpus and -1 not in out  # both threads ran, wherever Linux put them
+    during = {t for t, allowed in seen["threads"].items() if allowed != cpus}
+    assert during <= before  # no new thread was bound
+
+
+def test_a_kernel_without_threads_is_called_plainly(tmp_path):
+    runtime = CPURuntime(cache_dir=tmp_path)
+    library, _ = runtime.compile("void plus_one(float* restrict x) { x[0] += 1.0f; }\n")
+    program = runtime.load(library, "plus_one")
+    x = np.zeros(1, dtype=np.float32)
+    program(x)
+    assert program.threads == 0 and x[0] == 1.0
