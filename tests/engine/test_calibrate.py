@@ -155,6 +155,26 @@ def test_a_near_tie_goes_to_the_bigger_tile(tmp_path):
                                 clock).micro_kernel[:2] == (6, 2)
 
 
+@pytest.mark.parametrize("faster", [(6, 2, 0), (6, 2, 128)])
+def test_a_near_tie_of_one_tile_goes_to_the_first_timed_whichever_is_faster(tmp_path, faster):
+    """Reduce blocks of the winning tile within noise of each other: the same choice every run
+    (the tile as first timed, without a block of its own), not the one that happened to win."""
+    rows = calibrate.matmul_plan(6).shape[0]
+    table = {(6, 2, 0): rows, (6, 2, 128): rows, (6, 2, 256): rows * 1.2}
+    table[faster] = rows / 1.03  # 3% faster: within TIE
+    clock = FakeClock(table, others=1e6)
+    chosen = calibrate.calibrated(AVX2, FakeRenderer(), FakeRuntime(), tmp_path, clock)
+    assert (6, 2, 128) in clock.asked and (6, 2, 256) in clock.asked
+    assert chosen.micro_kernel == (6, 2, 0)
+
+
+def test_a_reduce_block_that_wins_beyond_noise_is_kept(tmp_path):
+    rows = calibrate.matmul_plan(6).shape[0]
+    clock = FakeClock({(6, 2, 0): rows, (6, 2, 128): rows / 1.2}, others=1e6)
+    chosen = calibrate.calibrated(AVX2, FakeRenderer(), FakeRuntime(), tmp_path, clock)
+    assert chosen.micro_kernel == (6, 2, 128)
+
+
 def test_a_packed_panel_of_two_vectors_takes_the_measured_rows():
     """A packed AVX2 matmul (panels of 16 floats: two 8-lane vectors per row) with a measured
     6x16 tile: both vectors of the panel and the most rows up to 6 that divide the panel."""

@@ -225,12 +225,17 @@ def _flops(timed: dict) -> dict:
 def _best(flops: dict) -> tuple:
     """The fastest candidate, except that among those within TIE of it the tile with the most
     accumulators wins (a difference that small is noise on a busy machine; more accumulators
-    hide more FMA latency on the real kernels), and the model's plan must win outright."""
+    hide more FMA latency on the real kernels), then the one timed first (tiles in
+    candidate_tiles' order, a tile before its reduce blocks, deeper blocks first): two
+    calibrations of one CPU chose block 256 in one run and 128 in the other at 56.2 and 54.9
+    GFLOPS, so the kernels differed between two cold caches. The model's plan must win
+    outright."""
     fastest = max(flops.values())
+    order = {c: i for i, c in enumerate(flops)}  # the order they were timed in
     close = [c for c, f in flops.items() if f >= fastest * (1 - TIE) and c]
     if not close:
         return max(flops, key=flops.get)
-    return max(close, key=lambda c: (c[0] * c[1], flops[c]))
+    return max(close, key=lambda c: (c[0] * c[1], -order[c]))
 
 
 def _label(candidate: tuple, target: CPUTarget) -> str:
