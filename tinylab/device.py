@@ -8,6 +8,7 @@ import dataclasses
 
 from .engine.backends import BACKENDS
 from .engine.devices import Device
+from .runtimes.cpu import thread_placement
 
 __all__ = ["Device"]
 
@@ -40,6 +41,7 @@ def _cpu_target(row) -> None:
         print(f"CPU target: none ({exc})")
         return
     print(f"CPU target: {runs.describe()}")
+    print(f"CPU threads: {thread_placement(runs.cores)}")
     if not runs.measured:
         print("calibration: off (TINYLAB_CALIBRATE=0): the model plans every kernel")
     if renders.key != dataclasses.replace(runs, micro_kernel=(), measured="").key:

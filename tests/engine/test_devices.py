@@ -18,6 +18,7 @@ def test_device_listing_runs():
     out = subprocess.run([sys.executable, "-m", "tinylab.device"], capture_output=True, text=True,
                          check=True).stdout
     assert "CPU" in out and "PYTHON" in out and "Device.DEFAULT" in out
+    assert "CPU threads: " in out  # how the OpenMP threads wait and where they run
 
 
 def test_debug_levels_print(capsys):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tinylab import config
-from tinylab.runtimes.cpu import CPURuntime
+from tinylab.runtimes.cpu import CPURuntime, thread_placement
 
 WHERE = """extern int omp_get_thread_num(void);
 extern int sched_getcpu(void);
@@ -97,3 +97,21 @@ def test_a_kernel_without_threads_is_called_plainly(tmp_path):
     x = np.zeros(1, dtype=np.float32)
     program(x)
     assert program.threads == 0 and x[0] == 1.0
+
+
+def test_the_placement_is_described_as_it_is_done(monkeypatch):
+    """What `python -m tinylab.device` prints: the rule _bind_pool follows, in words."""
+    monkeypatch.delenv("OMP_PROC_BIND", raising=False)
+    assert "one thread" in thread_placement(1)
+    token = config.OMP_BIND.set(0)
+    try:
+        assert "TINYLAB_OMP_BIND=0" in thread_placement(2)
+    finally:
+        config.OMP_BIND._var.reset(token)
+    monkeypatch.setenv("OMP_PROC_BIND", "close")
+    assert "OMP_PROC_BIND is set" in thread_placement(2)
+    monkeypatch.delenv("OMP_PROC_BIND")
+    if hasattr(os, "sched_getaffinity") and len(os.sched_getaffinity(0)) >= 2:
+        cpus = sorted(os.sched_getaffinity(0))
+        assert f"worker 1 on CPU {cpus[1]}" in thread_placement(2)
+        assert f"launching thread on CPU {cpus[0]}" in thread_placement(2)

@@ -224,15 +224,37 @@ class CPURuntime(Runtime):
 _BOUND = threading.local()  # .cpus: (the launcher's CPU set, the set to restore) or None
 
 
-def _bind_pool(lib, threads: int):
-    """(the launcher's CPUs during a kernel, the CPUs to give back), or None (no binding: no
-    affinity on this OS, one CPU, TINYLAB_OMP_BIND=0, or the user placed the threads)."""
-    if not config.OMP_BIND.value or not hasattr(os, "sched_setaffinity") or threads < 2 or \
-            any(name in os.environ for name in ("OMP_PROC_BIND", "OMP_PLACES",
-                                                  "GOMP_CPU_AFFINITY")):
-        return None
+def _placement(threads: int) -> tuple[list | None, str]:
+    """(the CPUs a launcher's pool is bound to, or None where nothing is bound; why, in words)."""
+    if threads < 2:
+        return None, "one thread: kernels run on the thread that launches them"
+    user = [n for n in ("OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY") if n in os.environ]
+    if user:
+        return None, f"{user[0]} is set: OpenMP places them"
+    if not config.OMP_BIND.value:
+        return None, "TINYLAB_OMP_BIND=0: the OS places them"
+    if not hasattr(os, "sched_setaffinity"):
+        return None, "no thread affinity on this OS: the OS places them"
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
+        return None, "one CPU allowed: the OS places them"
+    workers = ", ".join(f"{t} on CPU {cpus[t % len(cpus)]}" for t in range(1, threads))
+    return cpus, (f"bound: worker {workers}; the launching thread on CPU {cpus[0]} while a "
+                  "parallel kernel runs")
+
+
+def thread_placement(threads: int) -> str:
+    """How a CPU kernel's OpenMP threads wait and where they run (python -m tinylab.device)."""
+    wait = os.environ.get("OMP_WAIT_POLICY") or str(config.OMP_WAIT.value)
+    return f"{threads} OpenMP thread{'s' if threads != 1 else ''}, {wait.lower()} wait; " \
+        f"{_placement(threads)[1]}"
+
+
+def _bind_pool(lib, threads: int):
+    """(the launcher's CPUs during a kernel, the CPUs to give back), or None (_placement: no
+    binding wanted or possible)."""
+    cpus = _placement(threads)[0]
+    if cpus is None:
         return None
     parallel, thread_num = lib.GOMP_parallel, lib.omp_get_thread_num
     parallel.restype, thread_num.restype = None, ctypes.c_int
