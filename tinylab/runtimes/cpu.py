@@ -296,11 +296,13 @@ class CPUProgram(Program):
             cpus = _BOUND.cpus
         except AttributeError:  # this thread's first parallel kernel
             cpus = _BOUND.cpus = _bind_pool(self.lib, self.threads)
-        if cpus is None:
-            self.fn(*pointers)
-            return
-        os.sched_setaffinity(0, cpus[0])
+        if cpus is not None:
+            try:
+                os.sched_setaffinity(0, cpus[0])
+            except OSError:  # the CPUs allowed changed under us: stop binding this thread
+                cpus = _BOUND.cpus = None
         try:
             self.fn(*pointers)
         finally:
-            os.sched_setaffinity(0, cpus[1])
+            if cpus is not None:
+                os.sched_setaffinity(0, cpus[1])
