@@ -203,15 +203,20 @@ class CPURuntime(Runtime):
         launch: libgomp makes its thread pool in the first parallel region of the process,
         which took ~7 ms (of a 0.1 ms matmul launch) on a loaded 2-core machine. An empty
         region of the pool's full size, each thread calling libc's free(NULL), starts them."""
-        try:
-            parallel = lib.GOMP_parallel  # resolves only in a library that links libgomp
-        except AttributeError:
+        if not hasattr(lib, "GOMP_parallel"):  # resolves only in a library that links libgomp
             return
         self._threads_started = True
         libc = ctypes.CDLL(None)
-        parallel.restype = None
-        parallel.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint)
-        parallel(ctypes.cast(libc.free, ctypes.c_void_p), None, self.target.cores, 0)
+        _gomp_parallel(lib)(ctypes.cast(libc.free, ctypes.c_void_p), None, self.target.cores, 0)
+
+
+def _gomp_parallel(lib):
+    """libgomp's GOMP_parallel(fn, data, threads, flags), through `lib` (which links libgomp):
+    runs fn(data) once in each thread of the calling thread's pool."""
+    parallel = lib.GOMP_parallel
+    parallel.restype = None
+    parallel.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint)
+    return parallel
 
 
 # Where OpenMP's threads run. libgomp keeps one pool of workers per launching thread; the first
@@ -256,9 +261,8 @@ def _bind_pool(lib, threads: int):
     cpus = _placement(threads)[0]
     if cpus is None:
         return None
-    parallel, thread_num = lib.GOMP_parallel, lib.omp_get_thread_num
-    parallel.restype, thread_num.restype = None, ctypes.c_int
-    parallel.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint)
+    thread_num = lib.omp_get_thread_num
+    thread_num.restype = ctypes.c_int
     failed = []
 
     @ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -269,7 +273,7 @@ def _bind_pool(lib, threads: int):
                 os.sched_setaffinity(0, {cpus[t % len(cpus)]})
             except OSError as exc:  # a container that refuses: leave the threads where they are
                 failed.append(exc)
-    parallel(ctypes.cast(bind, ctypes.c_void_p), None, threads, 0)
+    _gomp_parallel(lib)(ctypes.cast(bind, ctypes.c_void_p), None, threads, 0)
     return None if failed else ({cpus[0]}, set(cpus))
 
 
