@@ -41,6 +41,9 @@ def _graphs():
                     / np.exp(a - a.max(-1, keepdims=True)).sum(-1, keepdims=True), [(6, 10)]),
         "argmax": (lambda a: a.argmax(-1), lambda a: a.argmax(-1), [(64, 10)]),
         "broadcast_reduce": (lambda a: a - a.mean(0), lambda a: a - a.mean(0), [(7, 3)]),
+        # every .contiguous() is a node of its own (a serial number): each call makes new ones
+        "contiguous_copies": (lambda a: (a.contiguous() + 1).contiguous() * a.T.contiguous().T,
+                              lambda a: (a + 1) * a, [(5, 6)]),
     }
 
 
@@ -101,6 +104,57 @@ def test_repeated_assigns_through_the_cache():
     for step in range(1, 4):
         w.assign(w + 1).realize()
         np.testing.assert_allclose(w.numpy(), np.full(4, step, np.float32))
+
+
+def test_two_copies_of_one_value_stay_two_buffers_through_the_cache():
+    """The key does not spell a CONTIGUOUS node's serial number; the rows still tell two copies
+    of one value apart, so assigning one copy leaves the other alone, call after call."""
+    for step in range(3):
+        x = _data(4)
+        a = Tensor(x)
+        first, second = a.contiguous(), a.contiguous()
+        first.assign(first * 2 + step)
+        np.testing.assert_allclose(Tensor.stack(first, second).numpy(),
+                                   np.stack([x * 2 + step, x]), rtol=1e-6)
+
+
+def test_an_eager_conv_training_step_is_scheduled_once(monkeypatch):
+    """A conv's weight is copied to a contiguous layout (a CONTIGUOUS node, a new serial each
+    call): from the second step on the step reuses its schedule, and the weights it trains
+    equal those of the same steps scheduled afresh each time (SCHEDULE_CACHE=0)."""
+    from tinylab import nn
+    fresh_schedules = []
+
+    def counted(*args, **kwargs):
+        fresh_schedules.append(1)
+        return schedule(*args, **kwargs)
+    monkeypatch.setattr(engine, "schedule", counted)
+
+    def train(steps: int, cache: int) -> tuple[list, list]:
+        Tensor.manual_seed(1)
+        conv, head = nn.Conv2d(2, 3, 3), nn.Linear(3 * 4 * 4, 5)
+        opt = nn.optim.SGD([conv.weight, conv.bias, head.weight, head.bias], lr=0.1)
+        rng = np.random.default_rng(0)
+        images = Tensor(rng.standard_normal((4, 2, 6, 6)).astype(np.float32)).realize()
+        labels = Tensor(rng.integers(0, 5, 4).astype(np.int32)).realize()
+        made = []
+        with Context(SCHEDULE_CACHE=cache), Tensor.train():
+            for _ in range(steps):
+                before = len(fresh_schedules)
+                opt.zero_grad()
+                loss = head(conv(images).relu().flatten(1)).sparse_categorical_crossentropy(labels)
+                loss.backward()
+                opt.step()
+                loss.item()
+                made.append(len(fresh_schedules) - before)
+        return [p.numpy() for p in (conv.weight, conv.bias, head.weight)], made
+
+    cached, made = train(4, 1)
+    assert made[0] >= 1 and made[1:] == [0, 0, 0], made  # steps 2-4: no schedule made
+    fresh, made = train(4, 0)
+    assert min(made) >= 1, made
+    for got, want in zip(cached, fresh):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize("setting", [{"FUSE": 0}, {"RELAYOUT": 0}, {"CPU_TARGET": "sse4"}])

@@ -34,10 +34,21 @@ def structure_key(outputs: list, realized) -> tuple[tuple, list, list]:
                          stored is node, value))
             leaves.append(node)
         else:
-            rows.append((node.op, node.dtype, _arg_key(node.op, node.arg), node.shape,
+            rows.append((node.op, node.dtype, _structural_arg(node), node.shape,
                          node.device, tuple(row_of[s] for s in node.src)))
         row_of[node] = len(rows) - 1
     return (tuple(rows), tuple(row_of[n] for n in outputs)), leaves, order
+
+
+def _structural_arg(node):
+    """A node's arg as far as the schedule depends on it. A CONTIGUOUS node's arg is a serial
+    number (ir/node.py: each request is its own node); which number it is only tells nodes
+    apart, and the rows already do (one row per distinct node), so every serial keys alike.
+    Without this a step that asks for a contiguous copy (a conv's weight relayout) would key
+    anew every time and be cut and lowered again each call."""
+    if node.op is Op.CONTIGUOUS:
+        return None
+    return _arg_key(node.op, node.arg)
 
 
 def _stored(node, realized):
