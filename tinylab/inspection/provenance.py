@@ -9,6 +9,7 @@ Called by sources.py and model.py.
 """
 from __future__ import annotations
 
+from ..codegen.linear_ops import LinearOp
 from ..ir.node import Node
 from ..ir.ops import MOVEMENT, Op
 
@@ -42,9 +43,9 @@ def _line_key(program, owner, found, text: str, number: int) -> str:
     if owner is None:
         return "text:" + text.splitlines()[number].strip()
     instr = program.instrs[owner]
-    if instr.op == "RANGE":
+    if instr.op == LinearOp.RANGE:
         return "range:" + instr.arg[0]
-    if instr.op == "END":
+    if instr.op == LinearOp.END:
         return "end"
     return f"{instr.op}:" + ",".join(map(str, sorted(found)))
 
