@@ -126,8 +126,16 @@ def _squeezed(vs: ViewStack, keep: tuple, squeezed: tuple) -> ViewStack:
 
 
 def _merged(top: View, i: int) -> View | None:
-    """`top` with axes (i, i + 1) merged into one, or None where View.reshape cannot."""
-    return top.reshape(top.shape[:i] + (top.shape[i] * top.shape[i + 1],) + top.shape[i + 2:])
+    """`top` with axes (i, i + 1) merged into one, or None where View.reshape cannot. An
+    unmasked static view whose axis i steps over all of axis i + 1 merges to axis i + 1's
+    stride: what View.reshape makes of it, without its general regrouping (the common case,
+    once per view and axis pair of every kernel lowered)."""
+    shape = top.shape[:i] + (top.shape[i] * top.shape[i + 1],) + top.shape[i + 2:]
+    if top.mask is None and not sym.any_symbolic(top.shape) and 0 not in top.shape:
+        outer, inner = top.strides[i], top.strides[i + 1]
+        if outer == inner * top.shape[i + 1]:
+            return View.make(shape, top.strides[:i] + (inner,) + top.strides[i + 2:], top.offset)
+    return top.reshape(shape)
 
 
 def _merge_top(vs: ViewStack, i: int) -> ViewStack:
