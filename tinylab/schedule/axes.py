@@ -79,7 +79,8 @@ def normal_axes(full: tuple, reduce_axes: tuple, views) -> NormalAxes:
         return NormalAxes(full, (1,), (1,), (), single=True)
     shape = tuple(full[i] for i in order)
     raw = list({id(vs): vs for vs in views}.values())
-    moved = [_squeeze_permute(vs, keep, order) for vs in raw]
+    unmoved = order == keep and len(keep) == len(full)  # no unit axis, no reduce axis moved
+    moved = raw if unmoved else [_squeeze_permute(vs, keep, order) for vs in raw]
     kinds = [i in reduce_axes for i in order]
     merges: list[int] = []
     if all(len(vs.views) == 1 for vs in moved):  # a stacked view merges nothing

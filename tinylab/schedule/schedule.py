@@ -20,7 +20,7 @@ from __future__ import annotations
 
 
 from ..ir.node import Node
-from ..ir.ops import Op
+from ..ir.ops import REDUCE, Op
 from .cuts import choose_cuts
 from .decisions import fusion_decisions
 from .fusion import SchedulerOptions
@@ -48,8 +48,12 @@ def schedule(outputs, options: SchedulerOptions | None = None, realized=None,
     realized = realized if isinstance(realized, dict) else LookedUp(realized or {})
     caps = dict(caps or {})
     requested = list(dict.fromkeys(outputs))
+    graph = graph_order(requested, realized)
+    if not any(node.op in REDUCE for node in graph):  # every rewrite before the cut is of a reduce
+        return _cut_and_lower(requested, requested, [], [], options, realized, caps, graph)
     outputs, folds, copies = rewrite_before_cut(requested, options, realized, caps)
-    return _cut_and_lower(requested, outputs, folds, copies, options, realized, caps)
+    return _cut_and_lower(requested, outputs, folds, copies, options, realized, caps,
+                          graph if outputs == requested else None)
 
 
 class LookedUp:
@@ -110,9 +114,11 @@ def rewrite_before_cut(requested: list, options: SchedulerOptions, realized,
 
 
 def _cut_and_lower(requested: list, outputs: list, folds: list, copies: list,
-                   options: SchedulerOptions, realized, caps: dict) -> Schedule:
-    """The one cut of the rewritten graph under `outputs`, each kernel lowered once."""
-    graph = graph_order(outputs, realized)
+                   options: SchedulerOptions, realized, caps: dict,
+                   graph: list | None = None) -> Schedule:
+    """The one cut of the rewritten graph under `outputs` (`graph`: its walk, when known),
+    each kernel lowered once."""
+    graph = graph_order(outputs, realized) if graph is None else graph
     cut, regions = choose_cuts(graph, outputs, realized, options)
     decisions, per_region = fusion_decisions(regions, cut, graph, realized, outputs)
 
