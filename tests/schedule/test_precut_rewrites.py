@@ -172,3 +172,42 @@ def test_decisions_of_every_rewrite_and_fold_are_kept():
     product = [r for r in Placement([w.grad.node], REALIZED, SchedulerOptions()).reduces()
                if _plan(r, 16) is not None]
     assert product  # the weight gradient is a case for relayout
+
+
+def _without_shortcuts(outputs, caps):
+    """schedule() as it was before its early-outs: every rewrite tried on every graph."""
+    options, realized = SchedulerOptions(), scheduler.LookedUp(REALIZED)
+    requested = list(dict.fromkeys(outputs))
+    rewritten, folds, copies = scheduler.rewrite_before_cut(requested, options, realized, caps)
+    return scheduler._cut_and_lower(requested, rewritten, folds, copies, options, realized, caps)
+
+
+@pytest.mark.parametrize("case", ["elementwise", "small matmul", "matmul just under packing",
+                                  "matmul at packing", "softmax", "conv weight gradient"])
+def test_the_shortcuts_for_graphs_no_rewrite_touches_change_nothing(case):
+    """schedule() skips the rewrites for a graph without a reduce, and packing and relayout for
+    one whose sums of products are all below their minimum work: the schedule is the one the
+    full path makes (same printout, kernel ASTs and decisions) on both sides of the threshold."""
+    if case == "conv weight gradient":
+        out = _conv()[1].grad
+    else:
+        shapes = {"elementwise": (8, 8), "small matmul": (24, 16),
+                  "matmul just under packing": (512, 256), "matmul at packing": (512, 256),
+                  "softmax": (16, 40)}
+        a = Tensor(_array(*shapes[case])).realize()
+        b = Tensor(_array(256, 255 if "under" in case else 256)).realize()
+        out = {"elementwise": lambda: (a + 1).exp() * a, "softmax": lambda: a.softmax(-1),
+               "small matmul": lambda: (a @ Tensor(_array(16, 8)).realize()).relu().sum()}.get(
+                   case, lambda: a @ b)()
+    caps = _caps(lanes=16)
+    fast = scheduler.schedule([out.node], realized=REALIZED, caps=caps)
+    full = _without_shortcuts([out.node], caps)
+    assert str(fast) == str(full)
+    assert [item.ast for item in fast.items] == [item.ast for item in full.items]
+    def described(sched):  # a rewrite's copies are new CONTIGUOUS nodes (serials) each time
+        def node(n):
+            return None if n is None else (n.op, n.shape)
+        return [(d.reason, node(d.producer), node(d.consumer)) for d in sched.decisions]
+    assert described(fast) == described(full)
+    packs = len(_reasons(fast, Reason.PACKED_MATMUL))
+    assert packs == (2 if case == "matmul at packing" else 0)

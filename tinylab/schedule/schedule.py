@@ -20,6 +20,7 @@ from __future__ import annotations
 
 
 from ..ir.node import Node
+from ..ir.node import prod as ir_prod
 from ..ir.ops import REDUCE, Op
 from .cuts import choose_cuts
 from .decisions import fusion_decisions
@@ -28,8 +29,9 @@ from .graph import graph_order, is_alias, is_leaf
 from .items import BufferSlot, Schedule, ScheduleError, ScheduleItem
 from .lowering import lower_region
 from .ordering import order_items
-from .packing import pack_matmuls
+from .packing import PACK_MIN_WORK, pack_matmuls
 from .placement import Placement
+from .relayout import MIN_WORK as RELAYOUT_MIN_WORK
 from .relayout import relayout_operands
 from .rewrite import fold_nested_reduces
 
@@ -49,11 +51,21 @@ def schedule(outputs, options: SchedulerOptions | None = None, realized=None,
     caps = dict(caps or {})
     requested = list(dict.fromkeys(outputs))
     graph = graph_order(requested, realized)
-    if not any(node.op in REDUCE for node in graph):  # every rewrite before the cut is of a reduce
+    reduces = [node for node in graph if node.op in REDUCE]
+    if not reduces:  # every rewrite before the cut is of a reduce
         return _cut_and_lower(requested, requested, [], [], options, realized, caps, graph)
-    outputs, folds, copies = rewrite_before_cut(requested, options, realized, caps)
+    targeted = caps if any(map(_big_sum_of_products, reduces)) else {}
+    outputs, folds, copies = rewrite_before_cut(requested, options, realized, targeted)
     return _cut_and_lower(requested, outputs, folds, copies, options, realized, caps,
                           graph if outputs == requested else None)
+
+
+def _big_sum_of_products(reduce: Node) -> bool:
+    """Whether packing or relayout could rewrite `reduce`: both rewrite only a sum over a static
+    product of at least their minimum of multiply-adds (packing.py, relayout.py)."""
+    shape = reduce.src[0].shape
+    return reduce.op is Op.REDUCE_SUM and all(isinstance(s, int) for s in shape) and \
+        ir_prod(shape) >= min(PACK_MIN_WORK, RELAYOUT_MIN_WORK)
 
 
 class LookedUp:
