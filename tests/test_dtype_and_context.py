@@ -58,3 +58,14 @@ def test_context_decorator_checks_its_settings_at_once():
         Context(NOPE=1)
     with pytest.raises(TypeError, match="DEBUG"):
         Context(DEBUG="loud")
+
+
+def test_a_vector_type_is_one_object_equal_to_a_fresh_one():
+    """DType.vec hands out one object per (scalar, lanes), like the scalar types; it still
+    equals and hashes as a DType built with the same fields, and its scalar is the scalar."""
+    from tinylab.dtype import DType
+    v = dtypes.float32.vec(8)
+    assert v is dtypes.float32.vec(8) and v is not dtypes.float32.vec(4)
+    fresh = DType(v.name, v.itemsize, v.kind, v.c_name, v.numpy_name, 8)
+    assert fresh == v and hash(fresh) == hash(v)
+    assert v.count == 8 and v.scalar is dtypes.float32 and dtypes.int32.vec(8) != v

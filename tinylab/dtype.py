@@ -34,7 +34,12 @@ class DType:
     def vec(self, count: int) -> DType:
         if count == 1:
             return self.scalar
-        return DType(self.name, self.itemsize, self.kind, self.c_name, self.numpy_name, count)
+        key = (self.name, count)
+        found = _VECTORS.get(key)
+        if found is None:  # one object per vector type, as per scalar type (kernels ask often)
+            found = _VECTORS.setdefault(key, DType(self.name, self.itemsize, self.kind,
+                                                   self.c_name, self.numpy_name, count))
+        return found
 
     @property
     def is_float(self) -> bool:
@@ -155,6 +160,7 @@ ALL_DTYPES = (dtypes.bool, dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint1
               dtypes.uint32, dtypes.int64, dtypes.uint64, dtypes.float16, dtypes.float32,
               dtypes.float64)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
+_VECTORS: dict = {}  # (scalar name, lanes) -> the one DType of that vector type (DType.vec)
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "v": -1}
 
 

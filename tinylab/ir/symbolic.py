@@ -44,7 +44,7 @@ def _intern(cls, key, build):
             found = _live(entry)
             if found is None:
                 found = built
-                _INTERN[entry] = weakref.ref(built, _forgetter(entry))
+                _INTERN[entry] = weakref.KeyedRef(built, _forget, entry)
     return found
 
 
@@ -54,14 +54,13 @@ def _live(entry):
     return None if ref is None else ref()
 
 
-def _forgetter(entry):
-    """The weakref callback that drops `entry` once its object dies (only if the table still
-    holds that dead reference: a new object for the same key may have taken its place)."""
-    def forget(dead_ref, entry=entry) -> None:
-        with _INTERN_LOCK:
-            if _INTERN.get(entry) is dead_ref:
-                del _INTERN[entry]
-    return forget
+def _forget(dead_ref) -> None:
+    """The weakref callback, one for every entry (a KeyedRef carries its entry): it drops the
+    entry once its object dies, only if the table still holds that dead reference (a new object
+    for the same key may have taken its place)."""
+    with _INTERN_LOCK:
+        if _INTERN.get(dead_ref.key) is dead_ref:
+            del _INTERN[dead_ref.key]
 
 
 class Atom:
