@@ -71,13 +71,20 @@ def _broadcast_source(node: Node, shape: tuple) -> Node | None:
     return node.src[0].src[0]
 
 
+def big_enough(reduce: Node) -> bool:
+    """Whether `reduce` does the work packing needs: a sum over a static product of at least
+    PACK_MIN_WORK multiply-adds (schedule() skips the rewrite where no reduce does)."""
+    shape = reduce.src[0].shape
+    return reduce.op is Op.REDUCE_SUM and all(isinstance(s, int) for s in shape) and \
+        ir.prod(shape) >= PACK_MIN_WORK
+
+
 def panel_width(reduce: Node, panel: int | None) -> int | None:
     """`panel` if this matmul is big enough, and its sides divide evenly, to pack."""
-    m, n, k = reduce.src[0].shape
-    if any(not isinstance(side, int) for side in (m, n, k)):  # symbolic: panels need sizes
+    if not panel or not big_enough(reduce):  # symbolic sizes too: panels need sizes
         return None
-    if not panel or m % panel or n % panel or min(m, n, k) < PACK_MIN_SIDE or \
-            m * n * k < PACK_MIN_WORK:
+    m, n, k = reduce.src[0].shape
+    if m % panel or n % panel or min(m, n, k) < PACK_MIN_SIDE:
         return None
     return panel
 

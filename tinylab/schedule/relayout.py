@@ -39,16 +39,22 @@ def useful_lanes(size: int, lanes: int) -> float:
     return size / -(-size // lanes)
 
 
+def big_enough(reduce: Node) -> bool:
+    """Whether `reduce` does the work a relayout needs: a sum over a static product of at least
+    MIN_WORK multiply-adds (schedule() skips the rewrite where no reduce does)."""
+    shape = reduce.src[0].shape
+    return reduce.op is Op.REDUCE_SUM and all(isinstance(s, int) for s in shape) and \
+        ir.prod(shape) >= MIN_WORK
+
+
 def _plan(reduce: Node, lanes: int) -> tuple[int, int, int] | None:
     """(operand index, operand base dimension to put last, product axis) for a reduce this
     rewrite helps, else None."""
     product = reduce.src[0]
-    if reduce.op is not Op.REDUCE_SUM or product.op is not Op.MUL or \
-            not product.dtype.is_float or len(reduce.axes) < 2:
+    if not big_enough(reduce) or product.op is not Op.MUL or not product.dtype.is_float or \
+            len(reduce.axes) < 2:
         return None
     shape = product.shape
-    if any(not isinstance(s, int) for s in shape):
-        return None
     work = ir.prod(shape)
     chains = [operand_chain(src) for src in product.src]
     stacks = [view_of_chain(base, chain) for base, chain in chains]
@@ -69,7 +75,7 @@ def _plan(reduce: Node, lanes: int) -> tuple[int, int, int] | None:
             layout = strides_for(base.shape)
             dims = [j for j, s in enumerate(layout) if s == stride and base.shape[j] == shape[d]]
             nbytes = base.dtype.itemsize * ir.prod(base.shape)
-            if len(dims) != 1 or work < MIN_WORK or work < MIN_WORK_PER_BYTE * nbytes:
+            if len(dims) != 1 or work < MIN_WORK_PER_BYTE * nbytes:
                 continue
             rank = (not _windowed(stacks[i], shape), nbytes)
             if best is None or rank < best[0]:

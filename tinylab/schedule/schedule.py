@@ -20,8 +20,8 @@ from __future__ import annotations
 
 
 from ..ir.node import Node
-from ..ir.node import prod as ir_prod
 from ..ir.ops import REDUCE, Op
+from . import packing, relayout
 from .cuts import choose_cuts
 from .decisions import fusion_decisions
 from .fusion import SchedulerOptions
@@ -29,9 +29,8 @@ from .graph import graph_order, is_alias, is_leaf
 from .items import BufferSlot, Schedule, ScheduleError, ScheduleItem
 from .lowering import lower_region
 from .ordering import order_items
-from .packing import PACK_MIN_WORK, pack_matmuls
+from .packing import pack_matmuls
 from .placement import Placement
-from .relayout import MIN_WORK as RELAYOUT_MIN_WORK
 from .relayout import relayout_operands
 from .rewrite import fold_nested_reduces
 
@@ -54,18 +53,9 @@ def schedule(outputs, options: SchedulerOptions | None = None, realized=None,
     reduces = [node for node in graph if node.op in REDUCE]
     if not reduces:  # every rewrite before the cut is of a reduce
         return _cut_and_lower(requested, requested, [], [], options, realized, caps, graph)
-    targeted = caps if any(map(_big_sum_of_products, reduces)) else {}
-    outputs, folds, copies = rewrite_before_cut(requested, options, realized, targeted)
+    outputs, folds, copies = rewrite_before_cut(requested, options, realized, caps, reduces)
     return _cut_and_lower(requested, outputs, folds, copies, options, realized, caps,
                           graph if outputs == requested else None)
-
-
-def _big_sum_of_products(reduce: Node) -> bool:
-    """Whether packing or relayout could rewrite `reduce`: both rewrite only a sum over a static
-    product of at least their minimum of multiply-adds (packing.py, relayout.py)."""
-    shape = reduce.src[0].shape
-    return reduce.op is Op.REDUCE_SUM and all(isinstance(s, int) for s in shape) and \
-        ir_prod(shape) >= min(PACK_MIN_WORK, RELAYOUT_MIN_WORK)
 
 
 class LookedUp:
@@ -93,12 +83,15 @@ class LookedUp:
         return found
 
 
-def rewrite_before_cut(requested: list, options: SchedulerOptions, realized,
-                       caps: dict) -> tuple[list, list, list]:
+def rewrite_before_cut(requested: list, options: SchedulerOptions, realized, caps: dict,
+                       reduces: list | None = None) -> tuple[list, list, list]:
     """(the outputs after the rewrites, the folds' decisions, [{copy a target rewrite added: its
     decision}, one dict per rewrite that added any, the last first]): nested sums folded, then,
     where the caps declare them, matmuls packed and operands relaid out (each rewrite's copies
-    in graph order), each rewrite followed by the folds it makes possible."""
+    in graph order), each rewrite followed by the folds it makes possible. `reduces`, the
+    graph's reduces when known: a target rewrite is tried only if one is big enough for it."""
+    def wanted(rewrite) -> bool:
+        return reduces is None or any(map(rewrite.big_enough, reduces))
     outputs, folds, copies = requested, [], []
 
     def fold(nodes: list) -> list:
@@ -110,9 +103,9 @@ def rewrite_before_cut(requested: list, options: SchedulerOptions, realized,
 
     outputs = fold(outputs)
     rewrites = []
-    if caps and options.pack_matmuls:
+    if caps and options.pack_matmuls and wanted(packing):
         rewrites.append(lambda p: pack_matmuls(p, caps))
-    if caps and options.relayout_operands:
+    if caps and options.relayout_operands and wanted(relayout):
         rewrites.append(lambda p: relayout_operands(p, caps))
     placement = None
     for target_rewrite in rewrites:
