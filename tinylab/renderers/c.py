@@ -317,6 +317,12 @@ class _VectorWalk(_Walk):
         if instr.dtype.scalar not in NATIVE_LANES:
             return False
         t = self.vector_type(instr.dtype, instr.dtype.count)
+        if op == LinearOp.CAST and srcs[0] in self.masks:
+            # a lane mask (-1 or 0 per lane) as a number: negated, 1 or 0, then converted
+            m = self.vector_type(dtypes.int32, instr.dtype.count)
+            mask = self.packed(srcs[0], m, mask=True)
+            self.finish(i, t, f"__builtin_convertvector((-{mask}), {t})")
+            return True
         if op in (LinearOp.CAST, LinearOp.BITCAST):
             if operand_dtype not in NATIVE_LANES or srcs[0] in self.masks:
                 return False
