@@ -21,13 +21,14 @@ No constant here belongs to one CPU: each is a ratio, a count of operations, or 
 from __future__ import annotations
 
 from ..ir.ops import Op
-from ..ir.view import dim_stride
+from ..ir.view import dim_stride, masked_along
 from ..target.cpu_target import CPUTarget
 from .linearize import buffer_extent
 from .plan import Action, AxisKind, KernelPlan, Opt, OptError
 
 MIN_VECTOR_BITS = 128       # narrowest vector tried (4 float32 lanes), the widest is the target's
 TILE_SIZES = (8, 6, 5, 4, 3, 2)  # register-tile amounts, biggest first
+SELECTED_ROWS = 4           # most rows of a tile axis whose rows are masked broadcasts (below)
 PADDING_COST = 1.1          # masked loads and stores of a padded vector axis: an exact width wins ties
 BLOCK_SIZES = (512, 256, 128)  # reduce-block depths, kept where a tile's slab fits L1 (block_sizes)
 GATHER_COST = 3.0           # per element: a scalar load, its address and a lane insert (measured
@@ -211,6 +212,22 @@ def _dense_vectors(plan: KernelPlan) -> bool:
     return any(s == 1 for s in strides) and all(s in (0, 1) for s in strides)
 
 
+def _selected_rows(plan: KernelPlan, axis: int) -> bool:
+    """Whether each tile row along `axis` reads a broadcast masked along the vector lanes: a
+    conv's input gradient pads the product of the output gradient and the weights, so each
+    weight broadcast is selected lane by lane (one more vector op per row and vector, which
+    vector loads of the other tile axis, masked by the load itself, do not cost). Such an axis
+    takes at most SELECTED_ROWS rows and leaves the budget to the other (conv2's input gradient,
+    AMD Zen 4: 8 x 2 rows 116 ms, 4 x 4 rows 92 ms at 16 lanes; 8 x 1 98 ms, 4 x 2 88 ms at 8)."""
+    vector = plan.vector_axis
+    if vector is None:
+        return False
+    origin = plan.axes[axis].origin
+    return any(dim_stride(view, origin) != 0 and dim_stride(view, vector.origin) == 0 and
+               masked_along(view, vector.origin)
+               for kind, view, trips in accesses(plan) if kind == "load" and trips > 1)
+
+
 def _two_vectors_first(plan: KernelPlan, outer_size: int, budget: int) -> bool:
     """Take a second vector per tile row before the rows when its loads are dense and unpadded
     (padded lanes measured slower: conv2's input gradient at 2 x 16 lanes of 24) and either the
@@ -277,7 +294,8 @@ def register_tile(plan: KernelPlan, target: CPUTarget) -> KernelPlan:
         choice = next(((axis, amount, dense) for size, axis, dense in candidates
                        for amount in TILE_SIZES
                        if size % amount == 0 and amount <= budget and
-                       (size > amount or size <= TILE_SIZES[0])), None)
+                       (size > amount or size <= TILE_SIZES[0]) and
+                       (amount <= SELECTED_ROWS or not _selected_rows(plan, axis))), None)
         if choice is None:
             break
         axis, amount, dense = choice

@@ -342,8 +342,22 @@ def dim_stride(view: ViewStack, dim: int) -> int | None:
     A mask along the dimension is fine: the C renderer loads masked lanes with one vector op."""
     if view.shape[dim] == 1:
         return 0
-    names = [sym.var(f"d{k}", 0, max(s - 1, 0)) for k, s in enumerate(view.shape)]
+    names = _dim_names(view.shape)
     base, _ = view_index(view, names)
     atom = names[dim].as_atom()
     step = sym.substitute(base, {atom: names[dim] + 1}) - base
     return step.const if step.is_const else None
+
+
+def masked_along(view: ViewStack, dim: int) -> bool:
+    """Whether the view's validity (its padding) changes along dimension `dim`: then a value
+    read once for every step of `dim` (a broadcast) is masked anew at each."""
+    if view.shape[dim] == 1:
+        return False
+    names = _dim_names(view.shape)
+    _, valid = view_index(view, names)
+    return bool(names[dim].vars() & valid.vars())
+
+
+def _dim_names(shape) -> list[sym.Lin]:
+    return [sym.var(f"d{k}", 0, max(s - 1, 0)) for k, s in enumerate(shape)]
