@@ -21,6 +21,10 @@ BARS = {  # workload -> the bar it is held to (issue 30), when its row names non
     "matmul 4096x4096 fp32": "≥ 0.9× numpy",
     "conv2 32->32 5x5 @24 forward b512": "≤ 1.0× PyTorch's time",
     "conv2 32->32 5x5 @24 backward b512": "≤ 1.0× PyTorch's time",
+    "conv3 32->64 3x3 @10 forward b512": "≤ 1.0× PyTorch's time",
+    "conv3 32->64 3x3 @10 backward b512": "≤ 1.0× PyTorch's time",
+    "conv4 64->64 3x3 @8 forward b512": "≤ 1.0× PyTorch's time",
+    "conv4 64->64 3x3 @8 backward b512": "≤ 1.0× PyTorch's time",
     "beautiful_mnist train step b512": "≤ 1.15× PyTorch's time",
 }
 

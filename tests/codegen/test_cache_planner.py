@@ -12,15 +12,15 @@ from numpy.lib.stride_tricks import sliding_window_view
 from tinylab import Device, Tensor
 from tinylab.caps import DeviceCaps
 from tinylab.codegen.heuristic import accumulator_budget, choose_opts, matmul_panel
-from tinylab.codegen.linearize import linearize
 from tinylab.codegen.plan import Action, AxisKind, KernelPlan
 from tinylab.dtype import dtypes
 from tinylab.engine.realize import REALIZED
 from tinylab.ir import node as ir
 from tinylab.ir.ops import Op
-from tinylab.runtimes.buffer import Buffer
 from tinylab.target.cpu_target import KIB, MIB, PRESETS
 from tinylab.schedule.schedule import schedule
+
+from plan_runner import run_plan
 
 L2_SIZES = (256 * KIB, 512 * KIB, 1 * MIB, 2 * MIB)
 PRESET_NAMES = ("sse4", "avx2", "avx512")
@@ -140,23 +140,6 @@ def test_conv_weight_gradient_batch_block_fits_every_l2(preset):
     assert chosen == sorted(chosen) and len(set(chosen)) > 1  # more L2, deeper blocks
 
 
-def _run(plan: KernelPlan, arrays: dict) -> np.ndarray:
-    """Compile `plan` for the CPU device, fill each input parameter from `arrays` (by element
-    count) and return the output."""
-    device = Device["CPU"]
-    program = linearize(plan, plan.name)
-    fn = device.runtime.load(device.runtime.compile(device.renderer.render(program))[0],
-                             plan.name)
-    buffers, out = [], None
-    for param in program.params:
-        data = np.full(param.size, np.nan, np.float32) if param.is_output else \
-            np.ascontiguousarray(arrays[param.size], np.float32).ravel()
-        buffers.append(Buffer("CPU", param.size, dtypes.float32, device.allocator).copyin(data))
-        out = buffers[-1] if param.is_output else out
-    device.runtime.launch(fn, program.loops, *[b.handle for b in buffers])
-    return out.numpy()
-
-
 @pytest.mark.parametrize("l2", L2_SIZES)
 def test_plans_for_each_l2_compute_the_product(l2):
     target = dataclasses.replace(Device["CPU"].target, l2_bytes=l2)
@@ -168,7 +151,7 @@ def test_plans_for_each_l2_compute_the_product(l2):
     w = RNG.standard_normal((k, n), dtype=np.float32)
     rows = x.reshape(m // panel, panel, k).transpose(0, 2, 1)
     columns = w.reshape(k, n // panel, panel).transpose(1, 0, 2)
-    got = _run(plan, {rows.size: rows, columns.size: columns})
+    got = run_plan(plan, {rows.size: rows, columns.size: columns})
     np.testing.assert_allclose(got.reshape(m, n), x.astype(np.float64) @ w, rtol=1e-4, atol=1e-3)
 
 
@@ -179,7 +162,7 @@ def test_plans_for_each_l2_compute_the_weight_gradient(l2):
     plan = plan.apply_all(choose_opts(plan, Device["CPU"].renderer.supported_actions, target))
     x_np, g_np = x.numpy(), g.numpy()
     channel_last = x_np.transpose(0, 2, 3, 1)  # the relaid copy: (batch, 24, 24, channels)
-    got = _run(plan, {channel_last.size: channel_last, g_np.size: g_np})
+    got = run_plan(plan, {channel_last.size: channel_last, g_np.size: g_np})
     windows = sliding_window_view(x_np.astype(np.float64), (5, 5), axis=(2, 3))  # b c y x ky kx
     expected = np.einsum("boyx,bcyxij->ocij", g_np.astype(np.float64), windows)
     np.testing.assert_allclose(got.reshape(32, 32, 5, 5), expected, rtol=1e-4, atol=1e-3)

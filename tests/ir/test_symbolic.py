@@ -129,3 +129,17 @@ def test_simplify_valid_names_its_temporaries_per_call():
     again = module._simplify_valid_narrowed(index, valid)
     assert again[0] is first[0] and again[1] is first[1]
     assert str(first[0]) == str(module.simplify_valid(index, valid)[0])
+
+
+def test_a_bound_whose_first_term_is_negative_reads_as_its_negation():
+    """x < c with a negative first coefficient is written (-x) >= 1-c, so a window's two
+    bounds compare one expression ((a-b)>=0 and (a-b)<8: one unsigned compare for a C
+    compiler, where (-a+b)<1 and (a-b)<8 were two); the text means what the condition does."""
+    a, b = sym.var("a", 0, 9), sym.var("b", 0, 2)
+    low, high = sym.lt(b - a, 1), sym.lt(a - b, 8)
+    assert (str(low), str(high), str(sym.lt(-a, -2))) == ("((a-b)>=0)", "((a-b)<8)", "(a>=3)")
+    assert str(sym.and_(low, high)) == "(((a-b)<8) && ((a-b)>=0))"
+    for av, bv in itertools.product(range(10), range(3)):
+        env = {"a": av, "b": bv}
+        text = str(sym.and_(low, high)).replace("&&", "and")
+        assert eval(text, {}, env) == (0 <= av - bv < 8)

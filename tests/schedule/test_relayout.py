@@ -2,58 +2,25 @@
 contiguous for the vector lanes reads one operand from a copy with an output axis innermost. A
 convolution's weight gradient is the case: checked against PyTorch with the copy made (for 16
 and 8 lanes, whatever this CPU's own are), composed with padding, stride, dilation and a batch
-norm before it; where it must not fire (forward convolution, input gradient, matmul, small
-kernels, devices that declare no lanes); the decision and the what-if that switches it off."""
-import dataclasses
+norm before it; where it must not fire (forward convolution, an input gradient whose columns
+fill its vectors, matmul, small kernels, devices that declare no lanes); the decision and the
+what-if that switches it off."""
 
 import numpy as np
 import pytest
 import torch
 
-from tinylab import Context, Device, Tensor, trace
+from tinylab import Context, Tensor, trace
 from tinylab.engine import realize as engine
-from tinylab.engine.realize import REALIZED
 from tinylab.inspection.what_if import what_if
 from tinylab.ir.ops import Op
 from tinylab.schedule.fusion import Reason, SchedulerOptions
 from tinylab.schedule.relayout import FILLED, useful_lanes
 from tinylab.schedule.schedule import schedule
 
+from relayout_support import caps_with_lanes, conv_grads, relayouts
+
 RNG = np.random.default_rng(11)
-
-
-def _caps_with_lanes(lanes):
-    """Device.caps() with the CPU relaying out for `lanes` float32 lanes."""
-    return {name: dataclasses.replace(caps, relayout_lanes=lanes) if name == "CPU" else caps
-            for name, caps in Device.caps().items()}
-
-
-def _relayouts(nodes, lanes):
-    sched = schedule(nodes, SchedulerOptions(relayout_operands=True), realized=REALIZED,
-                     caps=_caps_with_lanes(lanes))
-    return [d for d in sched.decisions if d.reason is Reason.RELAYOUT], sched
-
-
-def _conv_grads(n, c, size, o, k, **conv):
-    x = RNG.standard_normal((n, c, size, size)).astype(np.float32)
-    w = RNG.standard_normal((o, c, k, k)).astype(np.float32)
-    tx, tw = Tensor(x, requires_grad=True), Tensor(w, requires_grad=True)
-    out = tx.conv2d(tw, **conv)
-    g = RNG.standard_normal(out.shape).astype(np.float32)
-    out.backward(Tensor(g))
-    rx, rw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
-    torch.nn.functional.conv2d(rx, rw, **conv).backward(torch.tensor(g))
-    return (tx, tw), (rx.grad.numpy(), rw.grad.numpy())
-
-
-@pytest.fixture
-def lanes(monkeypatch):
-    """Make the engine relayout (RELAYOUT=1) for `lanes` float32 lanes, whatever this CPU has."""
-    def use(count):
-        table = _caps_with_lanes(count)
-        monkeypatch.setattr(Device, "caps", lambda: table)
-    with Context(RELAYOUT=1):
-        yield use
 
 
 def test_the_engine_relays_out_unless_told_not_to(monkeypatch):
@@ -67,8 +34,8 @@ def test_the_engine_relays_out_unless_told_not_to(monkeypatch):
 @pytest.mark.parametrize("shape", [(16, 32, 18, 32, 3), (8, 32, 18, 32, 5)])
 def test_weight_gradient_reads_a_channel_last_copy_and_equals_torch(lanes, count, shape):
     lanes(count)
-    (tx, tw), (gx, gw) = _conv_grads(*shape)
-    found, sched = _relayouts([tw.grad.node], count)
+    (tx, tw), (gx, gw) = conv_grads(RNG, *shape)
+    found, sched = relayouts([tw.grad.node], count)
     n, c, size, o, k = shape
     fires = useful_lanes(k, count) < count * FILLED  # kx is the only contiguous output axis
     assert len(found) == int(fires)
@@ -87,8 +54,8 @@ def test_weight_gradient_reads_a_channel_last_copy_and_equals_torch(lanes, count
                                   dict(padding=1, stride=2)])
 def test_relaid_weight_gradient_composes_with_padding_stride_dilation(lanes, conv):
     lanes(16)
-    (tx, tw), (gx, gw) = _conv_grads(8, 64, 20, 128, 3, **conv)
-    assert _relayouts([tw.grad.node], 16)[0]  # each of these still gets the copy
+    (tx, tw), (gx, gw) = conv_grads(RNG, 8, 64, 20, 128, 3, **conv)
+    assert relayouts([tw.grad.node], 16)[0]  # each of these still gets the copy
     np.testing.assert_allclose(tw.grad.numpy(), gw, rtol=1e-4, atol=2e-3)
     np.testing.assert_allclose(tx.grad.numpy(), gx, rtol=1e-4, atol=2e-3)
 
@@ -114,20 +81,21 @@ def test_batchnorm_relu_before_the_conv_trains_like_torch(lanes):
 
 
 def test_forward_input_gradient_matmul_and_small_kernels_are_left_alone():
-    x = Tensor(RNG.standard_normal((16, 32, 24, 24)).astype(np.float32), requires_grad=True)
+    x = Tensor(RNG.standard_normal((16, 32, 32, 32)).astype(np.float32), requires_grad=True)
     w = Tensor(RNG.standard_normal((32, 32, 5, 5)).astype(np.float32), requires_grad=True)
     out = x.conv2d(w)
-    assert not _relayouts([out.node], 16)[0]          # x's 20 columns fill 10 of 16 lanes
-    out.sum().backward()
-    assert not _relayouts([x.grad.node], 16)[0]       # the input gradient: 24 columns
+    assert not relayouts([out.node], 16)[0]          # output channels: the weights' last axis
+    (out * Tensor(RNG.standard_normal(out.shape).astype(np.float32))).sum().backward()
+    assert not relayouts([x.grad.node], 16)[0]       # the input gradient's 32 columns fill
+    # its vectors (with 24 columns it is relaid: test_relayout_input_gradient.py)
     a = Tensor(RNG.standard_normal((512, 256)).astype(np.float32))
     b = Tensor(RNG.standard_normal((512, 256)).astype(np.float32))
-    assert not _relayouts([(a @ b.T).node], 16)[0]    # 2-D: matmuls are packing.py's
+    assert not relayouts([(a @ b.T).node], 16)[0]    # 2-D: matmuls are packing.py's
     tiny_x = Tensor(RNG.standard_normal((1, 16, 8, 8)).astype(np.float32))
     tiny_w = Tensor(RNG.standard_normal((16, 16, 3, 3)).astype(np.float32), requires_grad=True)
     tiny_x.conv2d(tiny_w).sum().backward()
-    assert not _relayouts([tiny_w.grad.node], 16)[0]  # too little work for a copy
-    assert not _relayouts([w.grad.node], None)[0]     # a device that declares no lanes
+    assert not relayouts([tiny_w.grad.node], 16)[0]  # too little work for a copy
+    assert not relayouts([w.grad.node], None)[0]     # a device that declares no lanes
 
 
 def test_relayout_is_a_recorded_decision_and_the_what_if_switches_it_off(lanes):
@@ -143,7 +111,7 @@ def test_relayout_is_a_recorded_decision_and_the_what_if_switches_it_off(lanes):
     (off,) = [s for s in what_if(record, {}) if s["key"] == "no_relayout"]
     assert off["delta_kernels"] == -1
     plain = schedule(record.outputs, SchedulerOptions(relayout_operands=False),
-                     realized=record.schedule.leaves, caps=_caps_with_lanes(16))
+                     realized=record.schedule.leaves, caps=caps_with_lanes(16))
     assert not [d for d in plain.decisions if d.reason is Reason.RELAYOUT]
     rw = torch.tensor(w.numpy(), requires_grad=True)
     (torch.nn.functional.conv2d(torch.tensor(x.numpy()), rw) * torch.tensor(g)).sum().backward()

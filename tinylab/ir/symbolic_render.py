@@ -67,7 +67,9 @@ def _render_cond(cond: Cond, div_fn, mod_fn, and_text: str, names) -> str:
     if cond.kind == "and":
         return "(" + and_text.join(render_cond(p, div_fn, mod_fn, names=names)
                                    for p in cond.parts) + ")"
-    if all(k < 0 for _, k in cond.x.terms):  # -x < c  reads better as  x >= 1-c
+    if cond.x.terms and cond.x.terms[0][1] < 0:
+        # -x < c  as  x >= 1-c: a window's two bounds then compare the same expression
+        # (x >= 0 and x < 8), which a C compiler turns into one unsigned compare
         return f"({render(-cond.x, div_fn, mod_fn, names)}>={1 - cond.c})"
     return f"({render(cond.x, div_fn, mod_fn, names)}<{cond.c})"
 

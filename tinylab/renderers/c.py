@@ -241,18 +241,27 @@ class _VectorWalk(_Walk):
             self.names[i] = [f"val{i}"]
             self.native.add(i)
             return True
-        same = same_index and all(v is valids[0] for v in valids)
-        if same:  # one value for every lane: load once, broadcast on use
+        same_valid = all(v is valids[0] for v in valids)
+        if same_index and same_valid:  # one value for every lane: load once, broadcast on use
             load = guarded(f"data{buf}[{self.index(indices[0])}]", valids[0],
                            self.r.literal(0, scalar), self.shared)
             self.names[i] = [self.define(f"val{i}", 0, 1, self.r.type_name(scalar), load)]
             return True
         t = self.vector_type(scalar, len(indices))
-        plain = _consecutive(indices) and all(v.is_true for v in valids)
+        consecutive = _consecutive(indices)
+        plain = consecutive and all(v.is_true for v in valids)
+        tu = self.vector_type(scalar, len(indices), unaligned=True)
         if plain:
-            tu = self.vector_type(scalar, len(indices), unaligned=True)
             value = f"*(({tu}*)(data{buf}+{self.index(indices[0])}))"
-        elif _consecutive(indices):  # consecutive lanes, some masked: one masked vector load
+        elif consecutive and same_valid and self.in_bounds(buf, indices[0]) and \
+                self.in_bounds(buf, indices[-1]):
+            # one condition for every lane (a padded product's other operand) and an address
+            # inside the buffer: a plain vector load, zeroed where the condition fails
+            m = self.vector_type(dtypes.int32, len(indices))
+            mask = f"(({m}){{}}-({self.cond(valids[0])}))"
+            load = f"*(({tu}*)(data{buf}+{self.index(indices[0])}))"
+            value = _select(mask, load, f"(({t}){{}})", t, m)
+        elif consecutive:  # consecutive lanes, some masked: one masked vector load
             m = self.vector_type(dtypes.int32, len(indices))
             mask = self.lane_mask(valids, m)
             size = next(p.size for p in self.p.params if p.index == buf)

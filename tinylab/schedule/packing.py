@@ -122,15 +122,16 @@ def pack_matmuls(placement: Placement, caps: dict) -> tuple:
     found = find_packable(placement, caps)
     if not found:
         return placement.outputs, {}
-    packed = {reduce: packed_product(x, w, panel, reduce.shape)
-              for reduce, (x, w, panel) in found.items()}
     decisions = {}  # panel copy -> its decision
-    for reduce, (x, w, panel) in found.items():
-        _, rows, columns = packed[reduce]
-        decisions[rows] = _decision(reduce, x, rows, "rows", panel)
-        decisions[columns] = _decision(reduce, w, columns, "columns", panel)
-    outputs = rewrite_graph(placement, {r: p[0] for r, p in packed.items()})
-    return outputs, decisions
+
+    def pack(reduce: Node, rewritten: Node) -> Node:
+        x, w = matmul_operands(rewritten)  # a matmul of a matmul packs the inner one's result
+        panel = found[reduce][2]
+        summed, rows, columns = packed_product(x, w, panel, rewritten.shape)
+        decisions[rows] = _decision(rewritten, x, rows, "rows", panel)
+        decisions[columns] = _decision(rewritten, w, columns, "columns", panel)
+        return summed
+    return rewrite_graph(placement, {reduce: pack for reduce in found}), decisions
 
 
 def copy_decision(operand: Node, reduce: Node, reason: Reason, detail: str,
@@ -149,15 +150,20 @@ def _decision(reduce: Node, operand: Node, copy: Node, side: str, panel: int) ->
     return copy_decision(operand, reduce, Reason.PACKED_MATMUL, detail, panel=panel)
 
 
-def rewrite_graph(placement: Placement, replaced: dict) -> list[Node]:
-    """The placement's outputs with each replaced node swapped for its replacement (movements
-    rebuilt so that reshapes of reshapes fold, as the frontend's do); realized nodes stay."""
+def rewrite_graph(placement: Placement, replace: dict) -> list[Node]:
+    """The placement's outputs with each node of `replace` swapped for what its function,
+    `fn(node, node over its rewritten sources)`, builds: the replacement of a node inside
+    another's operands is then the one the other reads (a packed matmul of a packed matmul, a
+    relaid weight gradient of a relaid input gradient). A movement that read a replaced node is
+    rebuilt onto the replacement's own movements, so reshapes of reshapes fold, as the
+    frontend's do; everything else keeps its structure, so the nodes its readers share stay
+    shared; realized nodes stay."""
     memo = {n: n for n in placement.graph if n in placement.realized}
 
     def swap(node: Node, sources: list) -> Node:
-        if node in replaced:
-            return replaced[node]
-        if node.op in MOVEMENT and tuple(sources) != node.src:
+        if node in replace:
+            return replace[node](node, rebuilt(node, sources))
+        if node.op in MOVEMENT and node.src[0] in replace:
             return ir.movement(node.op, sources[0], node.arg)
         return rebuilt(node, sources)
     return rewrite(placement.outputs, swap, memo)

@@ -75,6 +75,12 @@ class Placement:
             return False
         return not self._cut_for_itself(product)
 
+    def fused_through(self, product: Node, chain: list) -> bool:
+        """`product` and the movement ops `chain` above it (bottom up) get no buffer: a reduce
+        that reads the top of `chain`, fused into it, computes `product` in its loop."""
+        return not is_leaf(product, self.realized) and \
+            not any(self._cut_for_itself(n) for n in (product, *chain))
+
     def has_buffer(self, operand: Node, chain: list, product: Node) -> bool:
         """`operand` (a product's source under the movement ops `chain`) is read from a buffer
         by the kernel of the reduce of `product`: already one, cut for itself, a reduce (one

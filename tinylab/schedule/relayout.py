@@ -8,6 +8,10 @@ A convolution's weight gradient is the case it is for: dW[o, c, ky, kx] sums g[b
 x[b, c, y+ky, x+kx] over b, y and x. Its only output axis that is contiguous in memory is kx (5
 or 3 wide), so 16 lanes run mostly masked. Copied channel-last (x as (b, h, w, c)), the input
 channels c are consecutive: a full vector of them, times a broadcast of g, per step of the reduce.
+A convolution's input gradient is the other: dx[b, c, y, x] sums g[b, o, y-ky, x-kx] *
+w[o, c, ky, kx] through a transposed window (pads and reshapes between the sum and its product,
+which the operands' views go through). Its columns (10 of a 16-lane vector in conv3) leave lanes
+masked; with the weights copied (ky, kx, o, c), a vector of input channels per step instead.
 The copy reads and writes the operand once; the rewrite runs only where the product does many
 multiply-adds per byte copied.
 `relayout_operands(placement, caps)` returns the rewritten outputs and the copies' decisions;
@@ -28,9 +32,10 @@ from .placement import Placement, operand_chain, view_of_chain
 MIN_WORK = 1 << 25          # multiply-adds below which a copy kernel costs more than it saves
 MIN_WORK_PER_BYTE = 32      # multiply-adds per byte of the copied operand (a copy moves each
                             # byte twice; below this the copy eats what the full lanes gain)
-FILLED = 3 / 4              # an output axis that fills this share of a vector needs no copy
-                            # (measured: conv2's weight gradient on 8 AVX2 lanes, kx = 5 of 8
-                            # lanes, ran 2x faster relaid; 1/2 had kept it as it was)
+FILLED = 1.0                # an output axis that fills this share of its vectors needs no copy:
+                            # every lane. Measured single-threaded, AMD Zen 4: conv2's weight
+                            # gradient on 8 lanes (kx = 5 of 8) ran 2x faster relaid; its input
+                            # gradient on 16 lanes (24 columns, 24 of 32 lanes) 187 -> 126 ms
 
 
 def useful_lanes(size: int, lanes: int) -> float:
@@ -47,17 +52,24 @@ def big_enough(reduce: Node) -> bool:
         ir.prod(shape) >= MIN_WORK
 
 
+def summed_product(reduce: Node) -> tuple[Node, list[Node]]:
+    """(the MUL a reduce sums, the movement ops between them from the bottom up): none for a
+    plain sum of a product; a convolution's input gradient sums its product through a
+    transposed window (pads and reshapes, frontend/pooling.py)."""
+    return operand_chain(reduce.src[0])
+
+
 def _plan(reduce: Node, lanes: int) -> tuple[int, int, int] | None:
     """(operand index, operand base dimension to put last, product axis) for a reduce this
     rewrite helps, else None."""
-    product = reduce.src[0]
+    product, outer = summed_product(reduce)
     if not big_enough(reduce) or product.op is not Op.MUL or not product.dtype.is_float or \
             len(reduce.axes) < 2:
         return None
-    shape = product.shape
+    shape = reduce.src[0].shape
     work = ir.prod(shape)
     chains = [operand_chain(src) for src in product.src]
-    stacks = [view_of_chain(base, chain) for base, chain in chains]
+    stacks = [view_of_chain(base, chain + outer) for base, chain in chains]
     outputs = [d for d in range(len(shape)) if d not in reduce.axes and shape[d] > 1]
     strides = {d: [dim_stride(stack, d) for stack in stacks] for d in outputs}
     contiguous = [useful_lanes(shape[d], lanes) for d in outputs
@@ -95,15 +107,20 @@ def _windowed(stack: ViewStack, shape) -> bool:
 def relaid_reduce(reduce: Node, operand: int, dim: int) -> tuple[Node, Node]:
     """(the reduce reading operand `operand` from a copy with base dimension `dim` innermost,
     that copy)."""
-    product = reduce.src[0]
+    product, outer = summed_product(reduce)
     base, chain = operand_chain(product.src[operand])
     order = tuple(j for j in range(base.ndim) if j != dim) + (dim,)
     copy = ir.contiguous(base.permute(order))
-    node = copy.permute(ir.inverse_permutation(order))
+    src = tuple(_moved(copy.permute(ir.inverse_permutation(order)), chain) if k == operand
+                else s for k, s in enumerate(product.src))
+    return reduce.replace(src=(_moved(product.replace(src=src), outer),)), copy
+
+
+def _moved(node: Node, chain: list[Node]) -> Node:
+    """`node` read through the movement ops `chain` (bottom up)."""
     for movement in chain:
         node = ir.movement(movement.op, node, movement.arg)
-    src = tuple(node if k == operand else s for k, s in enumerate(product.src))
-    return reduce.replace(src=(product.replace(src=src),)), copy
+    return node
 
 
 def find_relayouts(placement: Placement, caps: dict) -> dict:
@@ -112,14 +129,16 @@ def find_relayouts(placement: Placement, caps: dict) -> dict:
     vectors."""
     found = {}
     for node in placement.reduces():
-        if not placement.fused_into_reduce(node.src[0], node):
+        product, outer = summed_product(node)
+        if not placement.fused_into_reduce(node.src[0], node) or \
+                (outer and not placement.fused_through(product, outer)):
             continue
         lanes = caps_for(caps, node.device).relayout_lanes
         plan = _plan(node, lanes) if lanes and lanes > 1 else None
         if plan is None:
             continue
-        base, chain = operand_chain(node.src[0].src[plan[0]])
-        if placement.has_buffer(base, chain, node.src[0]):
+        base, chain = operand_chain(product.src[plan[0]])
+        if placement.has_buffer(base, chain, product):
             found[node] = (*plan, lanes)
     return found
 
@@ -130,15 +149,18 @@ def relayout_operands(placement: Placement, caps: dict) -> tuple:
     found = find_relayouts(placement, caps)
     if not found:
         return placement.outputs, {}
-    rewritten = {reduce: relaid_reduce(reduce, operand, dim)
-                 for reduce, (operand, dim, _, _) in found.items()}
-    decisions = {rewritten[reduce][1]: _decision(reduce, operand, rewritten[reduce][1], dim, lanes)
-                 for reduce, (operand, dim, _, lanes) in found.items()}
-    return rewrite_graph(placement, {r: new for r, (new, _) in rewritten.items()}), decisions
+    decisions = {}
+
+    def relay(reduce: Node, rewritten: Node) -> Node:
+        operand, dim, _, lanes = found[reduce]
+        relaid, copy = relaid_reduce(rewritten, operand, dim)
+        decisions[copy] = _decision(rewritten, operand, copy, dim, lanes)
+        return relaid
+    return rewrite_graph(placement, {reduce: relay for reduce in found}), decisions
 
 
 def _decision(reduce: Node, operand: int, copy: Node, dim: int, lanes: int) -> FusionDecision:
-    base = operand_chain(reduce.src[0].src[operand])[0]
+    base = operand_chain(summed_product(reduce)[0].src[operand])[0]
     detail = (f"a sum of a product {list(reduce.src[0].shape)} with no output axis contiguous "
               f"for {lanes} lanes: operand {list(base.shape)} is copied with axis {dim} "
               f"innermost {list(copy.shape)}, so each vector reads {lanes} consecutive values; "
