@@ -19,6 +19,7 @@ class PlanFamily(str, Enum):
 class DeviceCaps:
     device: str                        # canonical device name ("CPU", "NULL:CL", ...)
     panel_width: int | None = None     # pack big matmul operands into panels this wide (None: no)
+    pack_rows: bool = True             # the rows operand too (False: its kernel reads it in place)
     relayout_lanes: int | None = None  # float32 lanes a reduce's operand is relaid out for
     vector_widths: tuple = ()          # lane counts one native vector variable can hold
     plan_family: PlanFamily = PlanFamily.CPU  # which heuristic plans its kernels

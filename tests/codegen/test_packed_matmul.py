@@ -2,7 +2,8 @@
 graph rewrite inside schedule(), before its one cut): two copy kernels and the product, checked against numpy
 and PyTorch; the heuristic tiles 16 consecutive panel rows; small, odd, batched and non-float
 matmuls and devices without a panel width keep the one-kernel form. The frontend builds the same
-graph for every device; packing is a recorded decision, and the what-if switches it off."""
+graph for every device; packing is a recorded decision, and the what-if switches it off. A target
+whose measured tile reads few rows copies only the columns where the rows are a row-major buffer."""
 import dataclasses
 
 import numpy as np
@@ -10,7 +11,8 @@ import pytest
 import torch
 
 from tinylab import Context, Device, Tensor, trace
-from tinylab.codegen.heuristic import choose_opts
+from tinylab.caps import DeviceCaps
+from tinylab.codegen.heuristic import choose_opts, packed_tile_rows, packs_rows
 from tinylab.target.cpu_target import PRESETS
 from tinylab.codegen.plan import KernelPlan
 from tinylab.engine.realize import REALIZED
@@ -150,3 +152,96 @@ def test_packing_is_a_recorded_decision_and_the_what_if_switches_it_off():
     with trace() as t:
         small.realize()
     assert "no_pack" not in [w["key"] for w in what_if(t.realizes[-1], {})]
+
+
+# Rows read in place: a target whose measured register tile reads few rows (AVX2's 4 x 2 vectors,
+# SSE4's 2 x 2) copies only the columns of a matmul whose rows operand is a row-major buffer.
+
+def test_which_targets_read_rows_in_place():
+    """packed_tile_rows is the rows measured_tile gives the product; at most 4 read in place.
+    AVX-512's panel is one vector: the model tiles it (16 rows, test above) and rows are packed."""
+    cases = {"avx2": ((2, 4, 0), 4, False), "sse4": ((2, 4, 0), 2, False),
+             "avx512": ((9, 3, 0), 0, True)}
+    for preset, (micro, rows, packs) in cases.items():
+        target = dataclasses.replace(PRESETS[preset], micro_kernel=micro, cores=1)
+        assert (packed_tile_rows(target), packs_rows(target)) == (rows, packs), preset
+        if not rows:
+            continue
+        a, b = _operands(256, 256, 512)
+        caps = {"CPU": DeviceCaps("CPU", panel_width=16, pack_rows=packs)}
+        out = Tensor(a).realize() @ Tensor(b).realize()
+        product = _kernels_with(out, caps)[-1]
+        plan = KernelPlan.from_ast(product.ast)
+        tiled = plan.apply_all(choose_opts(plan, Device["CPU"].renderer.supported_actions,
+                                           target))
+        upcast_rows = [a.size for a in tiled.axes if a.kind.value == "upcast" and
+                       a.origin != tiled.vector_axis.origin]
+        assert upcast_rows == [rows], preset
+    model = dataclasses.replace(PRESETS["avx2"], micro_kernel=())
+    assert packs_rows(model)  # the model's ranking needs the panel's dense rows to find them
+
+
+def _kernels_with(out: Tensor, caps: dict):
+    return schedule([out.node], realized=REALIZED, caps=caps).kernels
+
+
+@pytest.fixture
+def rows_in_place(monkeypatch):
+    """The CPU device as a target that reads rows in place declares it (tests run the model)."""
+    registry = type(Device)
+    declared = registry.caps
+
+    def caps(self):
+        table = declared(self)
+        return {**table, "CPU": dataclasses.replace(table["CPU"], pack_rows=False)}
+    monkeypatch.setattr(registry, "caps", caps)
+
+
+def test_rows_in_place_copy_only_the_columns(rows_in_place):
+    m, k, n = 256, 384, 512
+    a, b = _operands(m, k, n)
+    ta, tb = Tensor(a).realize(), Tensor(b).realize()
+    with trace() as t:
+        got = (ta @ tb).numpy()
+    np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-3)
+    record = t.realizes[-1]
+    assert len(record.schedule.kernels) == 2
+    (pack,) = [d for d in record.schedule.decisions if d.reason is Reason.PACKED_MATMUL]
+    assert pack.producer.shape == (k, n) and "read in place" in pack.describe()
+
+
+@pytest.mark.parametrize("name, rows, expected, kernels", [
+    ("a row-major buffer", lambda a: Tensor(a).realize(), lambda a: a, 2),
+    ("a transposed buffer", lambda a: Tensor(np.ascontiguousarray(a.T)).realize().T,
+     lambda a: a, 3),
+    ("a slice of a wider buffer", lambda a: Tensor(np.pad(a, ((0, 0), (0, 16)))).realize()
+     [:, :a.shape[1]], lambda a: a, 3),
+    ("an expression (computed in its copy, not per column panel)",
+     lambda a: Tensor(a).realize().relu() * 2, lambda a: np.maximum(a, 0) * 2, 3),
+    ("a padded buffer", lambda a: Tensor(a[:, 1:]).realize().pad(((0, 0), (1, 0))),
+     lambda a: np.pad(a[:, 1:], ((0, 0), (1, 0))), 3),
+])
+def test_rows_read_in_place_only_from_a_row_major_buffer(rows_in_place, name, rows, expected,
+                                                         kernels):
+    a, b = _operands(256, 256, 512)
+    out = rows(a) @ Tensor(b).realize()
+    assert len(_kernels(out)) == kernels, name
+    np.testing.assert_allclose(out.numpy(), expected(a) @ b, rtol=1e-4, atol=1e-3)
+
+
+def test_rows_in_place_in_compositions(rows_in_place):
+    """A matmul of a matmul's result (read in place: the product stores it row-major), a slice
+    of the product, and gradients through it, against PyTorch."""
+    a, b = _operands(256, 256, 512)
+    c = RNG.standard_normal((512, 256)).astype(np.float32)
+    ta, tb = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+    tc = Tensor(c).realize()
+    chained = (ta @ tb) @ tc
+    loss = (chained[16:48, ::2].relu() * 0.5).sum()
+    loss.backward()
+    ra, rb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    rc = (ra @ rb) @ torch.tensor(c)
+    (rc[16:48, ::2].relu() * 0.5).sum().backward()
+    np.testing.assert_allclose(chained.numpy(), rc.detach().numpy(), rtol=1e-4, atol=1e-2)
+    np.testing.assert_allclose(ta.grad.numpy(), ra.grad.numpy(), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(tb.grad.numpy(), rb.grad.numpy(), rtol=1e-4, atol=1e-3)

@@ -142,8 +142,8 @@ class DeviceSpec:
     def caps(self) -> DeviceCaps:
         """What this device can do, as the value the scheduler and planner are handed."""
         renderer = self.renderer
-        return DeviceCaps(self.name, renderer.matmul_panel, renderer.relayout_lanes,
-                          tuple(renderer.native_widths),
+        return DeviceCaps(self.name, renderer.matmul_panel, renderer.matmul_pack_rows,
+                          renderer.relayout_lanes, tuple(renderer.native_widths),
                           renderer.plan_family, tuple(renderer.supported_actions),
                           renderer.max_work_group, renderer.target)
 

@@ -354,7 +354,7 @@ def scheduler_options() -> SchedulerOptions:
 
 def cached_schedule(todo: list[Node], realized) -> Schedule:
     """The schedule of `todo`; a graph whose structure was scheduled before (same ops, shapes,
-    consts, which leaves are the same buffer, scheduler options and devices' panel and lane
+    consts, which leaves are the same buffer, scheduler options and devices' panel, rows and lane
     widths) reuses that schedule over its own buffers (schedule/cache.py)."""
     options, caps = scheduler_options(), Device.caps()
     if not config.SCHEDULE_CACHE.value:
@@ -362,7 +362,8 @@ def cached_schedule(todo: list[Node], realized) -> Schedule:
     structure, leaves, order = structure_key(todo, realized)
     devices = sorted({node.device for node in leaves + todo if node.device is not None})
     declared = [caps_for(caps, d) for d in devices]
-    key = (structure, options, tuple((c.device, c.panel_width, c.relayout_lanes) for c in declared))
+    key = (structure, options,
+           tuple((c.device, c.panel_width, c.pack_rows, c.relayout_lanes) for c in declared))
     known = STATE.known_schedule(key)
     if known is False:  # a structure whose schedule cannot be templated (schedule/cache.py)
         return schedule(todo, options, realized=realized, caps=caps)

@@ -25,6 +25,7 @@ class Renderer(ABC):
     finite_math: bool = False             # True: compilers may assume no NaN / inf (WGSL)
     native_widths: tuple = ()             # lane counts one native vector variable can hold
     matmul_panel: int | None = None       # pack big matmul operands into panels this wide
+    matmul_pack_rows: bool = True         # the rows operand too (False: read in place)
     relayout_lanes: int | None = None     # float32 lanes a reduce's operand is relaid out for
     plan_family = PlanFamily.CPU          # GPU: plans come from codegen/heuristic_gpu.py
     max_work_group: int = 1               # work-items per work-group (1: no work-groups)

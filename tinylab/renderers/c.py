@@ -16,7 +16,7 @@ per 8 FMAs and ran at about half the speed (85 -> 150 GFLOPS on a 1024 matmul, Z
 """
 from __future__ import annotations
 
-from ..codegen.heuristic import matmul_panel
+from ..codegen.heuristic import matmul_panel, packs_rows
 from ..codegen.linear_ops import LinearOp
 from ..codegen.plan import Action
 from ..dtype import DType, dtypes
@@ -40,6 +40,7 @@ class CRenderer(CStyleRenderer):
     def __init__(self, target: CPUTarget | None = None):
         self.target = target if target is not None else detect()
         self.matmul_panel = matmul_panel(self.target)  # packed matmul panels (scheduler)
+        self.matmul_pack_rows = packs_rows(self.target)  # ... of the rows operand too
         self.relayout_lanes = self.target.lanes_of(4)  # operand relayout (scheduler)
         # lane counts held in one native vector variable: up to one register of the target
         self.native_widths = tuple(w for w in (2, 4, 8, 16, 32) if w <= self.target.lanes_of(4))

@@ -10,9 +10,11 @@ Packed, x becomes (m/p, k, p) (p rows side by side per k) and w becomes (n/p, k,
 per k), as BLAS libraries do: the kernel's register tile then reads p consecutive floats of each
 per step of the reduce, where row-major operands put its rows a whole row apart (a power-of-two
 stride that maps them onto the same cache sets). Two copy kernels; the product is still MUL + SUM.
-`pack_matmuls(placement, caps)` returns the packed outputs and the copies' decisions; `caps` is
-the engine's {device: DeviceCaps} table, whose panel_width says how wide (None: no packing). `rewrite_graph`
-and `copy_decision` serve relayout.py too.
+A device whose tile reads few rows (DeviceCaps.pack_rows False: codegen/heuristic.packs_rows)
+copies only the columns when x is a buffer read row-major: the kernel reads x's rows in place,
+through the same (m/p, k, p) view. `pack_matmuls(placement, caps)` returns the packed outputs
+and the copies' decisions; `caps` is the engine's {device: DeviceCaps} table, whose panel_width
+says how wide (None: no packing). `rewrite_graph` and `copy_decision` serve relayout.py too.
 """
 from __future__ import annotations
 
@@ -89,11 +91,14 @@ def panel_width(reduce: Node, panel: int | None) -> int | None:
     return panel
 
 
-def packed_product(x: Node, w: Node, panel: int, shape: tuple) -> tuple[Node, Node, Node]:
-    """(x @ w summed over panels in `shape` (the matmul reduce's), the rows' panel copy, the
-    columns' panel copy)."""
+def packed_product(x: Node, w: Node, panel: int, shape: tuple,
+                   copy_rows: bool = True) -> tuple[Node, Node, Node]:
+    """(x @ w summed over panels in `shape` (the matmul reduce's), the rows' panel copy (x's
+    (m/p, k, p) view where not `copy_rows`), the columns' panel copy)."""
     (m, k), n = x.shape, w.shape[1]
-    rows = ir.contiguous(x.reshape((m // panel, panel, k)).permute((0, 2, 1)))
+    rows = x.reshape((m // panel, panel, k)).permute((0, 2, 1))
+    if copy_rows:
+        rows = ir.contiguous(rows)
     columns = ir.contiguous(w.reshape((k, n // panel, panel)).permute((1, 0, 2)))
     full = (m // panel, n // panel, k, panel, panel)
     product = ir.alu(Op.MUL, rows.reshape((m // panel, 1, k, panel, 1)).expand(full),
@@ -103,17 +108,28 @@ def packed_product(x: Node, w: Node, panel: int, shape: tuple) -> tuple[Node, No
 
 
 def find_packable(placement: Placement, caps: dict) -> dict:
-    """{matmul reduce: (x, w, panel)} for each matmul whose product its kernel computes inside
-    the reduce loop and that the panel width of its device packs."""
+    """{matmul reduce: (x, w, panel, pack_rows)} for each matmul whose product its kernel
+    computes inside the reduce loop and that the panel width of its device packs; pack_rows:
+    whether the device copies the rows operand whatever it is."""
     found = {}
     for node in placement.reduces():
         operands = matmul_operands(node)
         if operands is None or not placement.fused_into_reduce(node.src[0], node):
             continue
-        panel = panel_width(node, caps_for(caps, node.device).panel_width)
+        declared = caps_for(caps, node.device)
+        panel = panel_width(node, declared.panel_width)
         if panel:
-            found[node] = (*operands, panel)
+            found[node] = (*operands, panel, declared.pack_rows)
     return found
+
+
+def _row_major_buffer(x: Node, placement: Placement) -> bool:
+    """`x` (m, k) reads a buffer (a realized value, or one cut for itself) exactly as it is laid
+    out: read in place, its rows are whole rows apart and each row's k values consecutive. A
+    transposed or padded operand, or one computed inside the kernel (recomputed for every
+    column panel), is copied."""
+    base, chain = operand_chain(x)
+    return placement.has_buffer(base, chain, x) and view_of_chain(base, chain).is_contiguous
 
 
 def pack_matmuls(placement: Placement, caps: dict) -> tuple:
@@ -126,10 +142,12 @@ def pack_matmuls(placement: Placement, caps: dict) -> tuple:
 
     def pack(reduce: Node, rewritten: Node) -> Node:
         x, w = matmul_operands(rewritten)  # a matmul of a matmul packs the inner one's result
-        panel = found[reduce][2]
-        summed, rows, columns = packed_product(x, w, panel, rewritten.shape)
-        decisions[rows] = _decision(rewritten, x, rows, "rows", panel)
-        decisions[columns] = _decision(rewritten, w, columns, "columns", panel)
+        panel, pack_rows = found[reduce][2:]
+        copy_rows = pack_rows or not _row_major_buffer(x, placement)
+        summed, rows, columns = packed_product(x, w, panel, rewritten.shape, copy_rows)
+        if copy_rows:
+            decisions[rows] = _decision(rewritten, x, rows, "rows", panel)
+        decisions[columns] = _decision(rewritten, w, columns, "columns", panel, copy_rows)
         return summed
     return rewrite_graph(placement, {reduce: pack for reduce in found}), decisions
 
@@ -143,10 +161,14 @@ def copy_decision(operand: Node, reduce: Node, reason: Reason, detail: str,
         "rule": reason.value, "detail": detail, **evidence})
 
 
-def _decision(reduce: Node, operand: Node, copy: Node, side: str, panel: int) -> FusionDecision:
+def _decision(reduce: Node, operand: Node, copy: Node, side: str, panel: int,
+              rows_copied: bool = True) -> FusionDecision:
     m, n, k = reduce.src[0].shape
     detail = (f"{m}x{k} @ {k}x{n}: the {side} operand is copied into {panel}-wide panels "
               f"{list(copy.shape)}; the {reduce.device} renderer declares matmul_panel={panel}")
+    if not rows_copied:
+        detail += ("; the rows operand is read in place (its register tile reads few rows: "
+                   "matmul_pack_rows=False)")
     return copy_decision(operand, reduce, Reason.PACKED_MATMUL, detail, panel=panel)
 
 
