@@ -597,7 +597,8 @@ def packs_rows(target: CPUTarget, itemsize: int = 4) -> bool:
     tile of at most IN_PLACE_ROWS rows fits in half of the 8 ways every L1d we target has, and
     the copy (a kernel, a buffer of the operand's size) buys nothing. 1024 x 1024 under
     CPU_TARGET=avx2 (4 rows x 2 vectors), AMD EPYC Zen 4, TinyJit, 21 interleaved runs x 3:
-    16.3-16.7 -> 15.9-16.0 ms. A tile of more rows (AVX-512's 16 x 1), or one the model
-    plans (its ranking finds a packed panel's rows by their density), keeps the copy."""
+    15.7-16.4 -> 14.6-15.7 ms. A tile of more rows (AVX-512's 16 x 1), or one the model
+    plans (its ranking finds a packed panel's rows by their density), keeps the copy; so do
+    rows longer than a page (schedule/packing.py)."""
     rows = packed_tile_rows(target, itemsize)
     return not rows or rows > IN_PLACE_ROWS

@@ -11,8 +11,8 @@ per k), as BLAS libraries do: the kernel's register tile then reads p consecutiv
 per step of the reduce, where row-major operands put its rows a whole row apart (a power-of-two
 stride that maps them onto the same cache sets). Two copy kernels; the product is still MUL + SUM.
 A device whose tile reads few rows (DeviceCaps.pack_rows False: codegen/heuristic.packs_rows)
-copies only the columns when x is a buffer read row-major: the kernel reads x's rows in place,
-through the same (m/p, k, p) view. `pack_matmuls(placement, caps)` returns the packed outputs
+copies only the columns when x is a buffer read row-major in rows of at most a page: the kernel
+reads x's rows in place, through the same (m/p, k, p) view. `pack_matmuls(placement, caps)` returns the packed outputs
 and the copies' decisions; `caps` is the engine's {device: DeviceCaps} table, whose panel_width
 says how wide (None: no packing). `rewrite_graph` and `copy_decision` serve relayout.py too.
 """
@@ -29,6 +29,10 @@ from .placement import Placement, operand_chain, view_of_chain
 
 PACK_MIN_SIDE = 128      # pack when every side of the matmul is at least this
 PACK_MIN_WORK = 1 << 25  # and M*N*K is at least this (512 x 256 x 256)
+# rows read in place are at most a (4 KiB) page long. Rows farther apart lost to the copy under
+# CPU_TARGET=avx2 on AMD Zen 4 (TinyJit, in place / copied: 2048^3 1.085, k 2048 1.055, k 4096
+# 1.033, k 8192 1.074); a page or shorter gained (1024^3 0.92-1.0, 2048x512 @ 512x1024 0.967)
+IN_PLACE_ROW_BYTES = 4096
 
 
 def matmul_operands(reduce: Node) -> tuple[Node, Node] | None:
@@ -125,9 +129,11 @@ def find_packable(placement: Placement, caps: dict) -> dict:
 
 def _row_major_buffer(x: Node, placement: Placement) -> bool:
     """`x` (m, k) reads a buffer (a realized value, or one cut for itself) exactly as it is laid
-    out: read in place, its rows are whole rows apart and each row's k values consecutive. A
-    transposed or padded operand, or one computed inside the kernel (recomputed for every
-    column panel), is copied."""
+    out, in rows of at most IN_PLACE_ROW_BYTES: read in place, its rows are whole rows apart
+    and each row's k values consecutive. A transposed or padded operand, one computed inside
+    the kernel (recomputed for every column panel), or one of longer rows is copied."""
+    if x.shape[1] * x.dtype.itemsize > IN_PLACE_ROW_BYTES:
+        return False
     base, chain = operand_chain(x)
     return placement.has_buffer(base, chain, x) and view_of_chain(base, chain).is_contiguous
 
