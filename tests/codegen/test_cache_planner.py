@@ -11,7 +11,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from tinylab import Device, Tensor
 from tinylab.caps import DeviceCaps
-from tinylab.codegen.heuristic import accumulator_budget, choose_opts, matmul_panel
+from tinylab.codegen.heuristic import accumulator_budget, choose_opts
+from tinylab.codegen.panels import matmul_panel
 from tinylab.codegen.plan import Action, AxisKind, KernelPlan
 from tinylab.dtype import dtypes
 from tinylab.engine.realize import REALIZED

@@ -12,7 +12,8 @@ import torch
 
 from tinylab import Context, Device, Tensor, trace
 from tinylab.caps import DeviceCaps
-from tinylab.codegen.heuristic import choose_opts, packed_tile_rows, packs_rows
+from tinylab.codegen.heuristic import choose_opts
+from tinylab.codegen.panels import packed_tile_rows, packs_rows
 from tinylab.target.cpu_target import PRESETS
 from tinylab.codegen.plan import KernelPlan
 from tinylab.engine.realize import REALIZED

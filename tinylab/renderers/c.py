@@ -16,7 +16,7 @@ per 8 FMAs and ran at about half the speed (85 -> 150 GFLOPS on a 1024 matmul, Z
 """
 from __future__ import annotations
 
-from ..codegen.heuristic import matmul_panel, packs_rows
+from ..codegen.panels import matmul_panel, packs_rows
 from ..codegen.linear_ops import LinearOp
 from ..codegen.plan import Action
 from ..dtype import DType, dtypes

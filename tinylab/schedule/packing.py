@@ -10,7 +10,7 @@ Packed, x becomes (m/p, k, p) (p rows side by side per k) and w becomes (n/p, k,
 per k), as BLAS libraries do: the kernel's register tile then reads p consecutive floats of each
 per step of the reduce, where row-major operands put its rows a whole row apart (a power-of-two
 stride that maps them onto the same cache sets). Two copy kernels; the product is still MUL + SUM.
-A device whose tile reads few rows (DeviceCaps.pack_rows False: codegen/heuristic.packs_rows)
+A device whose tile reads few rows (DeviceCaps.pack_rows False: codegen/panels.packs_rows)
 copies only the columns when x is a buffer read row-major in rows of at most a page: the kernel
 reads x's rows in place, through the same (m/p, k, p) view. `pack_matmuls(placement, caps)` returns the packed outputs
 and the copies' decisions; `caps` is the engine's {device: DeviceCaps} table, whose panel_width
