@@ -12,9 +12,10 @@ per step of the reduce, where row-major operands put its rows a whole row apart 
 stride that maps them onto the same cache sets). Two copy kernels; the product is still MUL + SUM.
 A device whose tile reads few rows (DeviceCaps.pack_rows False: codegen/panels.packs_rows)
 copies only the columns when x is a buffer read row-major in rows of at most a page: the kernel
-reads x's rows in place, through the same (m/p, k, p) view. `pack_matmuls(placement, caps)` returns the packed outputs
-and the copies' decisions; `caps` is the engine's {device: DeviceCaps} table, whose panel_width
-says how wide (None: no packing). `rewrite_graph` and `copy_decision` serve relayout.py too.
+reads x's rows in place, through the same (m/p, k, p) view. `pack_matmuls(placement, caps)`
+returns the packed outputs and the copies' decisions; `caps` is the engine's {device:
+DeviceCaps} table, whose panel_width says how wide (None: no packing). `rewrite_graph` and
+`copy_decision` serve relayout.py too.
 """
 from __future__ import annotations
 
