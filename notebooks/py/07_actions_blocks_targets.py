@@ -123,7 +123,11 @@ print(chosen.describe())
 # loop *outside* the output loops; each pass adds its block's partial sums to the output
 # buffer (the first pass starts from zero), so one block of `b` stays in cache while every
 # output tile uses it. The heuristic blocks a reduce when its operands overflow the cache and a
-# block of the shared one fits in half the CPU's L2 (`bidx` is the block loop).
+# block of the shared one fits in half the CPU's L2 (`bidx` is the block loop). Each pass after
+# the first reads the partial sums back, though; so a reduce of at most 1,024 steps is left whole
+# where a narrower `BLOCK` of the output *columns* (at least four cache lines of them) keeps all
+# of its depth of `b` within that budget. The 1024 product below is planned so: `BLOCK(1, 4)`
+# blocks the column panels, and its reduce loop runs all 1024 steps.
 #
 # A big `a @ b` on the CPU also *packs* its operands first, as BLAS libraries do: two small copy
 # kernels lay `a` out as panels of 16 rows side by side (`(M/16, K, 16)`) and `b` as panels of 16
@@ -170,10 +174,10 @@ print("CPU device:", cpu.target.describe())
 # with `CPU_TARGET=avx2`, which every x86 machine of the last decade runs, so their printed plans
 # and sources are the same wherever they are rebuilt.) Here are the presets, and the 1024 product
 # kernel planned for two of them: an AVX-512 register holds 16 floats and there are 32 of them;
-# AVX2 has 16 registers of 8 floats, so its tile keeps fewer, narrower accumulators. Both take
-# 128-deep blocks of the reduce (`BLOCK(…, 128)`); AVX2's smaller cache budget (256 KiB against
-# 512 KiB) adds a second block over the output columns, `BLOCK(1, 32)`, so the part of B it
-# revisits stays within that budget.
+# AVX2 has 16 registers of 8 floats, so its tile keeps fewer, narrower accumulators. Neither
+# blocks the 1024-deep reduce; each blocks the output columns so that all 1024 steps of the part
+# of B it revisits fit its cache budget: 8 panels of 16 columns for AVX-512's 512 KiB
+# (`BLOCK(1, 8)`), 4 for AVX2's 256 KiB (`BLOCK(1, 4)`).
 
 # %%
 for preset in PRESETS.values():

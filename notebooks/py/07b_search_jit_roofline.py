@@ -144,16 +144,16 @@ for title, k in measured.items():
           f"intensity {k.flops / k.bytes_moved:6.2f} FLOP/B")
 
 # %% [markdown]
-# Two things to read in that table. The matmul's FLOPs are not the textbook `2·256³ =
-# 33,554,432`: `kernel.flops` counts the ALU instructions the generated program runs, times their
-# loop trips, so it adds `4·256² = 262,144` — in the relu kernel the relu itself (a compare, a NaN
-# test and two selects per output), in the plain one the reduce blocks' bookkeeping (each of its 2
-# blocks reads the partial output back and selects it). And the names differ: the plain matmul is
-# `…_2_128_…`, two reduce **blocks** of 128 (`BLOCK(2, 128)`), the relu one is `…_256_…`, one
-# 256-deep loop. A reduce block adds each cache-sized part of the sum into the output buffer,
-# which is only right when the output *is* the sum: `relu(p1) + relu(p2) ≠ relu(p1 + p2)`. With a
-# relu after the reduce the heuristic cannot block, so the relu kernel's loop walks all of B for
-# every tile of rows, and the timings below show what that costs on this CPU.
+# Two things to read in that table. The plain matmul's FLOPs are the textbook `2·256³ =
+# 33,554,432`, the relu one's `4·256² = 262,144` more: `kernel.flops` counts the ALU instructions
+# the generated program runs, times their loop trips, and the relu is a compare, a NaN test and
+# two selects per output. And the two kernels have the same name and loops: one 256-deep reduce
+# loop (`…_256_…`). B is 256 KiB, which fits AVX2's cache budget whole, so nothing is blocked.
+# Bigger operands are: at 1024 the heuristic narrows the columns one block covers (notebook 07),
+# and a deeper reduce is split into reduce **blocks** that each add a cache-sized part of the sum
+# into the output buffer — only right when the output *is* the sum: `relu(p1) + relu(p2) ≠
+# relu(p1 + p2)`, so a relu after the reduce keeps its reduce whole. The timings below show what
+# each kernel costs on this CPU.
 
 # %% tags=["nbval-ignore-output"]
 # memory roof: a plain copy; compute roof: numpy's BLAS matmul (a practical peak)

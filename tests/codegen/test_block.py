@@ -98,6 +98,27 @@ def test_block_loop_runs_outside_the_output_loops_and_reads_back_partials():
     assert "inout" in linearize(plan).print().splitlines()[1]
 
 
+def test_threads_take_the_steps_of_output_blocks_as_they_free_up():
+    """Only an output loop blocked: every step of the thread loop writes outputs of its own, so the
+    team shares each block's rows dynamically (a core slowed by other work takes fewer); with a
+    reduce block too, statically (a thread keeps its rows' partial sums). Run 20 times from an
+    output full of NaN: every output written, each once (numpy's answer)."""
+    plan = _kernel(lambda a, b: a @ b, A, B)
+    outputs_only = plan.apply_all([Opt("VECTORIZE", 1, 16), Opt("UPCAST", 0, 4),
+                                   Opt("BLOCK", 0, 4), Opt("THREAD", 1, 2)])
+    assert not any(a.kind is AxisKind.BLOCK and a.reduce for a in outputs_only.axes)
+    both = plan.apply_all([Opt("BLOCK", 1, 16), Opt("BLOCK", 3, 16), Opt("THREAD", 0, 2)])
+    for blocked, share in ((outputs_only, "dynamic"), (both, "static")):
+        lines = [line.strip() for line in
+                 Device["CPU"].renderer.render(linearize(blocked)).splitlines()]
+        pragma = lines.index(f"#pragma omp for schedule({share}) nowait")
+        assert lines[pragma + 1].startswith("for (int gidx0"), lines
+        assert lines.index("#pragma omp parallel num_threads(2)") < pragma
+    for _ in range(20):
+        out = _run(outputs_only, [A, B], 48 * 80).reshape(48, 80)
+        np.testing.assert_allclose(out, A @ B, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("fn, why", [
     (lambda a, b: (a @ b).relu(), "stores its reduce as it is"),
     (lambda a, b: a @ b * 2, "stores its reduce as it is"),
@@ -127,21 +148,22 @@ def _rowmajor(a, b):
     return (a.unsqueeze(1) * b.T.unsqueeze(0)).sum(2)
 
 
-def _block_of_b(plan: KernelPlan) -> int:
-    """Bytes of B one reduce block of a row-major matmul plan covers: its depth times the
-    columns (all of them, or a global block's)."""
-    reduce_block = next(a for a in plan.axes if a.kind is AxisKind.BLOCK and a.reduce)
-    depth = plan.shape[reduce_block.origin] // reduce_block.size
+def _block_of_b(plan: KernelPlan) -> tuple[int, int]:
+    """(bytes of B one reduce block of a row-major matmul plan covers, its depth): the depth (a
+    reduce BLOCK's, or the whole reduce where none) times the columns (all, or a global block's)."""
+    reduce_block = [a for a in plan.axes if a.kind is AxisKind.BLOCK and a.reduce]
+    depth = plan.shape[2] // reduce_block[0].size if reduce_block else plan.shape[2]
     column_block = [a for a in plan.axes if a.kind is AxisKind.BLOCK and not a.reduce]
     columns = plan.shape[1] // column_block[0].size if column_block else plan.shape[1]
-    return depth * columns * 4
+    return depth * columns * 4, depth
 
 
 @pytest.mark.parametrize("name", list(PRESETS))
 def test_heuristic_blocks_big_matmuls_only(name):
     """Small matmuls are not blocked; big ones keep a block of B within half the target's L2
     (AVX-512's 1 MiB L2: 128 rows of a 1024-wide B; a 4096-wide B narrows its columns too),
-    checked from the plan for every preset."""
+    checked from the plan for every preset. The block is one of block_sizes deep, or the whole
+    reduce where it is at most WHOLE_REDUCE deep and its columns span WHOLE_REDUCE_LINES lines."""
     target = dataclasses.replace(PRESETS[name], cores=2)
     actions = Device["CPU"].renderer.supported_actions
     small = _kernel(_rowmajor, A, B)
@@ -149,9 +171,38 @@ def test_heuristic_blocks_big_matmuls_only(name):
     for n in (1024, 4096):
         plan = _kernel(_rowmajor, np.zeros((n, n), np.float32), np.zeros((n, n), np.float32))
         blocked = plan.apply_all(choose_opts(plan, actions, target))
-        assert 0 < _block_of_b(blocked) <= heuristic.cache_bytes(target), blocked.opts
-        depth = n // next(a.size for a in blocked.axes if a.kind is AxisKind.BLOCK and a.reduce)
-        assert depth in heuristic.block_sizes(target)
+        nbytes, depth = _block_of_b(blocked)
+        assert 0 < nbytes <= heuristic.cache_bytes(target), blocked.opts
+        if depth == n:
+            columns = nbytes // (4 * depth)
+            assert n <= heuristic.WHOLE_REDUCE and \
+                columns * 4 >= heuristic.WHOLE_REDUCE_LINES * target.cache_line_bytes, blocked.opts
+        else:
+            assert depth in heuristic.block_sizes(target), blocked.opts
+
+
+def test_a_reduce_of_at_most_1024_is_left_whole_and_its_columns_narrowed():
+    """AVX2's 1024^3: 64 columns (4 lines a row) hold the whole depth in half of its 512 KiB L2,
+    so the reduce is not blocked (no partial sums read back); a 2048-deep reduce, or an L2 whose
+    half holds fewer than 4 lines a row of the whole depth, is blocked as before. The plan gives
+    numpy's answer."""
+    actions = Device["CPU"].renderer.supported_actions
+
+    def plan_of(m, k, n, **target):
+        preset = dataclasses.replace(PRESETS["avx2"], cores=2, **target)
+        plan = _kernel(_rowmajor, np.zeros((m, k), np.float32), np.zeros((k, n), np.float32))
+        return plan.apply_all(choose_opts(plan, actions, preset))
+
+    whole = plan_of(1024, 1024, 1024)
+    assert [o.action for o in whole.opts].count("BLOCK") == 1, whole.opts
+    assert _block_of_b(whole) == (1024 * 64 * 4, 1024)
+    assert _block_of_b(plan_of(1024, 2048, 1024))[1] in heuristic.block_sizes(PRESETS["avx2"])
+    assert _block_of_b(plan_of(1024, 1024, 1024, l2_bytes=256 * 1024))[1] == 128
+    a = RNG.standard_normal((1024, 1024), dtype=np.float32)
+    b = RNG.standard_normal((1024, 1024), dtype=np.float32)
+    plan = _kernel(_rowmajor, a, b).apply_all(whole.opts)
+    out = _run(plan, [a, b], 1024 * 1024).reshape(1024, 1024)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=2e-3)
 
 
 def test_blocked_matmul_through_the_engine():

@@ -1,12 +1,13 @@
 """The planner's cache blocking for each x86 preset and L2 sizes from 256 KiB to 2 MiB: a big
-matmul's register tile fits the vector registers, a reduce block's slab of a tile fits L1d,
+matmul's register tile fits the vector registers, a reduce block's slab of a tile fits L1d (or
+the reduce is left whole: at most WHOLE_REDUCE deep, its columns WHOLE_REDUCE_LINES lines wide),
 the right-hand operand's block (depth x the columns one block covers) fits half the L2, and a
 bigger L2 never gets a smaller block. Planner choices only: nothing is compiled."""
 import dataclasses
 
 import pytest
 
-from tinylab.codegen.heuristic import choose_opts
+from tinylab.codegen.heuristic import WHOLE_REDUCE, WHOLE_REDUCE_LINES, choose_opts
 from tinylab.codegen.plan import Action, AxisKind, KernelPlan
 from tinylab.dtype import dtypes
 from tinylab.ir import node as ir
@@ -37,7 +38,7 @@ def _blocking(preset: str, l2: int, shape) -> tuple[int, int, int, object]:
         if axis.kind is AxisKind.UPCAST:
             accumulators *= axis.size
     blocks = [a for a in plan.axes if a.kind is AxisKind.BLOCK]
-    depth = next(a.mult for a in blocks if a.reduce)
+    depth = next((a.mult for a in blocks if a.reduce), shape[2])  # none: the whole reduce
     columns = next((a.mult for a in blocks if not a.reduce and a.origin == 1), shape[1])
     return accumulators, depth, columns, target
 
@@ -49,7 +50,11 @@ def test_blocking_is_sensible_for_every_l2(preset, shape):
     for l2 in L2_SIZES:
         accumulators, depth, columns, target = _blocking(preset, l2, shape)
         assert accumulators <= target.vector_registers * 3 // 4, (l2, accumulators)
-        assert depth * 2 * target.lanes_of(4) * 4 <= target.l1d_bytes, (l2, depth)
+        if depth == shape[2]:
+            assert depth <= WHOLE_REDUCE and \
+                columns * 4 >= WHOLE_REDUCE_LINES * target.cache_line_bytes, (l2, columns)
+        else:
+            assert depth * 2 * target.lanes_of(4) * 4 <= target.l1d_bytes, (l2, depth)
         assert depth * columns * 4 <= l2 // 2, (l2, depth, columns)
         assert depth * columns >= previous, (l2, depth, columns)  # more L2, no smaller block
         previous = depth * columns

@@ -1,8 +1,9 @@
 """The planner's register tiles and cache blocks for packed matmuls (schedule/packing.py) and
 relaid conv weight gradients (schedule/relayout.py), for each x86 preset and L2 sizes from
 256 KiB to 2 MiB: the tile keeps enough accumulators, each block fits the cache level it is
-for, a bigger L2 never gets a smaller block; and plans made for each L2 compute what numpy
-computes (compiled for this CPU's target with its L2 replaced)."""
+for (a reduce of at most 1024 may stay whole, its columns narrowed), a bigger L2 never gets a
+smaller block; and plans made for each L2 compute what numpy computes (compiled for this CPU's
+target with its L2 replaced)."""
 import dataclasses
 
 import numpy as np
@@ -11,7 +12,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from tinylab import Device, Tensor
 from tinylab.caps import DeviceCaps
-from tinylab.codegen.heuristic import accumulator_budget, choose_opts
+from tinylab.codegen.heuristic import (WHOLE_REDUCE, WHOLE_REDUCE_LINES, accumulator_budget,
+                                       choose_opts)
 from tinylab.codegen.panels import matmul_panel
 from tinylab.codegen.plan import Action, AxisKind, KernelPlan
 from tinylab.dtype import dtypes
@@ -72,7 +74,11 @@ def test_packed_matmul_blocks_fit_every_l2(preset, shape):
         depth = _reduce_block(plan, 4) or k  # the packed kernel: (m/p, n/p, p, p, k)
         columns = (_reduce_block(plan, 1) or n // panel) * panel
         assert depth * columns * 4 <= l2 // 2, (l2, depth, columns)  # w's block: half the L2
-        assert depth * 2 * target.lanes_of(4) * 4 <= target.l1d_bytes  # a tile's slab: L1d
+        if depth == k:  # the reduce left whole (heuristic.block): its columns span 4 lines
+            assert k <= WHOLE_REDUCE, (l2, plan.opts)
+            assert columns * 4 >= WHOLE_REDUCE_LINES * target.cache_line_bytes, (l2, columns)
+        else:
+            assert depth * 2 * target.lanes_of(4) * 4 <= target.l1d_bytes  # a tile's slab: L1d
         assert depth * columns >= previous, (l2, depth, columns)
         previous = depth * columns
 

@@ -164,14 +164,19 @@ class CStyleRenderer(Renderer):
         return f"const int {name}"
 
     def range_open(self, name: str, size: int, kind: str, index_type: str, threads: int,
-                   in_region: bool = False) -> list:
+                   in_region: bool = False, balanced: bool = False) -> list:
         """A loop's opening lines. A thread loop is an OpenMP parallel loop, or, inside a
-        parallel region opened around cache-block loops (`in_region`), the team's share of it:
-        a static schedule gives each thread the same rows in every block (so no block waits
-        for another: `nowait`), and the team starts once per kernel, not once per block."""
+        parallel region opened around cache-block loops (`in_region`), the team's share of it,
+        with no barrier after each block (`nowait`: the team starts once per kernel, and no
+        block waits for another). Where a reduce block adds to the partial sums an earlier
+        block left in the output, a static schedule gives each thread the same rows in every
+        block, so no two threads touch one output; where only the columns are blocked
+        (`balanced`: every step writes outputs of its own), a thread takes the next step as
+        it frees up (a dynamic schedule), so a core slowed by other work does less of it."""
         pragma = []
         if kind == AxisKind.THREAD:
-            pragma = ["#pragma omp for schedule(static) nowait"] if in_region else \
+            share = "dynamic" if balanced else "static"
+            pragma = [f"#pragma omp for schedule({share}) nowait"] if in_region else \
                 [f"#pragma omp parallel for num_threads({threads})"]
         return pragma + [f"for ({index_type} {name} = 0; {name} < {size}; {name}++) {{"]
 
@@ -227,6 +232,10 @@ class _Walk:
         self.indent = 1
         self.index_type = renderer.type_name(program.index_dtype)
         self.open_ranges: list[bool] = []  # per open loop: did it open a parallel region?
+        # threads may take any step of a blocked loop: no reduce block (range_open)
+        plan = program.plan
+        self.balanced = plan is not None and not any(
+            a.kind is AxisKind.BLOCK and a.reduce for a in plan.axes)
         self.shared: dict = {}  # {sub-expression: name} declared for the current instruction
 
     def emit(self, text: str) -> None:
@@ -300,7 +309,7 @@ class _Walk:
                 self.emit(line)
             self.indent += 1
         for line in self.r.range_open(name, size, kind, self.index_type, self.p.threads,
-                                      any(self.open_ranges) or region):
+                                      any(self.open_ranges) or region, self.balanced):
             self.emit(line)
         self.open_ranges.append(region)
         self.indent += 1

@@ -263,7 +263,7 @@ class WGSLRenderer(GPURenderer):
         return f"@group(0) @binding({index}) var<storage, {access}> data{index}: array<{element}>;"
 
     def range_open(self, name: str, size: int, kind: str, index_type: str, threads: int,
-                   in_region: bool = False) -> list:
+                   in_region: bool = False, balanced: bool = False) -> list:
         return [f"for (var {name}: {index_type} = 0; {name} < {size}; {name}++) {{"]
 
     def helpers(self, index_type: str, body: str) -> str:
