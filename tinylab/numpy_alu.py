@@ -71,8 +71,8 @@ def apply(op_name: str, *args):
 
 def cast(array, numpy_dtype, bitcast: bool = False):
     array = np.asarray(array)
-    if bitcast:
-        return np.ascontiguousarray(array).view(numpy_dtype)
+    if bitcast:  # (ascontiguousarray makes a 0-d array 1-d: the shape is put back)
+        return np.ascontiguousarray(array).view(numpy_dtype).reshape(array.shape)
     numpy_dtype = np.dtype(numpy_dtype)
     with np.errstate(all="ignore"):
         if numpy_dtype.kind in "iu" and array.dtype.kind == "f":
