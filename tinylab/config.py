@@ -7,7 +7,6 @@ task, via contextvars). The engine reads settings and passes plain values down t
 from __future__ import annotations
 
 import contextvars
-import functools
 import numbers
 import os
 from contextlib import ContextDecorator, contextmanager
@@ -92,7 +91,8 @@ CPU_CFLAGS = Setting("TINYLAB_CPU_CFLAGS", "", "extra C compiler flags for CPU k
 CPU_TARGET = Setting("CPU_TARGET", "", "CPU to plan, render and compile for: '' or 'native' = "
                      "detect (cc -march=native, /sys caches); a preset: sse4, avx2, avx512, neon. "
                      "A preset this CPU cannot execute only renders (NULL:C)")
-THREADS = Setting("THREADS", 0, "CPU threads for parallel loops (0 = all cores)")
+THREADS = Setting("THREADS", 0, "CPU threads for parallel loops; 0 = OMP_NUM_THREADS, else the "
+                  "cgroup's CPU quota, else the CPUs this process may run on (target/threads.py)")
 TRAINING = Setting("TRAINING", 0, "1 = Tensor.training (dropout, batchnorm batch stats)")
 JIT = Setting("JIT", 1, "0 disables TinyJit capture (runs the function every time)")
 FUSE = Setting("FUSE", 1, "0 = one kernel per op (the scheduler's fuse=False)")
@@ -193,18 +193,3 @@ def openmp_environment():
         yield
     finally:
         os.environ.pop("OMP_WAIT_POLICY", None)
-
-
-def cpu_count() -> int:
-    if THREADS.value:
-        return int(THREADS.value)
-    return _usable_cores()
-
-
-@functools.lru_cache(maxsize=1)
-def _usable_cores() -> int:
-    """The cores this process may run on, read once (a system call; realize asks often)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1

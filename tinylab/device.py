@@ -9,6 +9,7 @@ import dataclasses
 from .engine.backends import BACKENDS
 from .engine.devices import Device
 from .runtimes.cpu import thread_placement
+from .target.threads import thread_count
 
 __all__ = ["Device"]
 
@@ -41,7 +42,7 @@ def _cpu_target(row) -> None:
         print(f"CPU target: none ({exc})")
         return
     print(f"CPU target: {runs.describe()}")
-    print(f"CPU threads: {thread_placement(runs.cores)}")
+    print(f"CPU threads: {thread_placement(runs.cores, thread_count().source)}")
     if not runs.measured:
         print("calibration: off (TINYLAB_CALIBRATE=0): the model plans every kernel")
     if renders.key != dataclasses.replace(runs, micro_kernel=(), measured="").key:

@@ -101,16 +101,16 @@ def test_a_kernel_without_threads_is_called_plainly(tmp_path):
 
 def test_the_placement_is_described_as_it_is_done(monkeypatch):
     """What `python -m tinylab.device` prints: the rule _bind_pool follows, in words."""
-    monkeypatch.delenv("OMP_PROC_BIND", raising=False)
+    monkeypatch.delitem(config._ENV, "OMP_PROC_BIND", raising=False)
     assert "one thread" in thread_placement(1)
     token = config.OMP_BIND.set(0)
     try:
         assert "TINYLAB_OMP_BIND=0" in thread_placement(2)
     finally:
         config.OMP_BIND._var.reset(token)
-    monkeypatch.setenv("OMP_PROC_BIND", "close")
+    monkeypatch.setitem(config._ENV, "OMP_PROC_BIND", "close")   # config reads the environment
     assert "OMP_PROC_BIND is set" in thread_placement(2)
-    monkeypatch.delenv("OMP_PROC_BIND")
+    monkeypatch.delitem(config._ENV, "OMP_PROC_BIND")
     if hasattr(os, "sched_getaffinity") and len(os.sched_getaffinity(0)) >= 2:
         cpus = sorted(os.sched_getaffinity(0))
         assert f"worker 1 on CPU {cpus[1]}" in thread_placement(2)

@@ -28,6 +28,7 @@ from ..schedule.fusion import SchedulerOptions
 from ..schedule.cache import reuse, structure_key, template
 from ..schedule.memory import plan_schedule
 from ..schedule.schedule import Schedule, schedule
+from ..target.threads import thread_count
 from . import progress
 from . import trace as tracing
 from .calibrate import calibration_note
@@ -201,11 +202,11 @@ def compile_schedule(sched: Schedule) -> list[Runner | None]:
     if not work:
         return runners
     with progress.task("compile", f"{len(work)} kernels", len(work)) as compiling:
-        if config.PARALLEL_COMPILE.value and len(work) > 1 and config.cpu_count() > 1:
+        if config.PARALLEL_COMPILE.value and len(work) > 1 and thread_count().count > 1:
             def build(item):
                 with progress.within(compiling.id):  # a TUNE / BEAM nests in this task
                     return compile_kernel(_item_device(item), item.ast, noopt, beam)
-            with ThreadPoolExecutor(config.cpu_count()) as pool:
+            with ThreadPoolExecutor(thread_count().count) as pool:
                 # each thread runs in a copy of this context: it sees the Context() overrides
                 futures = {pool.submit(contextvars.copy_context().run, build, item): i
                            for i, item in work}

@@ -233,7 +233,8 @@ def _placement(threads: int) -> tuple[list | None, str]:
     """(the CPUs a launcher's pool is bound to, or None where nothing is bound; why, in words)."""
     if threads < 2:
         return None, "one thread: kernels run on the thread that launches them"
-    user = [n for n in ("OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY") if n in os.environ]
+    user = [n for n in ("OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY")
+            if config.getenv(n) is not None]
     if user:
         return None, f"{user[0]} is set: OpenMP places them"
     if not config.OMP_BIND.value:
@@ -248,10 +249,12 @@ def _placement(threads: int) -> tuple[list | None, str]:
                   "parallel kernel runs")
 
 
-def thread_placement(threads: int) -> str:
-    """How a CPU kernel's OpenMP threads wait and where they run (python -m tinylab.device)."""
-    wait = os.environ.get("OMP_WAIT_POLICY") or str(config.OMP_WAIT.value)
-    return f"{threads} OpenMP thread{'s' if threads != 1 else ''}, {wait.lower()} wait; " \
+def thread_placement(threads: int, source: str = "") -> str:
+    """How many OpenMP threads a CPU kernel runs (and `source`, the rule that chose the count,
+    target/threads.py), how they wait and where they run (python -m tinylab.device)."""
+    wait = config.getenv("OMP_WAIT_POLICY") or str(config.OMP_WAIT.value)
+    count = f"{threads} OpenMP thread{'s' if threads != 1 else ''}"
+    return f"{count}{f' (from {source})' if source else ''}, {wait.lower()} wait; " \
         f"{_placement(threads)[1]}"
 
 

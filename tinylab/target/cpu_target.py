@@ -23,6 +23,7 @@ from pathlib import Path
 
 from .. import config
 from ..errors import CompilerNotFoundError, DeviceError, TinylabError
+from .threads import machine_threads, thread_count
 
 KIB, MIB = 1 << 10, 1 << 20
 DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "int16": 2,
@@ -231,13 +232,6 @@ def _parse_size(text: str) -> int:
     return int(text)
 
 
-def _usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
 def _model_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -280,7 +274,7 @@ def detect(compiler: str | None = None) -> CPUTarget:
     isa_macros = {m for m in macros if m.startswith(("__AVX", "__SSE", "__SSSE3", "__FMA", "__F16C",
                                                      "__ARM_NEON", "__ARM_FEATURE", "__aarch64"))}
     return CPUTarget("native", isa, arch, bits, registers, fma, caches["l1d"], caches["l2"],
-                     caches["l3"], _usable_cores(), flags, frozenset(isa_macros),
+                     caches["l3"], machine_threads().count, flags, frozenset(isa_macros),
                      caches.get("line", defaults.cache_line_bytes), _model_name(), tuple(notes))
 
 
@@ -297,8 +291,8 @@ def preset(name: str) -> CPUTarget:
 
 
 def current_target() -> CPUTarget:
-    """The target CPU_TARGET names (else the detected one), with this process's cores."""
-    return _with_cores(preset(config.CPU_TARGET.value), config.cpu_count())
+    """The target CPU_TARGET names (else the detected one), with this process's threads."""
+    return _with_cores(preset(config.CPU_TARGET.value), thread_count().count)
 
 
 @functools.lru_cache(maxsize=None)
