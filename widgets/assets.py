@@ -8,7 +8,7 @@ from functools import cache
 from importlib import resources
 
 VENDOR = ("vendor/dagre.min.js",)
-INSPECTOR_PARTS = ("common.js", "highlight.js", "layout.js", "graph_panel.js", "kernels_panel.js",
+INSPECTOR_PARTS = ("common.js", "layout.js", "graph_panel.js", "kernels_panel.js",
                    "why_panel.js", "memory_panel.js", "roofline.js", "whatif_panel.js",
                    "provenance.js", "passes_panel.js", "inspector.js")
 MONITOR_PARTS = ("common.js", "monitor_peak.js", "monitor.js")
@@ -38,7 +38,9 @@ def monitor_module() -> str:
 
 @cache
 def stylesheet() -> str:
-    return static_file(STYLESHEET)
+    """inspector.css, then the rules for Pygments' token classes (highlight.py)."""
+    from .highlight import stylesheet_rules
+    return static_file(STYLESHEET) + "\n" + stylesheet_rules() + "\n"
 
 
 def all_asset_names() -> list[str]:

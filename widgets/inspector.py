@@ -1,8 +1,9 @@
 """The inspector widget: a Trace shown as the op graph collapsed by kernel, a sortable kernels
-table with each kernel's source (C / OpenCL / CUDA tabs), loop IR and actions, the fusion
-decisions with what-if answers, buffer lifetimes (memory), a roofline, and what-if scenarios
-compiled and timed on request (run_what_if). Built from tinylab.inspection's model; displays as
-the widget plus script-free text/html and a deterministic text/plain. Used by magics.py and users.
+table with each kernel's source (C / OpenCL / CUDA tabs, highlighted by Pygments in highlight.py),
+loop IR and actions, the fusion decisions with what-if answers, buffer lifetimes (memory), a
+roofline, and what-if scenarios compiled and timed on request (run_what_if). Built from
+tinylab.inspection's model; displays as the widget plus script-free text/html and a
+deterministic text/plain. Used by magics.py and users.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from tinylab.export import kernel_payload
 from tinylab.inspection import build_model, summary_text, to_html
 
 from .assets import inspector_module, stylesheet
+from .highlight import program_html, with_highlighting
 
 PANELS = ("graph", "kernels", "why", "provenance", "passes", "memory", "roofline", "whatif")
 
@@ -39,6 +41,7 @@ class Inspector(anywidget.AnyWidget):
         # model serves them too
         self._static = (to_html(model), summary_text(model))
         self._trace = trace
+        self._html: dict = {}   # program name -> its highlighted HTML, made when asked
         super().__init__(data=model, panels=list(panels), source_language=source_language,
                          **kwargs)
         self.on_msg(self._on_message)
@@ -82,9 +85,21 @@ class Inspector(anywidget.AnyWidget):
         self.data = data
         return measured
 
+    def highlighted(self, name: str) -> dict | None:
+        """Program `name`'s texts as Pygments HTML (highlight.program_html), made once."""
+        program = self.data.get("programs", {}).get(name)
+        if program is not None and name not in self._html:
+            self._html[name] = program_html(program)
+        return self._html.get(name)
+
     def _on_message(self, _widget, content, _buffers) -> None:
-        """The front end's requests: "run on this browser's GPU" (reply with the WGSL and the
-        buffers) and "run this what-if" (reply when the model holds the measurement)."""
+        """The front end's requests: a kernel's highlighted texts, "run on this browser's GPU"
+        (reply with the WGSL and the buffers) and "run this what-if" (reply when the model
+        holds the measurement)."""
+        if isinstance(content, dict) and content.get("type") == "highlight-request":
+            self.send({"type": "highlight-reply", "request": content.get("request"),
+                       "html": self.highlighted(str(content.get("program", "")))})
+            return
         if isinstance(content, dict) and content.get("type") == "what-if-run":
             reply = {"type": "what-if-reply", "request": content.get("request")}
             try:
@@ -107,7 +122,8 @@ class Inspector(anywidget.AnyWidget):
     def save_html(self, path) -> None:
         """Write the inspector as one interactive HTML file (works offline, no Jupyter)."""
         from .standalone import standalone_page
-        state = {"data": self.data, "selection": self.selection, "panels": self.panels,
+        state = {"data": with_highlighting(self.data), "selection": self.selection,
+                 "panels": self.panels,
                  "source_language": self.source_language}
         with open(path, "w", encoding="utf-8") as file:
             file.write(standalone_page(state))

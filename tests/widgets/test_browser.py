@@ -1,8 +1,9 @@
 """Real-browser tests of the inspector: in JupyterLab (headless Debian Chromium via Playwright) a
 `%%tinygrad` cell's widget shows the kernel source the kernel process recorded when a kernel is
-clicked, and selection follows across panels; a standalone page checks the collapsed view of a
-5,000-node graph renders in under 2 s, and a standalone training monitor draws the compiles a real
-monitor recorded as under way. Screenshots go to test-artifacts/ (gitignored).
+clicked (highlighted by Pygments' classes in the widget's colours), and selection follows across
+panels; a standalone page checks the collapsed view of a 5,000-node graph renders in under 2 s,
+and a standalone training monitor draws the compiles a real monitor recorded as under way.
+Screenshots go to test-artifacts/ (gitignored).
 """
 from __future__ import annotations
 
@@ -53,6 +54,11 @@ def check_matmul(page, inspector, reference_source: str) -> None:
     source = inspector.locator(".tl-source")
     source.wait_for(timeout=10_000)
     assert source.inner_text().strip() == reference_source.strip()
+    keywords = source.locator("span.k")   # Pygments' class, arriving from the kernel on request
+    keywords.first.wait_for(timeout=10_000)
+    assert "for" in keywords.all_inner_texts()
+    assert keywords.first.evaluate("e => getComputedStyle(e).color") == "rgb(124, 58, 237)"
+    assert source.inner_text().strip() == reference_source.strip()   # the same text, coloured
     assert inspector.locator(".tl-row.tl-selected").get_attribute("data-id") == "k0"
     assert inspector.locator(".tl-box-kernel.tl-selected").count() == 1
     assert "requested" in inspector.locator(".tl-graph").inner_text()

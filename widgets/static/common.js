@@ -1,5 +1,5 @@
 // Shared helpers for the tinylab widgets: DOM/SVG element builders and number formatting.
-// Takes nothing; gives `h`, `svg`, `formatCount`, `formatBytes`, `formatSeconds`, `plural`.
+// Takes nothing; gives `h`, `svg`, `showCode`, `formatCount`, `formatBytes`, `formatSeconds`, `plural`.
 // Concatenated before the other widget sources by tinylab_widgets/assets.py (one ES module).
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -12,6 +12,13 @@ function h(tag, attributes = {}, ...children) {
     element.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
   return element;
+}
+
+// highlighted code: the HTML Pygments made on the Python side (widgets/highlight.py), or the plain
+// text until that arrives (or where nothing can make it)
+function showCode(element, html, text) {
+  if (typeof html === "string") element.innerHTML = html;
+  else element.textContent = text || "";
 }
 
 function svg(tag, attributes = {}, ...children) {

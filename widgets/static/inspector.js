@@ -31,6 +31,7 @@ class Inspector {
   mount() {
     this.data = this.model.get("data") || {};
     this.memoryIndex = null;
+    this.highlights = new Map();
     if (!this.data.kernels) {
       this.el.replaceChildren(h("div", { class: "tl-muted" }, "tinylab: nothing traced"));
       return;
@@ -207,6 +208,21 @@ Inspector.prototype.receive = function (message, buffers) {
   if (!resolve) return;
   this.pending.delete(message.request);
   resolve(message, (buffers || []).map((view) => new Uint8Array(view.buffer, view.byteOffset, view.byteLength)));
+};
+
+// A program's texts as HTML highlighted by Pygments (widgets/highlight.py): carried by the
+// model in a saved page, else asked of the Python kernel once per program; null where neither
+// answers (the panels keep the plain text).
+Inspector.prototype.highlighted = function (name) {
+  const program = (this.data.programs || {})[name];
+  if (!program) return Promise.resolve(null);
+  if (program.html) return Promise.resolve(program.html);
+  this.highlights = this.highlights || new Map();
+  if (!this.highlights.has(name)) {
+    this.highlights.set(name, askKernel(this, { type: "highlight-request", program: name },
+      REPLY_TIMEOUT_MS, "no highlighting").then(({ content }) => content.html || null, () => null));
+  }
+  return this.highlights.get(name);
 };
 
 Inspector.prototype.webgpu = function () {

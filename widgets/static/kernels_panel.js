@@ -187,22 +187,28 @@ class DetailsPanel {
       return card;
     }
     const actions = program.opts.length ? program.opts.join(", ") : "none (plain loops)";
-    card.append(this.sourceTabs(program), this.gpuBlock(kernel),
-      this.passBlock("Loop IR", program.passes.plan, true),
+    const name = kernel.name;   // the key of its program in the model
+    card.append(this.sourceTabs(program, name), this.gpuBlock(kernel),
+      this.passBlock("Loop IR", program, name, "plan", true),
       h("div", { class: "tl-actions" }, h("b", {}, "Actions: "), actions),
-      this.passBlock("Linear program", program.passes.linear, false),
-      this.passBlock("Kernel AST", program.passes.ast, false));
+      this.passBlock("Linear program", program, name, "linear", false),
+      this.passBlock("Kernel AST", program, name, "ast", false));
     return card;
   }
 
-  sourceTabs(program) {
+  sourceTabs(program, name) {
     const languages = Object.keys(program.sources);
     const wanted = this.app.sourceLanguage;
-    const code = h("pre", { class: "tl-source" });
+    const code = h("pre", { class: "tl-source tl-code" });
     const tabs = h("div", { class: "tl-tabs" });
     const show = (language) => {
       code.dataset.language = language;
-      code.replaceChildren(highlightSource(program.sources[language], language));
+      showCode(code, undefined, program.sources[language]);
+      this.app.highlighted(name).then((html) => {
+        if (html && code.dataset.language === language) {
+          showCode(code, html.sources[language], program.sources[language]);
+        }
+      });
       for (const tab of tabs.children) {
         tab.classList.toggle("tl-tab-active", tab.dataset.language === language);
       }
@@ -265,8 +271,12 @@ class DetailsPanel {
     button.disabled = false;
   }
 
-  passBlock(title, text, open) {
-    return h("details", { class: "tl-pass", open },
-      h("summary", {}, title), h("pre", { class: "tl-pass-text" }, highlightSource(text || "", "ir")));
+  passBlock(title, program, name, key, open) {
+    const text = h("pre", { class: "tl-pass-text tl-code" });
+    showCode(text, undefined, program.passes[key]);
+    this.app.highlighted(name).then((html) => {
+      if (html) showCode(text, html.passes[key], program.passes[key]);
+    });
+    return h("details", { class: "tl-pass", open }, h("summary", {}, title), text);
   }
 }

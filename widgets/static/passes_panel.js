@@ -15,7 +15,7 @@ class PassesPanel {
                               onclick: () => this.step(1) }, "▶");
     this.mode = h("button", { class: "tl-button tl-pass-mode", onclick: () => this.toggle() });
     this.diff = h("pre", { class: "tl-pass-diff" });
-    this.text = h("pre", { class: "tl-pass-step-text" });
+    this.text = h("pre", { class: "tl-pass-step-text tl-code" });
     this.list = h("ol", { class: "tl-pass-list" });
     this.element = h("div", { class: "tl-panel tl-passes", tabindex: "0",
                               onkeydown: (event) => this.key(event) },
@@ -80,6 +80,12 @@ class PassesPanel {
     this.diff.replaceChildren(...(step.diff || "(no change)").split("\n").map((line) =>
       h("div", { class: line.startsWith("+") ? "tl-diff-add" : line.startsWith("-") ? "tl-diff-del"
                         : line.startsWith("@") ? "tl-diff-hunk" : "tl-diff-same" }, line || " ")));
-    this.text.replaceChildren(highlightSource(step.text, step.title.startsWith("source") ? "c" : "ir"));
+    showCode(this.text, undefined, step.text);
+    const [name, index] = [this.kernelName, this.index];
+    this.app.highlighted(name).then((html) => {
+      if (html && this.kernelName === name && this.index === index) {
+        showCode(this.text, html.steps[index], step.text);
+      }
+    });
   }
 }
