@@ -1,6 +1,8 @@
 """Progress events (engine/progress.py) from real compiles: a schedule's compile task counts its
 new kernels in order and finishes once; a TUNE or BEAM search nests in it and counts its
-candidates; the terminal listener draws them on a terminal only. Counts and order, no timings."""
+candidates; the terminal listener draws them on a terminal only, and a dataset download's bytes
+in MB (with or without a known length). Counts and order, no timings."""
+import dataclasses
 import io
 
 import numpy as np
@@ -130,6 +132,36 @@ def test_terminal_bar_uses_tqdm_when_present():
     pytest.importorskip("tqdm")
     text = _terminal_output(FakeTerminal(), 4, delay_s=0, min_total=2)
     assert "compiling 4 kernels" in text and "/4" in text
+
+
+def _download_events(total: int, chunks: int):
+    step = total // chunks if total else 1 << 20
+    done = [0] + [min((i + 1) * step, total or chunks * step) for i in range(chunks)]
+    events = [progress.ProgressEvent(7, "download", "MNIST x.gz", d, total, 2.0 + i)
+              for i, d in enumerate(done)]
+    return events + [dataclasses.replace(events[-1], finished=True)]
+
+
+@pytest.mark.parametrize("total", [2_000_000, 0])   # a length, or none from the server
+def test_a_download_is_drawn_in_megabytes(total):
+    stream = FakeTerminal()
+    draw = progress.TerminalProgress(stream, delay_s=0, use_tqdm=False)
+    for event in _download_events(total, 4):
+        draw(event)
+    lines = [line.strip() for line in stream.getvalue().split("\r") if line.strip()]
+    assert lines[0] == "downloading MNIST x.gz: 0.0" + ("/2.0 MB" if total else " MB")
+    assert lines[-1].startswith("downloading MNIST x.gz: 2.0" if total else
+                                "downloading MNIST x.gz: 4.2 MB")
+    assert ("left" in lines[1]) == bool(total)   # time left only where the length is known
+
+
+def test_a_download_bar_counts_bytes_with_tqdm():
+    pytest.importorskip("tqdm")
+    stream = FakeTerminal()
+    draw = progress.TerminalProgress(stream, delay_s=0)
+    for event in _download_events(2_000_000, 4):
+        draw(event)
+    assert "downloading MNIST x.gz" in stream.getvalue() and "MB" in stream.getvalue()
 
 
 @pytest.mark.parametrize("stream, options, settings", [

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from tinylab import Context
+from tinylab.engine import progress
 from tinylab.nn import datasets
 from tinylab.nn.idx import IDXError, read_idx
 
@@ -187,11 +188,17 @@ def test_missing_files_are_downloaded_verified_and_cached(isolated, monkeypatch,
     arrays = [*fake_mnist(np.random.default_rng(4), 5), *fake_mnist(np.random.default_rng(5), 3)]
     files = published_files(monkeypatch, datasets.MNIST, arrays)
     requested = serve(monkeypatch, files)
-    check_loaded(datasets.mnist(), arrays)
+    events = []
+    with progress.listening(events.append):   # the engine's progress events
+        check_loaded(datasets.mnist(), arrays)
+    downloads = [e for e in events if e.kind == "download"]
+    finished = {e.name: e.done for e in downloads if e.finished}
+    assert finished == {f"MNIST {name}": len(data) for name, data in files.items()}
+    assert all(e.total == len(files[e.name.split()[1]]) for e in downloads)
     assert requested == [datasets.MNIST.mirrors[0] + f"{name}.gz" for name in datasets.FILES]
     cache = isolated / "cache" / "datasets" / "mnist"
     assert sorted(p.name for p in cache.iterdir()) == sorted(files)  # no .part files left
-    assert "100% |" in capsys.readouterr().err  # the progress bar
+    assert "downloading MNIST train-images-idx3-ubyte.gz" in capsys.readouterr().err
     check_loaded(datasets.mnist(), arrays)  # from the cache now
     assert len(requested) == 4
 

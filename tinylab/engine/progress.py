@@ -1,4 +1,5 @@
-"""Progress of long engine work as events: compiling a schedule's kernels, TUNE and BEAM searches.
+"""Progress of long work as events: compiling a schedule's kernels, TUNE and BEAM searches,
+calibration, a dataset's download (nn/datasets.py).
 
 The engine opens a `task(kind, name, total)`, advances it per item done and closes it; every
 listener added with `add_listener(fn)` gets each `ProgressEvent` (a start with done 0, one event
@@ -25,7 +26,8 @@ from .. import config
 class ProgressEvent:
     task_id: int        # unique per task in this process
     kind: str           # "compile" (a schedule's kernels), "tune" or "beam" (one kernel's search),
-                        # "calibrate" (a CPU's micro-kernels, engine/calibrate.py)
+                        # "calibrate" (a CPU's micro-kernels, engine/calibrate.py), "download"
+                        # (bytes of a dataset file; total 0 when the server gives no length)
     name: str           # what the task works on, e.g. "5 kernels" or a kernel's name
     done: int
     total: int          # may grow while a BEAM search finds more candidates
@@ -43,13 +45,19 @@ class ProgressEvent:
         return self.elapsed_s / self.done * max(self.total - self.done, 0)
 
     def describe(self) -> str:
-        left = self.left_s
+        left = self.left_s if self.total else None
         tail = "" if left is None or self.finished else f", about {_seconds(left)} left"
+        if self.kind == "download":   # bytes, in MB
+            count = f"{self.done / 1e6:.1f}" + (f"/{self.total / 1e6:.1f}" if self.total else "")
+            return f"{VERBS[self.kind]} {self.name}: {count} MB{tail}"
         return f"{VERBS.get(self.kind, self.kind)} {self.name}: {self.done}/{self.total}{tail}"
 
 
 VERBS = {"compile": "compiling", "tune": "tuning", "beam": "BEAM search on",
-         "calibrate": "timing micro-kernels of"}
+         "calibrate": "timing micro-kernels of", "download": "downloading"}
+UNITS = {"compile": {"unit": "kernel"}, "calibrate": {"unit": "candidate"},   # tqdm's options
+         "tune": {"unit": "candidate"}, "beam": {"unit": "candidate"},
+         "download": {"unit": "B", "unit_scale": True, "unit_divisor": 1024}}
 
 _LISTENERS: list = []
 _LOCK = threading.RLock()        # one event at a time, in order, whatever thread sends it
@@ -191,7 +199,7 @@ class TerminalProgress:
             stream.flush()
             self.width = len(line)
             return
-        bar.total, bar.n = main.total, main.done
+        bar.total, bar.n = main.total or None, main.done
         bar.set_postfix_str(postfix, refresh=False)
         bar.refresh()
 
@@ -203,10 +211,10 @@ class TerminalProgress:
         except ImportError:
             return None
         label = f"{VERBS.get(event.kind, event.kind)} {event.name}"
-        unit = "kernel" if event.kind == "compile" else "candidate"
         sized = _columns(stream) > 0  # a terminal of no size (0 x 0): tqdm would draw nothing
-        bar = tqdm(total=event.total, desc=label, file=stream, leave=False, unit=unit,
-                   dynamic_ncols=sized, ncols=None if sized else 80, nrows=None if sized else 24)
+        bar = tqdm(total=event.total or None, desc=label, file=stream, leave=False,
+                   dynamic_ncols=sized, ncols=None if sized else 80, nrows=None if sized else 24,
+                   **UNITS.get(event.kind, {"unit": "item"}))
         bar.start_t -= event.elapsed_s  # its clock (and rate) start with the task, not the bar
         bar.last_print_t = bar.start_t
         return bar

@@ -1,19 +1,20 @@
 """Datasets as Tensors, like tinygrad's: `mnist(fashion=False)` gives (X_train, Y_train, X_test,
 Y_test), images uint8 (N, 1, 28, 28) and labels uint8 (N,). Files are IDX (gzip or raw), looked
 for in $TINYLAB_DATA/<dataset>/, then the user cache, then Debian's /usr/share/datasets/<dataset>/
-(package dataset-fashion-mnist); otherwise downloaded into the cache with a progress bar and an
-MD5 check. Called by examples and notebooks; uses only the public Tensor API.
+(package dataset-fashion-mnist); otherwise downloaded into the cache with an MD5 check, its
+progress as the engine's "download" events (engine/progress.py: a tqdm bar on a terminal).
+Called by examples and notebooks; builds Tensors through the public Tensor API only.
 """
 from __future__ import annotations
 
 import hashlib
 import os
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import config
+from ..engine import progress
 from ..frontend.tensor import Tensor
 from .idx import read_idx
 
@@ -82,32 +83,20 @@ def find_file(dataset: Dataset, name: str) -> Path | None:
 
 
 # ---- downloading ----
-def _progress(label: str, done: int, total: int | None, start: float) -> None:
-    elapsed = max(time.monotonic() - start, 1e-9)
-    rate = f"{done / elapsed / 1e6:.1f} MB/s"
-    if total:
-        filled = int(30 * done / total)
-        bar = "#" * filled + "." * (30 - filled)
-        line = f"\r{label} {100 * done // total:3d}% |{bar}| {done / 1e6:.1f}/{total / 1e6:.1f} MB"
-    else:
-        line = f"\r{label} {done / 1e6:.1f} MB"
-    sys.stderr.write(f"{line} {rate} ")
-    sys.stderr.flush()
-
-
 def _fetch(url: str, destination: Path, label: str) -> str:
-    """Stream url into destination with a progress bar; return the MD5 of what was written."""
+    """Stream url into destination, one progress event per chunk (a bar on a terminal; the
+    training monitor lists it too); return the MD5 of what was written."""
     digest = hashlib.md5(usedforsecurity=False)
-    start, done = time.monotonic(), 0
     with urlopen(url, timeout=30) as response, open(destination, "wb") as out:
         length = response.headers.get("Content-Length") if response.headers else None
-        total = int(length) if length and str(length).isdigit() else None
-        while chunk := response.read(1 << 16):
-            out.write(chunk)
-            digest.update(chunk)
-            done += len(chunk)
-            _progress(label, done, total, start)
-    sys.stderr.write("\n")
+        total = int(length) if length and str(length).isdigit() else 0
+        size = f" ({total / 1e6:.1f} MB)" if total else ""
+        sys.stderr.write(f"downloading {label}{size} from {url}\n")   # shown in notebooks too
+        with progress.task("download", label, total) as task:
+            while chunk := response.read(1 << 16):
+                out.write(chunk)
+                digest.update(chunk)
+                task.advance(len(chunk))
     return digest.hexdigest()
 
 
