@@ -125,6 +125,9 @@ def test_binder_environment_files():
     binder = ROOT / "binder"
     requirements = (binder / "requirements.txt").read_text()
     assert re.search(r"^-e \.\[[a-z,]*lab", requirements, flags=re.M), "installs this project"
+    assert re.search(r"^torch==[\d.]+\+cpu$", requirements, flags=re.M), "PyTorch's CPU build"
+    assert re.search(r"^--find-links https://download\.pytorch\.org/whl/cpu/", requirements,
+                     flags=re.M), "from PyTorch's CPU wheels"
     assert (binder / "runtime.txt").read_text().strip() == "python-3.11"
     apt = (binder / "apt.txt").read_text().split()
     assert "gcc" in apt and "graphviz" in apt
