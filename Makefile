@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_WALL := /tmp/tinylab-demo-wall-$(shell id -u).txt
 
-.PHONY: demo test presets lab notebooks bench fuzz asan system binder-check clean
+.PHONY: demo test presets lab notebooks bench fuzz asan system binder-check picture clean
 
 # Debian packages the stack uses (C compiler, graphviz, chromium, Fashion-MNIST, Mesa's Vulkan
 # drivers: lavapipe runs the WEBGPU device on the CPU; Debian's PoCL: the PoCL bundled with
@@ -73,6 +73,10 @@ binder-check:
 bench: $(STAMP)
 	TUNE=1 $(PY) -m bench.run
 
+# docs/inspector.png, the README's picture: the inspector's standalone page in headless chromium
+picture: $(STAMP)
+	$(PY) docs/picture.py
+
 fuzz: $(STAMP)
 	FUZZ_EXAMPLES=2000 $(PY) -m pytest -q tests/reliability/test_fuzz.py tests/reliability/test_safe_load_fuzz.py \
 		tests/reliability/test_write_fuzz.py \
@@ -93,4 +97,4 @@ asan: $(STAMP)
 	  $(PY) -m pytest -n 2 --dist load --max-worker-restart=100 -p no:cacheprovider $(ASAN_TESTS)
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache

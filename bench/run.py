@@ -1,7 +1,7 @@
 """`make bench`: every benchmark, tinylab beside numpy / PyTorch measured in the same run; prints
 the CPU it runs on and the CPU target the planner uses, then a table of medians and ratios, and
 merges them into bench/results/<cpu>--<target>.json (one file per CPU and target, the latest run
-of each row; `python -m bench.readme_table --write` makes the README's table from those). `--quick`
+of each row; `python -m bench.speed_table --write` makes docs/speed.md's table from those). `--quick`
 shrinks the slow ones; `--only demo,conv` runs some suites.
 """
 from __future__ import annotations
@@ -65,7 +65,7 @@ def main(argv=None) -> list[Row]:
             print(format_row(row), flush=True)
             rows.append(row)
     path = save(cpu, rows, round(time.time() - started, 1))
-    print(f"wrote {path} (python -m bench.readme_table --write puts it in the README)")
+    print(f"wrote {path} (python -m bench.speed_table --write puts it in docs/speed.md)")
     return rows
 
 

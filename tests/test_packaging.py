@@ -166,3 +166,11 @@ def test_ruff_and_classifiers_name_the_same_python():
                 if c.startswith("Programming Language :: Python :: 3.")]
     assert min(versions, key=lambda v: tuple(map(int, v.split(".")))) == ".".join(map(str, OLDEST))
     assert sys.version_info[:2] >= OLDEST
+
+
+def test_load_ext_without_the_lab_extra_names_the_extra(monkeypatch):
+    """`%load_ext tinylab` where the Jupyter layer cannot import (no anywidget: the lab extra
+    was not installed) says what to install instead of a bare ModuleNotFoundError."""
+    monkeypatch.setitem(sys.modules, "tinylab_widgets.magics", None)   # import fails
+    with pytest.raises(ImportError, match=r'pip install "tinylab\[lab\]"'):
+        tinylab.load_ipython_extension(object())

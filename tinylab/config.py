@@ -83,7 +83,7 @@ IGNORE_BEAM_CACHE = Setting("IGNORE_BEAM_CACHE", 0, "1 = search again instead of
 TUNE = Setting("TUNE", 0, "1 = time the heuristic's few candidate plans for big kernels "
                "(cached on disk; costs compile time once); 0 = take the heuristic's first choice")
 NOOPT = Setting("NOOPT", 0, "1 = no optimization actions (plain loops)")
-DEV = Setting("DEV", "", "device to use: CPU, PYTHON, CL, CUDA, NULL:<renderer>")
+DEV = Setting("DEV", "", "device to use: CPU, PYTHON, CL, CUDA, WEBGPU, NULL:<renderer>")
 CC = Setting("CC", "", "C compiler for the CPU backend (default: cc, gcc or clang)")
 CPU_CFLAGS = Setting("TINYLAB_CPU_CFLAGS", "", "extra C compiler flags for CPU kernels, after "
                      "tinylab's own (part of the cache key), e.g. '-fsanitize=address' for a "
@@ -119,8 +119,8 @@ OMP_BIND = Setting("TINYLAB_OMP_BIND", 1, "1 = bind each OpenMP worker of CPU ke
                    "OMP_PROC_BIND, OMP_PLACES or GOMP_CPU_AFFINITY in the environment win")
 PARALLEL_COMPILE = Setting("PARALLEL_COMPILE", 1, "compile a schedule's kernels in parallel")
 COLOR = Setting("COLOR", 1, "colour kernel names in the terminal")
-PROGRESS = Setting("PROGRESS", 1, "1 = show compile / TUNE / BEAM progress on a terminal "
-                   "(stderr) for work that lasts over a second; 0 = never")
+PROGRESS = Setting("PROGRESS", 1, "1 = show compile / TUNE / BEAM / download progress on a "
+                   "terminal (stderr) for work that lasts over a second; 0 = never")
 
 
 class CompilerCacheOn:

@@ -270,7 +270,7 @@ from tinylab.inspection.html_views import roofline_html  # noqa: E402
 HTML(roofline_html(roofline_model).replace("<details", "<details open"))
 
 # %% [markdown]
-# That is the whole stack. The README's map of the tree says where each stage lives; every one
+# That is the whole stack. The map of the tree (docs/tree.md) says where each stage lives; every one
 # of them prints itself, so the fastest way to learn more is to run it with `DEBUG=5`.
 #
 # **Next:** `08_symbolic_shapes` — one kernel for every length, and a tiny GPT that generates

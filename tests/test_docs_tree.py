@@ -1,18 +1,18 @@
-"""The README's map of the tree against the package on disk: every module under tinylab/ is named
-by its file name in its package's entry, and every file the map (or anywhere in the README) names
-as a path of the package or of bench/ exists. A module added, renamed or deleted fails here with
-the line to change."""
+"""The map of the tree (docs/tree.md) against the package on disk: every module under tinylab/ is
+named by its file name in its package's entry, and every file the map (or anywhere in the README
+and the docs/ pages) names as a path of the package or of bench/ exists. A module added, renamed
+or deleted fails here with the line to change."""
 import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "tinylab"
-README = (ROOT / "README.md").read_text()
+TREE = (ROOT / "docs" / "tree.md").read_text()
+PAGES = "\n".join(p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
 
 
 def _map_block() -> str:
-    section = README.split("## Map of the tree", 1)[1].split("\n## ", 1)[0]
-    return section.split("```", 2)[1]
+    return TREE.split("```", 2)[1]
 
 
 def _package_entries() -> dict[str, str]:
@@ -41,8 +41,8 @@ def test_the_map_names_every_part_of_the_package():
     parts = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     missing = sorted(parts - set(entries))
     gone = sorted(set(entries) - parts - {""})
-    assert not missing, f"README map of the tree lacks an entry for tinylab/{missing}"
-    assert not gone, f"README map of the tree has entries for packages that do not exist: {gone}"
+    assert not missing, f"docs/tree.md's map lacks an entry for tinylab/{missing}"
+    assert not gone, f"docs/tree.md's map has entries for packages that do not exist: {gone}"
 
 
 def test_the_map_names_every_module_and_no_other():
@@ -57,12 +57,12 @@ def test_the_map_names_every_module_and_no_other():
         for name in sorted(named - on_disk):
             problems.append(f"the map's {part or 'tinylab'}/ entry names {name}, which does not "
                             "exist")
-    assert not problems, "README map of the tree:\n" + "\n".join(problems)
+    assert not problems, "docs/tree.md's map of the tree:\n" + "\n".join(problems)
 
 
-def test_every_path_the_readme_names_exists():
+def test_every_path_the_pages_name_exists():
     parts = "|".join(p.name for p in PACKAGE.iterdir() if p.is_dir()) + "|bench"
-    paths = set(re.findall(rf"(?<![\w/.-])(?:tinylab/)?((?:{parts})/[\w/]+\.py)\b", README))
+    paths = set(re.findall(rf"(?<![\w/.-])(?:tinylab/)?((?:{parts})/[\w/]+\.py)\b", PAGES))
     missing = [path for path in sorted(paths)
                if not (PACKAGE / path).exists() and not (ROOT / path).exists()]
-    assert paths and not missing, f"README names files that do not exist: {missing}"
+    assert paths and not missing, f"README.md or docs/ names files that do not exist: {missing}"

@@ -1,8 +1,8 @@
-"""`python -m bench.readme_table [--write]`: the README's speed table, generated from
+"""`python -m bench.speed_table [--write]`: the speed table of docs/speed.md, generated from
 bench/results/*.json (one file per CPU and target, the latest `bench.run` of each row there).
 One column per file, its CPU, ISA and date in the header; one line per workload with the
-issue's bar. Prints the table, or with --write replaces it in README.md between its markers
-(tests/test_readme_speed_table.py checks the README holds exactly this table).
+issue's bar. Prints the table, or with --write replaces it in docs/speed.md between its markers
+(tests/test_speed_table.py checks the page holds exactly this table).
 """
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 
 RESULTS = Path(__file__).parent / "results"
-README = Path(__file__).parent.parent / "README.md"
-BEGIN = "<!-- speed table: python -m bench.readme_table --write; edit the JSON, not this -->"
+PAGE = Path(__file__).parent.parent / "docs" / "speed.md"
+BEGIN = "<!-- speed table: python -m bench.speed_table --write; edit the JSON, not this -->"
 END = "<!-- end of speed table -->"
 SPEEDS = ("GFLOPS", "GB/s eq.", "tokens/s")  # higher is better; the rest are times
 BARS = {  # workload -> the bar it is held to (issue 30), when its row names none
@@ -87,23 +87,23 @@ def table(reports: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def readme_table(text: str) -> str:
-    """The table as the README holds it now (between the markers)."""
+def page_table(text: str) -> str:
+    """The table as the page holds it now (between the markers)."""
     match = re.search(re.escape(BEGIN) + r"\n(.*?)\n" + re.escape(END), text, re.S)
     if match is None:
-        raise SystemExit(f"README.md has no speed-table markers ({BEGIN!r})")
+        raise SystemExit(f"{PAGE} has no speed-table markers ({BEGIN!r})")
     return match.group(1)
 
 
-def write(readme: Path = README) -> None:
-    text = readme.read_text()
-    old = readme_table(text)
-    readme.write_text(text.replace(f"{BEGIN}\n{old}\n{END}", f"{BEGIN}\n{table(load())}\n{END}"))
+def write(page: Path = PAGE) -> None:
+    text = page.read_text()
+    old = page_table(text)
+    page.write_text(text.replace(f"{BEGIN}\n{old}\n{END}", f"{BEGIN}\n{table(load())}\n{END}"))
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--write", action="store_true", help="replace the table in README.md")
+    parser.add_argument("--write", action="store_true", help="replace the table in docs/speed.md")
     if parser.parse_args(argv).write:
         write()
     else:

@@ -1,15 +1,15 @@
-"""The README's speed table is the one bench/readme_table.py makes from bench/results/*.json,
-cell by cell; bench.run merges a new run into its CPU's file row by row."""
+"""The speed table of docs/speed.md is the one bench/speed_table.py makes from
+bench/results/*.json, cell by cell; bench.run merges a new run into its CPU's file row by row."""
 import json
 
-from bench import readme_table, run
+from bench import run, speed_table
 from bench.common import Row
 
 
-def test_readme_holds_the_generated_table():
-    readme = readme_table.README.read_text()
-    assert readme_table.readme_table(readme) == readme_table.table(readme_table.load()), \
-        "run python -m bench.readme_table --write"
+def test_the_speed_page_holds_the_generated_table():
+    page = speed_table.PAGE.read_text()
+    assert speed_table.page_table(page) == speed_table.table(speed_table.load()), \
+        "run python -m bench.speed_table --write"
 
 
 def test_cells_speak_of_speed_or_time():
@@ -17,8 +17,8 @@ def test_cells_speak_of_speed_or_time():
                 ratio=0.9, reference="numpy").as_dict()
     time = Row("conv2 32->32 5x5 @24 forward b512", "ms", {"tinylab": 50.0, "torch": 40.0},
                ratio=0.8, reference="torch").as_dict()
-    assert readme_table.cell(speed) == "0.90× numpy (90 GFLOPS)"
-    assert readme_table.cell(time) == "1.25× PyTorch's time (50 ms)"
+    assert speed_table.cell(speed) == "0.90× numpy (90 GFLOPS)"
+    assert speed_table.cell(time) == "1.25× PyTorch's time (50 ms)"
 
 
 def test_a_run_replaces_its_rows_and_keeps_the_others(tmp_path, monkeypatch):
@@ -29,5 +29,5 @@ def test_a_run_replaces_its_rows_and_keeps_the_others(tmp_path, monkeypatch):
     assert path.name == "test-cpu-family-1--avx2.json"
     rows = {r["workload"]: r["values"]["tinylab"] for r in json.loads(path.read_text())["rows"]}
     assert rows == {"a": 1.0, "b": 3.0}
-    (report,) = readme_table.load(tmp_path)
-    assert "Test CPU, family 1 · AVX2, avx2 target" in readme_table.column(report)
+    (report,) = speed_table.load(tmp_path)
+    assert "Test CPU, family 1 · AVX2, avx2 target" in speed_table.column(report)
