@@ -29,8 +29,8 @@ SANITIZE = "notebooks/nbval_sanitize.cfg"   # the file tests/notebooks uses
 CHECK_USER = "tinylab-binder"               # made with useradd as root (Binder's user is jovyan)
 CHECK_TOOLS = ["nbval"]                     # the check's own tool, not one of Binder's requirements
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-PASSED_ON = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_TRUSTED_HOST",
-             "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
+PASSED_ON = tuple("PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_FIND_LINKS PIP_TRUSTED_HOST PIP_RETRIES "
+                  "HTTP_PROXY HTTPS_PROXY NO_PROXY http_proxy https_proxy no_proxy".split())
 CANNOT_RUN = 77
 NOTEBOOK_BUDGET_S = 180
 NOTEBOOK_TIMEOUT_S = 900
