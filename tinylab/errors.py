@@ -62,3 +62,8 @@ class WriteError(TinylabError, RuntimeError):
 
 class UnsupportedError(ArgumentError, NotImplementedError):
     """An option tinylab does not implement (an unknown pad mode): PyTorch's NotImplementedError."""
+
+
+class UnsupportedOpError(UnsupportedError):
+    """A PyTorch graph calls an ATen op the bridge has no row for (tinylab/torch/aten_table.py);
+    the message names the op, its input shapes and dtypes, and the user's source line."""

@@ -22,6 +22,8 @@ No constant here belongs to one CPU: each is a ratio, a count of operations, or 
 """
 from __future__ import annotations
 
+import math
+
 from ..ir.ops import Op
 from ..ir.view import dim_stride, masked_along
 from ..target.cpu_target import CPUTarget
@@ -291,7 +293,7 @@ def _broadcast_rows(plan: KernelPlan, candidates: list):
         strides = [dim_stride(v, plan.axes[i].origin) for v in inner]
         varying = [v for v, s in zip(inner, strides) if s != 0]
         if all(dim_stride(v, vector) == 0 for v in varying):
-            nearest = min(abs(s) for s in strides if s != 0)
+            nearest = min(math.inf if s is None else abs(s) for s in strides if s != 0)
             if best is None or nearest < best[0]:
                 best = (nearest, (size, i, dense))
     return best and best[1]

@@ -15,9 +15,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 _ACTIVE: contextvars.ContextVar[tuple] = contextvars.ContextVar("tinylab_traces", default=())
+# (user line, origin label) that nodes built now are attributed to, instead of the Python stack:
+# a frontend that builds tinylab ops for another program's code (the PyTorch bridge) sets it
+_ATTRIBUTED: contextvars.ContextVar = contextvars.ContextVar("tinylab_attributed", default=None)
 # lazy node -> "file:line  code" of the user code that built it (recorded only while tracing)
 SOURCE_LINES: "weakref.WeakKeyDictionary" = None  # set below
+ORIGINS: "weakref.WeakKeyDictionary" = None  # lazy node -> the op of another program it came from
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_SKIPPED_DIRS = [_PACKAGE_DIR]  # frames in these are never "the user's line"
 
 
 @dataclass
@@ -127,6 +132,9 @@ class Trace:
     data_budget: DataBudget = field(default_factory=DataBudget)
     names: KernelNames = field(default_factory=KernelNames)
     serial: int = field(default_factory=lambda: next(_SERIALS))  # tags the lines it recorded
+    # ops that ran outside tinylab while it was active (a PyTorch node of an eager fallback):
+    # (op name, user line)
+    external: list = field(default_factory=list)
 
     @property
     def kernels(self) -> list[KernelRecord]:
@@ -138,6 +146,7 @@ class Trace:
 
 
 SOURCE_LINES = weakref.WeakKeyDictionary()
+ORIGINS = weakref.WeakKeyDictionary()
 
 
 def active() -> tuple:
@@ -168,6 +177,38 @@ def note_source(node) -> None:
     known = SOURCE_LINES.get(node)
     if known is None or not serials <= known[0]:
         SOURCE_LINES[node] = (serials, user_frame())
+        attributed = _ATTRIBUTED.get()
+        if attributed is not None and attributed[1]:
+            ORIGINS[node] = attributed[1]
+
+
+@contextmanager
+def attributed_to(line: str | None, origin: str = ""):
+    """Nodes built inside the block take `line` ('file.py:12  code') as their user line and
+    `origin` (an ATen op's name) as where they came from (the PyTorch bridge)."""
+    token = _ATTRIBUTED.set((line, origin))
+    try:
+        yield
+    finally:
+        _ATTRIBUTED.reset(token)
+
+
+def origin(node) -> str:
+    """The other program's op a node came from ('' for tinylab code)."""
+    return ORIGINS.get(node, "")
+
+
+def note_external(name: str, line: str | None) -> None:
+    """An op ran outside tinylab (in PyTorch) while the active traces watched."""
+    for record in _ACTIVE.get():
+        record.external.append((name, line or "?"))
+
+
+def skip_frames_in(directory: str) -> None:
+    """Frames in `directory` (a library tinylab is called through) are not the user's line."""
+    directory = os.path.abspath(directory)
+    if directory not in _SKIPPED_DIRS:
+        _SKIPPED_DIRS.append(directory)
 
 
 def source_line(node) -> str | None:
@@ -206,11 +247,16 @@ def trace():
 
 
 def user_frame(skip_internal: bool = True) -> str:
-    """'file:line  code' of the innermost caller outside the tinylab package."""
+    """'file:line  code' of the innermost caller outside the tinylab package (and the libraries
+    it is called through), or the line the current block is attributed to."""
+    attributed = _ATTRIBUTED.get()
+    if attributed is not None and attributed[0] and skip_internal:
+        return attributed[0]
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
-        inside = os.path.abspath(filename).startswith(_PACKAGE_DIR) and skip_internal
+        path = os.path.abspath(filename)
+        inside = skip_internal and any(path.startswith(d) for d in _SKIPPED_DIRS)
         if not inside and "contextlib" not in filename:
             import linecache
             line = linecache.getline(filename, frame.f_lineno).strip()

@@ -56,7 +56,9 @@ class ActivationMixin:
         # (0 at -3 and 1 at 3 as in PyTorch), and 1 (not inf * 0) for huge x
         outside = (self <= -3) | (self >= 3)
         x = outside.where(0.0, self)
-        return (self <= -3).where(0.0, (self >= 3).where(self, x * (x + 3) * (1 / 6)))
+        # below -3, x·0 as PyTorch's x·relu6(x + 3)/6: -0.0, and NaN at -inf
+        low = (self <= -3).where(self, 0.0) * 0.0
+        return (self <= -3).where(low, (self >= 3).where(self, x * (x + 3) * (1 / 6)))
 
     def hardtanh(self, min_val: float = -1.0, max_val: float = 1.0):
         """clip, with PyTorch's hardtanh gradient: none at the bounds themselves (clamp's

@@ -167,6 +167,33 @@ class TranscendentalMixin:
         e = (2 * saturated.where(0.0, x)).expm1()
         return saturated.where(x.sign(), e / (e + 2))
 
+    def atan2(self, other):
+        """The angle of the point (other, self), in [-π, π] (torch.atan2(self, other)): the
+        atan of the smaller over the larger magnitude (no overflow, both infinite: π/4), folded
+        into the octant, the sign taken from self (atan2(±0, -0) = ±π). d/dy = x/(x²+y²),
+        d/dx = -y/(x²+y²)."""
+        from . import autograd
+        y, x = self._float_operands(other, "atan2")
+        if y.dtype == dtypes.float16:
+            return y.float().atan2(x.float()).half()
+        ay, ax = y.abs(), x.abs()
+        steep = ay > ax
+        low, high = steep.where(ax, ay), steep.where(ay, ax)
+        both_inf = low.isinf()
+        ratio = both_inf.where(1.0, (high == 0).where(0.0, low / both_inf.where(1.0, high)))
+        t = ratio.detach().atan()
+        t = steep.where(math.pi / 2 - t, t)
+        x_negative = (x < 0) | ((x == 0) & (x.detach().reciprocal() < 0))   # -0.0 too
+        t = x_negative.where(math.pi - t, t)
+        out = (y.isnan() | x.isnan()).where(math.nan, t.copysign(y.detach()))
+        squared = x * x + y * y
+
+        def rule(grad):  # (d/dy, d/dx) = (x, -y) / (x² + y²)
+            g = type(self)(grad)
+            return (g * x / squared).node, (-g * y / squared).node
+        autograd.composite(out.node, (y.node, x.node), rule)
+        return out
+
     @_half_in_float
     def asinh(self):
         # odd: for t = |x|, log1p(t + t²/(1 + sqrt(1 + t²))), or log(2t) once t² would overflow
@@ -199,6 +226,24 @@ class TranscendentalMixin:
         # ±1 as in PyTorch
         x = self._as_float()
         return (x.log1p() - (-x).log1p()) * 0.5
+
+    @_half_in_float
+    def erfc(self):
+        """1 - erf(x) without the cancellation: for x >= 1/2, Numerical Recipes' erfcc
+        (t·exp(-x² + a Chebyshev fit in t = 1/(1 + x/2)), fractional error < 1.2e-7, so the
+        tail keeps its relative accuracy: erfc(3.5) = 7.43e-7); 2 - erfc(-x) below -1/2; 1 - erf
+        near 0. d/dx = -2/√π·exp(-x²) (the composite's own derivative)."""
+        x = self._as_float()
+        negative = x < 0
+        a = negative.where(-x, x)
+        near = a < 0.5
+        z = near.where(1.0, a)
+        t = 1.0 / (1.0 + 0.5 * z)
+        fit = _horner(t, [-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
+                          0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277])
+        tail = t * (-z * z + fit).exp()
+        far = negative.where(2.0 - tail, tail)
+        return near.where(1.0 - x.erf(), far)
 
     @_half_in_float
     def erf(self):

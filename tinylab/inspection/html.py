@@ -15,7 +15,7 @@ from .model import shape_text, variables_text
 from .passes import passes_html
 from .provenance import gutter_labels, kernel_user_lines
 from .svg import graph_svg
-from .text import plural, size_text, summary_text, what_if_lines
+from .text import elsewhere_lines, plural, size_text, summary_text, what_if_lines
 
 BOX = ("font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;"
        "border:1px solid #cbd5e1;border-radius:6px;padding:8px 12px;margin:4px 0;")
@@ -140,6 +140,7 @@ def to_html(model: dict, graph_engine: str = "auto", max_kernels: int = 200) -> 
     parts = [f'<div class="tinylab-static" style="{BOX}">',
              f'<div style="font-weight:600">{escape(headline)}</div>',
              f'<div style="{MUTED}">{escape(forced)}</div>']
+    parts += [f'<div style="color:#b45309">{escape(line)}</div>' for line in elsewhere_lines(model)]
     if model["realizes"]:
         parts.append(f'<div style="overflow:auto;max-height:520px">{graph_svg(model, graph_engine)}'
                      "</div>")

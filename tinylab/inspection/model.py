@@ -5,6 +5,7 @@ timings only with `timings=True`.
 """
 from __future__ import annotations
 
+from ..engine import trace as tracing
 from ..frontend.traced import TRANSFORM_OF
 from ..ir.ops import MOVEMENT, Op
 from ..ir.graph_printer import format_arg
@@ -41,6 +42,9 @@ def build_model(trace, timings: bool = True, backends: tuple = (), counterfactua
         if record is not None and kernel["name"] not in model["programs"]:
             rendered = len(model["programs"]) < MAX_RENDERED
             model["programs"][kernel["name"]] = program_entry(record, backends if rendered else ())
+    if trace.external:   # ops that ran outside tinylab (a PyTorch node sent to eager fallback)
+        model["ran_elsewhere"] = [{"op": name, "line": line, "where": "PyTorch"}
+                                  for name, line in trace.external]
     model["graph"] = collapsed_graph(model)
     add_roofline(model)
     if counterfactuals:
@@ -167,6 +171,9 @@ def _node_entry(node, node_id: str, record, realize: int) -> dict:
             "dtype": node.dtype.name, "arg": format_arg(node) if node.op is not Op.BUFFER else "",
             "line": record.source_lines.get(node, ""), "role": role, "realize": realize,
             "kernels": []}
+    came_from = tracing.origin(node)  # the ATen op of a compiled PyTorch model that made it
+    if came_from:
+        entry["origin"] = came_from
     return entry if made is None else {**entry, "transform": made}
 
 

@@ -215,11 +215,18 @@ def user_code(line: str) -> str:
 
 def kernel_user_lines(model: dict, kernel: dict) -> list[str]:
     """The lines of the user's code (location and text) that built the ops this kernel fuses,
-    in graph order, each once."""
+    in graph order, each once; a line of a compiled PyTorch model names the ATen ops it became
+    ('line 9  y = h.relu() * 2  [aten: relu, mul]')."""
     nodes = {n["id"]: n for n in model["nodes"]}
     found = (nodes[i] for i in kernel.get("fused", ()) if i in nodes)
-    return list(dict.fromkeys(user_code(n["line"]) for n in found
-                              if n["line"] and n["role"] != "input"))
+    origins: dict = {}
+    for n in found:
+        if n["line"] and n["role"] != "input":
+            names = origins.setdefault(user_code(n["line"]), {})
+            if n.get("origin"):
+                names[n["origin"]] = True
+    return [f"{code}  [aten: {', '.join(names)}]" if names else code
+            for code, names in origins.items()]
 
 
 def gutter_labels(model: dict, kernel: dict, language: str) -> list[str] | None:

@@ -10,7 +10,7 @@ from ..schedule.fusion import EXPLANATION, Reason
 from .kernel_graph import ops_summary
 from .model import shape_text, variables_text
 from .passes import pass_lines
-from .provenance import annotated_source, kernel_user_lines
+from .provenance import annotated_source, kernel_user_lines, user_code
 
 MAX_SUMMARY_KERNELS = 30
 
@@ -42,6 +42,13 @@ def _boundary_counts(model: dict, realize: dict) -> Counter:
                    if d["realize"] == realize["index"] and not d["merged"])
 
 
+def elsewhere_lines(model: dict) -> list[str]:
+    """'ran in PyTorch: aten.erfinv  ← line 4  y = torch.erfinv(x)', once per op and line."""
+    ran = dict.fromkeys((e["where"], e["op"], e["line"]) for e in model.get("ran_elsewhere", ()))
+    return [f"ran in {where} (not a tinylab kernel): {op}  ← {user_code(line)}"
+            for where, op, line in ran]
+
+
 def summary_text(model: dict) -> str:
     kernels = {k["id"]: k for k in model["kernels"]}
     count = sum(1 for k in model["kernels"] if k["kind"] == "kernel")
@@ -66,6 +73,7 @@ def summary_text(model: dict) -> str:
                                                       for reason, n in sorted(counts.items())))
     if shown > MAX_SUMMARY_KERNELS:
         lines.append(f"... and {shown - MAX_SUMMARY_KERNELS} more kernels")
+    lines += elsewhere_lines(model)
     if model.get("omitted_realizes"):
         lines.append(f"... and {plural(model['omitted_realizes'], 'more realize')} not shown")
     reasons = sorted({d["reason"] for d in model["decisions"] if not d["merged"]})
@@ -102,6 +110,7 @@ def _kernel_block(model: dict, kernel: dict, source: bool) -> list[str]:
     lines = [f"  [{kernel['position']}] {kernel['name']}  {kernel['kind']} {shape_text(kernel['shape'])}",
              f"      ops: {' '.join(kernel['ops']) or '-'}", f"      reads: {reads}",
              f"      cost: {kernel['flops']} FLOPs, {size_text(kernel['bytes'])} moved"]
+    lines += [f"      ← {code}" for code in kernel_user_lines(model, kernel)]
     if kernel.get("variables"):  # a symbolic kernel: the values this launch passed
         lines.append(f"      variables: {variables_text(kernel)}")
     if kernel["opts"]:
@@ -128,7 +137,7 @@ def _kernel_block(model: dict, kernel: dict, source: bool) -> list[str]:
 
 def to_text(model: dict, source: bool = False) -> str:
     kernels = {k["id"]: k for k in model["kernels"]}
-    lines = [summary_text(model).splitlines()[0]]
+    lines = [summary_text(model).splitlines()[0]] + elsewhere_lines(model)
     for realize in model["realizes"]:
         lines.append(f"realize {realize['index']}: forced by {realize['forced_code']}"
                      f"  (scheduler options: {realize['options']})")

@@ -1,0 +1,119 @@
+"""ATen's view, indexing and creation ops in tinylab's Tensor API: the named functions that
+aten_table.py's rows point at when a row outgrows a line. Each follows the ATen schema's argument
+order and defaults (`aten.slice.Tensor(self, dim=0, start=None, end=None, step=1)`), so the
+graph's arguments are passed as they come.
+"""
+from __future__ import annotations
+
+from ..dtype import dtypes
+from ..frontend.tensor import Tensor
+from .interop import tinylab_dtype
+
+
+def _dim(x: Tensor, dim: int) -> int:
+    return dim + x.ndim if dim < 0 else dim
+
+
+def _dims(x: Tensor, dims) -> tuple:
+    """A reduce's dims: None or [] means every dim (ATen's sum.dim_IntList with dim=[])."""
+    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
+        return tuple(range(x.ndim))
+    return tuple(_dim(x, d) for d in (dims if isinstance(dims, (list, tuple)) else (dims,)))
+
+
+def view(x: Tensor, shape) -> Tensor:
+    return x.reshape(tuple(shape))
+
+
+def expand(x: Tensor, size, implicit: bool = False) -> Tensor:
+    lead = len(size) - x.ndim
+    return x.expand(tuple(x.shape[i - lead] if s == -1 else s for i, s in enumerate(size)))
+
+
+def slice_(x: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
+    dim = _dim(x, dim)
+    start, end = (None if v is None else max(min(v, x.shape[dim]), -x.shape[dim])
+                  for v in (start, end))
+    return x[(slice(None),) * dim + (slice(start, end, step),)]
+
+
+def select(x: Tensor, dim: int, index: int) -> Tensor:
+    return x[(slice(None),) * _dim(x, dim) + (index,)]
+
+
+def squeeze(x: Tensor, dim=None) -> Tensor:
+    if dim is None:
+        return x.squeeze()
+    dims = [_dim(x, d) for d in (dim if isinstance(dim, (list, tuple)) else (dim,))]
+    return x.reshape(tuple(s for i, s in enumerate(x.shape) if not (i in dims and s == 1)))
+
+
+def split(x: Tensor, split_size, dim: int = 0) -> list:
+    return list(x.split(split_size, _dim(x, dim)))
+
+
+def unbind(x: Tensor, dim: int = 0) -> list:
+    dim = _dim(x, dim)
+    return [select(x, dim, i) for i in range(x.shape[dim])]
+
+
+def index(x: Tensor, indices) -> Tensor:
+    """x[i0, i1, ...] where each entry is an index tensor or None (a whole dim)."""
+    return x[tuple(slice(None) if i is None else i for i in indices)]
+
+
+def constant_pad_nd(x: Tensor, pad, value=0.0) -> Tensor:
+    """pad: (last dim before, after, second-last before, after, ...); a negative pad crops."""
+    pairs = [(0, 0)] * x.ndim
+    for i in range(len(pad) // 2):
+        pairs[x.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    crop = [(max(-b, 0), s - max(-a, 0)) for (b, a), s in zip(pairs, x.shape)]
+    if any(b or e != s for (b, e), s in zip(crop, x.shape)):
+        x = x.shrink(tuple(crop))
+    return x.pad(tuple((max(b, 0), max(a, 0)) for b, a in pairs), value=value)
+
+
+def flip(x: Tensor, dims) -> Tensor:
+    return x.flip(tuple(_dim(x, d) for d in dims)) if len(dims) else x
+
+
+def cat(tensors, dim: int = 0) -> Tensor:
+    tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)]  # legacy empty
+    return tensors[0].cat(*tensors[1:], dim=dim) if len(tensors) > 1 else tensors[0]
+
+
+def stack(tensors, dim: int = 0) -> Tensor:
+    return tensors[0].stack(*tensors[1:], dim=dim) if len(tensors) > 1 else \
+        tensors[0].unsqueeze(dim)
+
+
+def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    return x[(slice(None),) * _dim(x, dim) + (index,)]
+
+
+def _creation_dtype(dtype, default=dtypes.float32):
+    return default if dtype is None else tinylab_dtype(dtype)
+
+
+def full(size, fill_value, dtype=None, **_) -> Tensor:
+    default = dtypes.of_python(fill_value) if dtype is None else None
+    if default is dtypes.int32:
+        default = dtypes.int64  # torch.full with an int fill makes int64
+    return Tensor.full(tuple(size), fill_value, dtype=default or tinylab_dtype(dtype))
+
+
+def full_like(x: Tensor, fill_value, dtype=None, **_) -> Tensor:
+    return Tensor.full(x.shape, fill_value, dtype=x.dtype if dtype is None else
+                       tinylab_dtype(dtype))
+
+
+def arange(start, end=None, step=1, dtype=None, **_) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    whole = all(isinstance(v, int) for v in (start, end, step))
+    default = dtypes.int64 if whole else dtypes.float32
+    return Tensor.arange(start, end, step, dtype=_creation_dtype(dtype, default))
+
+
+def to_copy(x: Tensor, dtype=None, **_) -> Tensor:
+    return x if dtype is None else x.cast(tinylab_dtype(dtype))

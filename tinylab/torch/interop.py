@@ -1,0 +1,46 @@
+"""Values across the bridge: torch dtypes to tinylab's and back, torch tensors in (copied into
+tinylab buffers on every call: a write through `param.data` does not move torch's version
+counter, so no copy is skipped) and tinylab results out (copied into new torch tensors). A dtype
+tinylab lacks (complex, bfloat16, ...) is an error, never a cast. Called by graph_program.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ..dtype import DType, dtypes
+from ..errors import DTypeError
+from ..frontend.tensor import Tensor
+
+TINYLAB_OF = {torch.float32: dtypes.float32, torch.float64: dtypes.float64,
+              torch.float16: dtypes.float16, torch.bool: dtypes.bool, torch.int8: dtypes.int8,
+              torch.uint8: dtypes.uint8, torch.int16: dtypes.int16, torch.int32: dtypes.int32,
+              torch.int64: dtypes.int64}
+TORCH_OF = {value: key for key, value in TINYLAB_OF.items()}
+
+
+def tinylab_dtype(dtype: torch.dtype, where: str = "") -> DType:
+    """The tinylab dtype of a torch dtype; an error naming it (and `where`) if there is none."""
+    found = TINYLAB_OF.get(dtype)
+    if found is None:
+        known = ", ".join(str(d).removeprefix("torch.") for d in TINYLAB_OF)
+        raise DTypeError(f"tinylab has no {str(dtype).removeprefix('torch.')} dtype{where}; it "
+                         f"computes {known} (nothing is cast silently)")
+    return found
+
+
+def torch_dtype(dtype: DType) -> torch.dtype:
+    return TORCH_OF[dtype.scalar]
+
+
+def to_tinylab(value: torch.Tensor) -> Tensor:
+    """A realized tinylab tensor holding a copy of `value` (any strides, any device CPU)."""
+    tinylab_dtype(value.dtype)
+    array = value.detach().cpu().numpy()
+    return Tensor(np.ascontiguousarray(array).reshape(array.shape)).realize()  # 0-d stays 0-d
+
+
+def to_torch(value: Tensor) -> torch.Tensor:
+    """A new torch tensor with `value`'s elements (Tensor.numpy() hands out a copy)."""
+    array = value.numpy()
+    return torch.from_numpy(array if array.flags.writeable else array.copy())
