@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from bench import (backends, cnn_step, conv, demo, elementwise, matmul, per_example,
-                   small_work, tiny_gpt, trace_overhead)
+                   small_work, tiny_gpt, torch_bridge, trace_overhead)
 from bench.common import Row, cpu_description
 
 RESULTS = Path(__file__).parent / "results"
@@ -41,6 +41,8 @@ def suites(quick: bool, runs: int) -> dict:
         "per_example": lambda: [per_example.run(32 if quick else 64, runs)],
         "tiny_gpt": lambda: tiny_gpt.run(tokens=50 if quick else 100, runs=runs),
         "webgpu": lambda: backends.as_rows(("WEBGPU", "CPU"), runs, quick),   # where wgpu runs
+        # PyTorch models through torch.compile(backend="tinylab"), eager and Inductor beside
+        "torch_bridge": lambda: torch_bridge.run(runs, quick),
     }
 
 

@@ -6,6 +6,8 @@ backward of a compiled model use one definition of each op.
 """
 from __future__ import annotations
 
+import math
+
 from ..frontend.tensor import Tensor
 from ..func import vjp
 from . import aten_nn
@@ -48,7 +50,8 @@ def batch_norm_backward(grad, x, weight, running_mean, running_var, save_mean, s
     sum_g, sum_gx = g.sum(axes), (g * xhat).sum(axes)
     scale = _channel(save_invstd if weight is None else save_invstd * weight, x)
     if train:
-        count = x.numel() // x.shape[1]
+        count = x.numel() // x.shape[1] if not x.shape or isinstance(x.shape[0], int) else \
+            math.prod(x.shape[:1] + x.shape[2:])   # a Variable where the batch is symbolic
         gx = scale * (g - _channel(sum_g, x) / count - xhat * _channel(sum_gx, x) / count)
     else:
         gx = scale * g

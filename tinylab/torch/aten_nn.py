@@ -58,11 +58,12 @@ def batch_norm_functional(x, weight, bias, running_mean, running_var, training, 
     var = ((xf - _channel(mean, x)) ** 2).mean(axes)
     invstd = (var + eps).rsqrt()
     out = _batch_norm_apply(x, weight, bias, mean, invstd)
-    count = x.numel() // x.shape[1]
     if running_mean is None:
         return out, mean, invstd, None, None
     new_mean = running_mean * (1 - momentum) + mean.cast(running_mean.dtype) * momentum
-    unbiased = var * (count / max(count - 1, 1))
+    count = math.prod(x.shape[:1] + x.shape[2:])   # a Variable where the batch is symbolic
+    unbiased = var * count / (count - 1) if not isinstance(count, int) else \
+        var * (count / max(count - 1, 1))
     new_var = running_var * (1 - momentum) + unbiased.cast(running_var.dtype) * momentum
     return out, mean, invstd, new_mean, new_var
 

@@ -9,6 +9,7 @@ PyTorch nodes replays its captured kernels (TinyJit), unless a trace or DEBUG >=
 """
 from __future__ import annotations
 
+import warnings
 from contextlib import nullcontext
 from dataclasses import dataclass
 
@@ -16,11 +17,13 @@ import torch
 
 from .. import config
 from ..engine import trace as tracing
+from ..errors import JitError
 from ..frontend.jit import TinyJit
 from ..frontend.tensor import Tensor
 from .aten_table import lookup
 from .unsupported import check_graph, graph_line, node_line, op_name
-from .interop import tinylab_dtype, to_tinylab, to_torch
+from .interop import InputSlot, tinylab_dtype, to_tinylab, to_torch
+from .symbolic_sizes import SymbolicSizes
 
 aten = torch.ops.aten
 # ops that only re-describe their input's memory: an output made of these from a graph input is
@@ -69,14 +72,26 @@ class GraphProgram:
         self.input_views = _input_views(self.placeholders, self.nodes)
         outputs = self.output.args[0]
         self.outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+        # outputs computed by tinylab: tensors that are not views of an input (a size output of
+        # a dynamic graph is arithmetic on the inputs' sizes, worked out like a view)
         self.computed = [o for o in self.outputs if isinstance(o, torch.fx.Node)
-                         and o not in self.input_views]
+                         and o not in self.input_views
+                         and isinstance(o.meta.get("val"), torch.Tensor)]
         needed = _ancestors(self.computed)
         self.steps = [n for n in self.nodes if n in needed]   # what tinylab evaluates
-        plain = all(isinstance(n.meta.get("val"), torch.Tensor) for n in self.placeholders)
-        self.jit = TinyJit(self._compute) if options.jit and not self.eager and plain \
-            and self.computed else None
-        self.calls = 0
+        self.sizes = SymbolicSizes(self.placeholders)
+        # a graph of ints that are not sizes, or whose dims are expressions: one graph per call
+        plain = all(isinstance(n.meta.get("val"), torch.Tensor) or i in self.sizes.scalars
+                    for i, n in enumerate(self.placeholders))
+        self.specialized = not self.sizes.expressible   # sizes as ints: kernels per size
+        self.replays = options.jit and not self.eager and plain and bool(self.computed)
+        self.calls, self.symbolic_calls = 0, 0
+        self._start_over()
+
+    def _start_over(self) -> None:
+        """New input buffers and a new capture (a symbolic size outgrew its bound)."""
+        self.slots = [InputSlot() for _ in self.placeholders]
+        self.jit = TinyJit(self._compute) if self.replays else None
 
     # ---- one call ----
     def __call__(self, args: list) -> list:
@@ -84,22 +99,61 @@ class GraphProgram:
         and ints); AOTAutograd's boxed calling convention (it may clear `args`)."""
         args = list(args)
         self.calls += 1
-        values = [to_tinylab(a) if isinstance(a, torch.Tensor) else a for a in args]
-        if self.jit is not None and not self._watched():
-            computed = self.jit(*values)
+        if self.sizes.any and not self.specialized:
+            computed = self._symbolic_call(args)
         else:
-            computed = self._compute(*values)
+            values = [slot.load(a) if isinstance(a, torch.Tensor) else a
+                      for slot, a in zip(self.slots, args)]
+            computed = self._run(values, {})
         results = dict(zip(self.computed, (to_torch(v) for v in computed)))
         torch_inputs = dict(zip(self.placeholders, args))
-        return [None if o is None else results[o] if o in results
-                else _as_view(o, torch_inputs) for o in self.outputs]
+        return [o if not isinstance(o, torch.fx.Node) else results[o] if o in results
+                else _from_inputs(o, torch_inputs) for o in self.outputs]
+
+    def _run(self, values: list, variables: dict) -> list:
+        if self.jit is None or self._watched():
+            return self._compute(*values, variables=variables)
+        try:
+            return self.jit(*values, variables=variables)
+        except JitError:   # a graph the JIT cannot replay (a symbolic arange): run it each call
+            self.jit = None
+            return self._compute(*values, variables=variables)
+
+    def _symbolic_call(self, args: list) -> list:
+        """Inputs laid out at the bounds of the symbolic sizes, the sizes bound Variables. If the
+        graph cannot take a symbolic size (a reshape that merges one into another dim), it
+        falls back to one graph per size, with a warning that says why (never silently)."""
+        values = self.sizes.values(args)
+        if self.sizes.grow(values):
+            self._start_over()
+        variables = self.sizes.variables(values)
+        inputs = [variables[self.sizes.scalars[i]] if i in self.sizes.scalars else
+                  slot.load(a, self.sizes.laid_out(i, a.shape)) if isinstance(a, torch.Tensor)
+                  else a for i, (slot, a) in enumerate(zip(self.slots, args))]
+        try:
+            computed = self._run(inputs, variables)
+        except Exception as error:  # noqa: BLE001 - retried with ints: a real error raises again
+            if self.symbolic_calls:
+                raise
+            self.specialized = True
+            self._start_over()
+            computed = self._run([slot.load(a) if isinstance(a, torch.Tensor) else a
+                                  for slot, a in zip(self.slots, args)], {})
+            warnings.warn(f"tinylab: the {self.kind} graph ({self.forced_line.split('  ')[0]}) "
+                          f"compiles its kernels once per size of {', '.join(self.sizes.names)}: "
+                          f"{type(error).__name__}: {str(error).splitlines()[0]}", stacklevel=2)
+            return computed
+        self.symbolic_calls += 1
+        return computed
 
     def _watched(self) -> bool:
         """A trace or DEBUG >= 2 sees every kernel launch: a replay would hide them."""
         return bool(tracing.active()) or int(config.DEBUG.value) >= 2
 
-    def _compute(self, *inputs) -> list[Tensor]:
+    def _compute(self, *inputs, variables: dict) -> list[Tensor]:
         """Evaluate the graph's computed outputs as tinylab values, realized together."""
+        if variables:   # inputs laid out at the bounds: shrunk to this call's sizes
+            inputs = [self.sizes.view(i, x, variables) for i, x in enumerate(inputs)]
         env = dict(zip(self.placeholders, inputs))
         watched = bool(tracing.active())
         for node in self.steps:
@@ -149,12 +203,13 @@ def _input_views(placeholders: list, nodes: list) -> set:
     return views
 
 
-def _as_view(node, torch_inputs: dict):
-    """A graph output that is a view of an input, built in PyTorch from the input itself."""
+def _from_inputs(node, torch_inputs: dict):
+    """A graph output made from the inputs without a kernel (a view of an input, or arithmetic
+    on the inputs' sizes), built in PyTorch from the inputs themselves."""
     if node.op == "placeholder":
         return torch_inputs[node]
     args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs),
-                                         lambda n: _as_view(n, torch_inputs))
+                                         lambda n: _from_inputs(n, torch_inputs))
     return node.target(*args, **kwargs)
 
 

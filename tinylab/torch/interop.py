@@ -10,6 +10,7 @@ import torch
 
 from ..dtype import DType, dtypes
 from ..errors import DTypeError
+from ..frontend.ingest import refill
 from ..frontend.tensor import Tensor
 
 TINYLAB_OF = {torch.float32: dtypes.float32, torch.float64: dtypes.float64,
@@ -44,3 +45,25 @@ def to_torch(value: Tensor) -> torch.Tensor:
     """A new torch tensor with `value`'s elements (Tensor.numpy() hands out a copy)."""
     array = value.numpy()
     return torch.from_numpy(array if array.flags.writeable else array.copy())
+
+
+class InputSlot:
+    """One graph input's tinylab tensor, kept call after call: the torch values are copied into
+    its buffer (whose version moves), so a replayed step reads the same buffer and no tensor or
+    buffer is made per call."""
+
+    def __init__(self):
+        self.tensor: Tensor | None = None
+
+    def load(self, value: torch.Tensor, laid_out: tuple | None = None) -> Tensor:
+        """The input's values in this slot's tensor; `laid_out`: a larger shape the values fill
+        the leading part of (a symbolic size's buffer, laid out at its bound; the rest zeros)."""
+        array = value.detach().cpu().numpy()
+        if laid_out is not None and laid_out != array.shape:
+            full = np.zeros(laid_out, dtype=array.dtype)
+            full[tuple(slice(0, n) for n in array.shape)] = array
+            array = full
+        if self.tensor is None or not refill(self.tensor, array):
+            tinylab_dtype(value.dtype)
+            self.tensor = Tensor(np.ascontiguousarray(array).reshape(array.shape)).realize()
+        return self.tensor
