@@ -47,5 +47,18 @@ def to_html(trace_or_model, graph_engine: str = "auto") -> str:
     return _html.to_html(_model(trace_or_model, timings=False), graph_engine)
 
 
+def find_kernels(trace_or_model, code: str) -> dict:
+    """{kernel name: the user lines that built it} for every kernel one of whose lines contains
+    `code` ("self.convolution(" finds what a line of a model's forward became)."""
+    from .provenance import kernel_user_lines
+    model = _model(trace_or_model, timings=False, counterfactuals=False)
+    found = {}
+    for kernel in model["kernels"]:
+        lines = kernel_user_lines(model, kernel)
+        if kernel["kind"] == "kernel" and any(code in line for line in lines):
+            found.setdefault(kernel["name"], lines)
+    return found
+
+
 __all__ = ["build_model", "summary_text", "to_text", "to_json", "to_dot", "to_html", "graph_svg",
-           "dot_available"]
+           "dot_available", "find_kernels"]
