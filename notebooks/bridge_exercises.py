@@ -1,12 +1,13 @@
-"""Checks for notebook 10's builder exercise: the reader writes the bridge's rows for an ATen op
-the table lacks (aten.logit and its backward, aten.logit_backward); the check adds them to
-tinylab/torch/aten_table.py's TABLE for the duration of the check, compiles a function that
-calls torch.logit through torch.compile(backend="tinylab") with no fallback, and compares its
-values and gradients with PyTorch eager, inside and at the edges of the eps clamp. It says
-right, not yet answered, or not quite with a question for a hint (never the answer).
+"""Checks for notebook 10's builder exercise: the reader writes the bridge's row for an ATen op
+the table lacks (aten.sinc, sin(πx)/(πx)); the check adds it to tinylab/torch/aten_table.py's
+TABLE for the duration of the check, compiles a function that calls torch.sinc through
+torch.compile(backend="tinylab") with no fallback, and compares its values and gradients (the
+backward graph is made of ops the table has) with PyTorch eager, 0 and huge values included. It
+says right, not yet answered, or not quite with a question for a hint (never the answer).
 """
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 
 import torch
@@ -14,57 +15,50 @@ import torch
 from exercises import UNANSWERED, passed
 
 aten = torch.ops.aten
-HINT_FORWARD = ("logit(x) = log(x / (1 - x)): where does torch.logit clamp x when eps is given, "
-                "and what does your row do with eps=None?")
-HINT_BACKWARD = ("d logit / dx = 1 / (x (1 - x)) inside the clamp: which x does the gradient "
-                 "see outside [eps, 1 - eps], and what does PyTorch give there?")
+POINTS = [0.0, -0.0, 1e-8, 0.25, -0.5, 1.0, 2.5, -3.75, 1e6]
+HINT = ("what is sin(πx)/(πx) at x = 0 in floating point, what does torch.sinc return there, "
+        "and which Tensor method picks between two values element by element?")
 
 
 @contextmanager
-def _rows(rows: dict):
+def _row(op, row):
     from tinylab.torch.aten_table import TABLE
-    saved = {op: TABLE.get(op) for op in rows}
-    TABLE.update(rows)
+    saved = TABLE.get(op)
+    TABLE[op] = row
     try:
         yield
     finally:
-        for op, row in saved.items():
-            if row is None:
-                TABLE.pop(op, None)
-            else:
-                TABLE[op] = row
+        if saved is None:
+            TABLE.pop(op, None)
+        else:
+            TABLE[op] = saved
 
 
-def _compare(forward_row, backward_row, eps) -> list[str]:
+def check_sinc_row(row) -> bool:
+    """10: a row for aten.sinc(x)."""
+    if row is UNANSWERED:
+        print("[ ] sinc row: write your row in the cell above (replace the ...), then run it again")
+        return False
+    x = torch.tensor(POINTS)
+    mine, theirs = x.clone().requires_grad_(), x.clone().requires_grad_()
     failures = []
-    x = torch.tensor([0.001, 0.02, 0.3, 0.5, 0.77, 0.98, 0.9995])
-    with _rows({aten.logit: forward_row, aten.logit_backward: backward_row}):
+    with _row(aten.sinc, row):
         torch._dynamo.reset()
-        compiled = torch.compile(lambda t: torch.logit(t, eps), backend="tinylab")
-        mine = x.clone().requires_grad_()
-        theirs = x.clone().requires_grad_()
+        compiled = torch.compile(torch.sinc, backend="tinylab")
         try:
             got = compiled(mine)
             got.sum().backward()
         except Exception as error:  # noqa: BLE001 - the reader's row raised: say so
-            return [f"the compiled function raised {type(error).__name__}: "
-                    f"{str(error).splitlines()[-1][:200]}"]
-        expected = torch.logit(theirs, eps)
+            failures.append(f"the compiled function raised {type(error).__name__}: "
+                            f"{str(error).splitlines()[-1][:200]}")
+    if not failures:
+        expected = torch.sinc(theirs)
         expected.sum().backward()
-    if not torch.allclose(got, expected, rtol=1e-4, atol=1e-5):
-        failures.append(f"logit values differ from PyTorch's with eps={eps}")
-    if not torch.allclose(mine.grad, theirs.grad, rtol=1e-3, atol=1e-4):
-        failures.append(f"logit gradients differ from PyTorch's with eps={eps}")
-    return failures
-
-
-def check_logit_rows(forward_row, backward_row) -> bool:
-    """10: rows for aten.logit(x, eps=None) and aten.logit_backward(grad, x, eps=None)."""
-    if forward_row is UNANSWERED or backward_row is UNANSWERED:
-        print("[ ] logit rows: write both rows in the cell above (replace the ...), then run it "
-              "again")
-        return False
-    failures = _compare(forward_row, backward_row, None) + _compare(forward_row, backward_row,
-                                                                    0.01)
-    hint = HINT_BACKWARD if all("gradient" in f for f in failures) else HINT_FORWARD
-    return passed("logit rows", failures, hint)
+        wrong = [p for p, a, b in zip(POINTS, got.tolist(), expected.tolist())
+                 if not math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-7)]
+        if wrong:
+            failures.append(f"sinc differs from PyTorch's at x = {wrong}")
+        elif not torch.allclose(mine.grad, theirs.grad, rtol=1e-4, atol=1e-6):
+            failures.append("values are right, gradients differ (the row must be built from "
+                            "Tensor ops, so the backward graph's ops see the same function)")
+    return passed("sinc row", failures, HINT)

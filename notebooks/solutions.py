@@ -81,22 +81,16 @@ def fusion_answer():
     return SchedulerOptions(fuse_into_reduce=False), Reason.RULE_OFF
 
 
-def logit_row(x, eps=None):
-    """10: aten.logit: log(x / (1 - x)), x clamped to [eps, 1 - eps] when eps is given."""
-    if eps is not None:
-        x = x.clip(eps, 1 - eps)
-    return (x / (1 - x)).log()
+
+def sinc_row(x):
+    """10: aten.sinc: sin(πx)/(πx), and 1 at x = 0 (where the ratio is 0/0)."""
+    import math
+    zero = x == 0
+    scaled = zero.where(1.0, x) * math.pi
+    return zero.where(1.0, scaled.sin() / scaled)
 
 
-def logit_backward_row(grad, x, eps=None):
-    """10: aten.logit_backward: grad / (x (1 - x)); 0 outside [eps, 1 - eps] when eps is given
-    (the clamp's gradient), NaN outside [0, 1] as PyTorch's."""
-    slope = grad / (x * (1 - x))
-    if eps is None:
-        return slope
-    return ((x < eps) | (x > 1 - eps)).where(0.0, slope)
-
-
-def wrong_logit_backward_row(grad, x, eps=None):
-    """10, wrong on purpose: ignores the clamp's zero gradient outside [eps, 1 - eps]."""
-    return grad / (x * (1 - x))
+def wrong_sinc_row(x):
+    """10, wrong on purpose: NaN at x = 0."""
+    import math
+    return (x * math.pi).sin() / (x * math.pi)

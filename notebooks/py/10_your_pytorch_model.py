@@ -23,7 +23,7 @@ import tinylab
 from tinylab import GlobalCounters, inspection
 from tinylab.torch import TABLE
 from exercises import check
-from bridge_exercises import check_logit_rows
+from bridge_exercises import check_sinc_row
 
 warnings.filterwarnings("ignore", category=UserWarning, module="torch")
 transformers.logging.set_verbosity_error()
@@ -225,24 +225,21 @@ print(division[division.index("void "):])
 # %% [markdown]
 # ## Exercise: write a row of the table
 #
-# The table has no row for `aten.logit` (`torch.logit(x, eps)`, the inverse of the sigmoid) or
-# for its backward, `aten.logit_backward(grad, x, eps)`. A model that calls `torch.logit` stops
-# with an error naming the op and your line (or runs it in PyTorch with
-# `options={"fallback": "eager"}`). Write both rows with tinylab Tensor methods:
+# The table has no row for `aten.sinc` (`torch.sinc(x)`, sin(πx)/(πx), with sinc(0) = 1). A
+# model that calls `torch.sinc` stops with an error naming the op and your line (or runs it in
+# PyTorch with `options={"fallback": "eager"}`). Write its row with tinylab Tensor methods: a
+# function of `x` (a tinylab Tensor) that returns sinc(x).
 #
-# - `logit(x, eps=None)`: log(x / (1 - x)); with `eps`, x is first clamped to [eps, 1 - eps];
-# - `logit_backward(grad, x, eps=None)`: grad · d logit / dx at the input x.
-#
-# The check adds your rows to the table, compiles a function calling `torch.logit` (forward and
-# backward, with and without eps) and compares it with eager.
+# The check adds your row to the table, compiles `torch.sinc` (forward, and backward: AOTAutograd
+# writes sinc's derivative with ops the table already has) and compares with eager at points
+# that include 0 and a large x.
 
 # %%
-my_logit = ...            # e.g. def my_logit(x, eps=None): ...
-my_logit_backward = ...   # e.g. def my_logit_backward(grad, x, eps=None): ...
-passed = check_logit_rows(my_logit, my_logit_backward)
+my_sinc = ...            # e.g. def my_sinc(x): ...
+passed = check_sinc_row(my_sinc)
 
 # %% [markdown]
-# Reference rows are in `notebooks/solutions.py`. In the library each row is one line of
+# The reference row is in `notebooks/solutions.py`. In the library each row is one line of
 # `tinylab/torch/aten_table.py`, or a named function beside it where it outgrows a line.
 #
 # **Next:** back to [00 · the tour](00_tour.ipynb), the course's map.

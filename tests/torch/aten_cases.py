@@ -48,6 +48,8 @@ def make(spec, generator: torch.Generator) -> torch.Tensor:
         return torch.randn(*shape, generator=generator)
     if kind == "positive":
         return torch.rand(*shape, generator=generator) + 0.5
+    if kind == "unit01":  # probabilities, strictly inside (0, 1)
+        return torch.rand(*shape, generator=generator) * 0.9 + 0.05
     if kind == "unit":
         return torch.rand(*shape, generator=generator) * 1.8 - 0.9
     if kind == "ints":
@@ -386,6 +388,72 @@ def _network_cases() -> list:
     ]
 
 
+def _more_cases() -> list:
+    """Ops of the longer tail: losses, norms, distances, resampling, padding modes, scans."""
+    return [
+        Case("bce-logits", lambda x, t, w: (F.binary_cross_entropy_with_logits(x, t),
+                                            F.binary_cross_entropy_with_logits(
+                                                x, t, w, pos_weight=w * 2, reduction="sum")),
+             [randn(4, 5), ("unit01", (4, 5)), positive(5)], grad=True, frozen=(1, 2)),
+        Case("bce", lambda x, t: F.binary_cross_entropy(x.sigmoid(), t), [randn(4, 5),
+                                                                         ("unit01", (4, 5))],
+             grad=True, frozen=(1,)),
+        Case("smooth-l1-huber", lambda x, t: (F.smooth_l1_loss(x, t, beta=0.5),
+                                              F.huber_loss(x, t, delta=0.7, reduction="none"),
+                                              F.l1_loss(x, t)),
+             [randn(4, 5), randn(4, 5)], grad=True, frozen=(1,)),
+        Case("kl-xlogy", lambda x, y: (F.kl_div(x.log_softmax(-1), y.softmax(-1),
+                                                reduction="batchmean"),
+                                       torch.xlogy(y.relu(), x.abs())),
+             [randn(4, 5), randn(4, 5)], grad=True, frozen=(1,)),
+        Case("norms", lambda x: (F.normalize(x, dim=-1), x.norm(dim=0),
+                                 torch.linalg.vector_norm(x, float("inf"), dim=1),
+                                 torch.linalg.vector_norm(x, 1), torch.linalg.vector_norm(x, 3)),
+             [randn(4, 5)], grad=True),
+        Case("logsigmoid-logit", lambda x: (F.logsigmoid(x), torch.logit(x.sigmoid() * 0.98 + 0.01),
+                                            torch.logit(x.sigmoid(), 0.1)), [randn(4, 5)],
+             grad=True),
+        Case("prelu-glu", lambda x, w: (F.prelu(x, w), F.glu(x, 0)), [randn(4, 5),
+                                                                      positive(1)], grad=True),
+        Case("prelu-channels", lambda x, w: F.prelu(x, w), [randn(2, 3, 4), positive(3)],
+             grad=True),
+        Case("hypot-addc", lambda a, b: (torch.hypot(a, b), torch.addcmul(a, a, b, value=2),
+                                         torch.addcdiv(a, a, b.exp(), value=0.5)),
+             [randn(4, 5), randn(4, 5)], grad=True),
+        Case("frac-nan_to_num", lambda x: (x.frac(), torch.nan_to_num(x.log()),
+                                           torch.nan_to_num(x / 0.0, 1.0, 2.0, -3.0)),
+             [special()]),
+        Case("diag_embed", lambda x: (torch.diag_embed(x), torch.diag_embed(x, 1),
+                                      torch.diag_embed(x, -2, 0, 2)), [randn(2, 3)], grad=True),
+        Case("cdist", lambda a, b: (torch.cdist(a, b), torch.cdist(a, b, 1.0)),
+             [randn(4, 3), randn(5, 3)], grad=True),
+        Case("interpolate", lambda x: (F.interpolate(x, scale_factor=2),
+                                       F.interpolate(x, size=(5, 7), mode="bilinear"),
+                                       F.interpolate(x, size=(4, 5), mode="bilinear",
+                                                     align_corners=True)),
+             [randn(1, 2, 3, 3)], grad=True),
+        Case("pixel-shuffle", lambda x: (F.pixel_shuffle(x, 2), F.pixel_unshuffle(x, 3)),
+             [randn(1, 8, 6, 6)], grad=True),
+        Case("linspace-logspace", lambda x: (x * torch.linspace(0, 1, 5),
+                                             torch.logspace(0, 1, 5) + x[0]), [randn(4, 5)]),
+        Case("adaptive-max", lambda x: F.adaptive_max_pool2d(x, 2, return_indices=True),
+             [randn(1, 3, 8, 8)], grad=True),
+        Case("adaptive-max-3d", lambda x: F.adaptive_max_pool3d(x, 2), [randn(1, 2, 4, 4, 4)],
+             grad=True),
+        Case("pad-modes", lambda x, v, u: (F.pad(x, (1, 2, 2, 1), mode="reflect"),
+                                           F.pad(x, (1, 1, 1, 1), mode="replicate"),
+                                           F.pad(x, (1, 2, 1, 1), mode="circular"),
+                                           F.pad(v, (2, 1), mode="reflect"),
+                                           F.pad(v, (1, 2), mode="replicate"),
+                                           F.pad(u, (1, 1, 1, 1, 1, 1), mode="reflect"),
+                                           F.pad(u, (1, 1, 1, 1, 1, 1), mode="replicate")),
+             [randn(1, 2, 4, 5), randn(1, 2, 6), randn(1, 1, 3, 3, 3)], grad=True),
+        Case("cumulative", lambda x: (*x.cummax(1), *x.cummin(0), x.logcumsumexp(1)),
+             [randn(4, 5)], grad=True),
+        Case("cummax-ties", lambda x: (*x.cummax(1), *x.cummin(1)), [ints(3, 6, high=3)]),
+    ]
+
+
 def all_cases() -> list:
     return (_pointwise_cases() + _reduction_cases() + _product_cases() + _view_cases() +
-            _creation_cases() + _network_cases())
+            _creation_cases() + _network_cases() + _more_cases())

@@ -14,9 +14,16 @@ from tinylab.torch.aten_table import TABLE  # noqa: E402
 CASES = all_cases()
 
 
+def case_inputs(case) -> list:
+    """The case's inputs, drawn one after another from one generator seeded by its name (two
+    inputs of one shape differ)."""
+    generator = seeded(case.name)
+    return [make(spec, generator) for spec in case.inputs]
+
+
 @pytest.mark.parametrize("case", CASES, ids=repr)
 def test_case_matches_pytorch(case):
-    inputs = [make(spec, seeded(case.name)) for spec in case.inputs]
+    inputs = case_inputs(case)
     got, expected, _ = run_both(case.fn, inputs, grad=case.grad, frozen=case.frozen)
     assert len(got) == len(expected)
     learned = sum(x.is_floating_point() for x in inputs) - len(case.frozen)
@@ -37,7 +44,7 @@ def _reached(case) -> set:
             if node.op == "call_function":
                 found.update({node.target, getattr(node.target, "overloadpacket", None)})
         return gm
-    inputs = [make(spec, seeded(case.name)) for spec in case.inputs]
+    inputs = case_inputs(case)
     inputs = [x.requires_grad_(case.grad and x.is_floating_point() and i not in case.frozen)
               for i, x in enumerate(inputs)]
     compiled = aot_function(case.fn, fw_compiler=keep, bw_compiler=keep, inference_compiler=keep)

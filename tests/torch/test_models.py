@@ -81,3 +81,25 @@ def test_training_step_matches_eager(name):
     (eager(x).logits ** 2).mean().backward()
     (torch.compile(compiled, backend="tinylab")(x).logits ** 2).mean().backward()
     assert_gradients_close(eager, compiled)
+
+
+def _torchvision():
+    """torchvision where it loads; its PyPI wheel is CUDA-linked and its ops library does not
+    load against the CPU torch of the test extra ('operator torchvision::nms does not exist')."""
+    try:
+        import torchvision
+        return torchvision
+    except (ImportError, RuntimeError) as error:
+        pytest.skip(f"torchvision does not load here ({type(error).__name__}: "
+                    f"{str(error).splitlines()[0][:80]}); it stays optional")
+
+
+def test_a_torchvision_resnet18_forward_matches_eager_where_torchvision_loads():
+    torchvision = _torchvision()
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(num_classes=10).eval()
+    x = torch.randn(1, 3, 32, 32)
+    torch._dynamo.reset()
+    with torch.no_grad():
+        assert_close(torch.compile(model, backend="tinylab")(x), model(x), 1e-4,
+                     what="torchvision resnet18")

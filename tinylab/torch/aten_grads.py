@@ -10,7 +10,7 @@ import math
 
 from ..frontend.tensor import Tensor
 from ..func import vjp
-from . import aten_nn
+from . import aten_math, aten_nn, aten_shape
 from .aten_nn import _channel, _in_float
 
 
@@ -197,3 +197,24 @@ def softmax_backward(grad, output, dim, input_dtype):
 def log_softmax_backward(grad, output, dim, input_dtype):
     """d log_softmax: g - exp(y)·Σ g."""
     return grad - output.exp() * grad.sum(dim, keepdim=True)
+
+
+def pad_backward(mode: str):
+    """The backward op of reflection/replication padding: the vjp of tinylab's pad."""
+    def backward(grad, x, padding):
+        return pullback(lambda x: aten_shape.mode_pad(mode)(x, padding), [x], grad)[0]
+    return backward
+
+
+def glu_backward(grad, x, dim):
+    return pullback(lambda x: aten_math.glu(x, dim), [x], grad)[0]
+
+
+def cdist_backward(grad, x1, x2, p, distances):
+    """d cdist / d x1 (the backward op's one output), through the direct form's rules."""
+    return pullback(lambda a: aten_nn.cdist(a, x2, p), [x1], grad)[0]
+
+
+def adaptive_max_pool_backward(grad, x, indices):
+    """The gradient to each window's chosen element (equal windows, as the forward)."""
+    return pullback(lambda x: aten_nn.adaptive_max_pool(x, grad.shape[2:])[0], [x], grad)[0]

@@ -1,6 +1,6 @@
 """ATen's neural-network ops (convolution, normalization, pooling, attention, embedding, dropout,
-losses) in tinylab's Tensor API, argument for argument as their ATen schemas. aten_table.py's rows
-point here; their backward ops are in aten_grads.py.
+distances) in tinylab's Tensor API, argument for argument as their ATen schemas. aten_table.py's
+rows point here; their backward ops are in aten_grads.py, the losses in aten_losses.py.
 """
 from __future__ import annotations
 
@@ -10,9 +10,6 @@ from ..dtype import dtypes
 from ..errors import UnsupportedError
 from ..frontend.tensor import Tensor
 from .interop import tinylab_dtype
-
-REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}  # ATen's reduction enum
-
 
 def convolution(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     if transposed:
@@ -199,41 +196,6 @@ def native_dropout(x, p, train):
     return keep.where(x * (1 / (1 - p)), 0).cast(x.dtype), keep
 
 
-def _class_weights(target, weight, ignore_index):
-    """Each target's class weight (0 where the target is ignore_index)."""
-    safe = (target == ignore_index).where(0, target)
-    w = weight[safe] if weight is not None else Tensor.ones(*target.shape)
-    return (target != ignore_index).where(w, 0.0)
-
-
-def nll_loss_forward(x, target, weight, reduction, ignore_index):
-    """(loss, total weight) of NLL over class dim 1 (or 0 for an (N? ,C) of one sample)."""
-    name = REDUCTIONS[reduction]
-    loss = x.nll_loss(target, weight, ignore_index, name)
-    total = _class_weights(target, weight, ignore_index).sum().cast(x.dtype)
-    return loss, total
-
-
-def nll_loss_backward(grad, x, target, weight, reduction, ignore_index, total_weight):
-    """d loss / d x = -w[target] at each sample's target class (scaled by 1/total for mean)."""
-    cls = 1 if x.ndim > 1 else 0
-    w = _class_weights(target, weight, ignore_index)
-    safe = (target == ignore_index).where(0, target)
-    hot = safe.one_hot(x.shape[cls])
-    if cls == 1 and x.ndim > 2:  # (N, d..., C) -> (N, C, d...)
-        hot = hot.permute((0, hot.ndim - 1) + tuple(range(1, hot.ndim - 1)))
-    scale = grad / total_weight if REDUCTIONS[reduction] == "mean" else grad
-    w = w.unsqueeze(cls) if x.ndim > 1 else w
-    if REDUCTIONS[reduction] == "none" and x.ndim > 1:
-        scale = scale.unsqueeze(cls)
-    return (hot.cast(x.dtype) * (-w * scale)).cast(x.dtype)
-
-
-def mse_loss(x, target, reduction=1):
-    squared = (x - target) ** 2
-    return {"none": squared, "mean": squared.mean(), "sum": squared.sum()}[REDUCTIONS[reduction]]
-
-
 def reduce_sum_to(grad: Tensor, shape) -> Tensor:
     """grad summed over the dims a broadcast to grad.shape added or stretched."""
     lead = grad.ndim - len(shape)
@@ -241,3 +203,30 @@ def reduce_sum_to(grad: Tensor, shape) -> Tensor:
                                       if s == 1 and grad.shape[lead + i] != 1)
     return grad.sum(axes, keepdim=True).reshape(tuple(shape)) if axes else grad
 
+
+
+def adaptive_max_pool(x, output_size):
+    """(values, int64 indices) of adaptive max pooling where the input size divides by the
+    output size (equal windows: a max pool of kernel = stride = input / output)."""
+    spatial = len(output_size)
+    inside = x.shape[-spatial:]
+    if any(i % o for i, o in zip(inside, output_size)):
+        raise UnsupportedError(f"adaptive_max_pool of spatial size {inside} to "
+                               f"{tuple(output_size)}: only sizes that divide evenly are mapped")
+    kernel = tuple(i // o for i, o in zip(inside, output_size))
+    return max_pool_with_indices(x, kernel, kernel)
+
+
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    """Pairwise p-norm distances of the rows of x1 (.., P, M) and x2 (.., R, M), computed
+    directly (the accurate form PyTorch uses for small inputs)."""
+    diff = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()
+    if p == 0:
+        return (diff != 0).cast(x1.dtype).sum(-1)
+    if p == math.inf:
+        return diff.max(-1)
+    if p == 1:
+        return diff.sum(-1)
+    if p == 2:
+        return (diff * diff).sum(-1).sqrt()
+    return (diff ** p).sum(-1) ** (1 / p)

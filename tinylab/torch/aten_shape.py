@@ -117,3 +117,59 @@ def arange(start, end=None, step=1, dtype=None, **_) -> Tensor:
 
 def to_copy(x: Tensor, dtype=None, **_) -> Tensor:
     return x if dtype is None else x.cast(tinylab_dtype(dtype))
+
+
+def pixel_shuffle(x, factor: int):
+    """(.., C·r², H, W) -> (.., C, H·r, W·r): each channel's r×r block spread over the plane."""
+    *lead, c, h, w = x.shape
+    lead, out = tuple(lead), c // (factor * factor)
+    y = x.reshape(lead + (out, factor, factor, h, w))
+    n = len(lead)
+    y = y.permute(tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2))
+    return y.reshape(lead + (out, h * factor, w * factor))
+
+
+def pixel_unshuffle(x, factor: int):
+    """The inverse of pixel_shuffle: (.., C, H·r, W·r) -> (.., C·r², H, W)."""
+    *lead, c, h, w = x.shape
+    lead, n = tuple(lead), len(lead)
+    y = x.reshape(lead + (c, h // factor, factor, w // factor, factor))
+    y = y.permute(tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3))
+    return y.reshape(lead + (c * factor * factor, h // factor, w // factor))
+
+
+def diag_embed(x, offset: int = 0, dim1: int = -2, dim2: int = -1):
+    """x's last dim placed on a diagonal (offset above it, below when negative) of new dims."""
+    size = x.shape[-1] + abs(offset)
+    rows = Tensor.arange(size).reshape(size, 1)
+    on = (Tensor.arange(size).reshape(1, size) - rows) == offset
+    values = x.pad(((0, 0),) * (x.ndim - 1) + ((max(-offset, 0), max(offset, 0)),))
+    out = on.where(values.unsqueeze(-1), 0.0).cast(x.dtype)   # (.., row, column)
+    ndim = out.ndim
+    first, second = dim1 % ndim, dim2 % ndim
+    rest = [d for d in range(ndim - 2)]
+    order = [None] * ndim
+    order[first], order[second] = ndim - 2, ndim - 1
+    it = iter(rest)
+    order = [o if o is not None else next(it) for o in order]
+    return out.permute(tuple(order))
+
+
+def slice_scatter(x, src, dim: int = 0, start=None, end=None, step: int = 1):
+    """x with src written over x[start:end:step] along dim."""
+    from .aten_grads import slice_backward
+    dim = _dim(x, dim)
+    placed = slice_backward(src, x.shape, dim, start, end, step)
+    mask = slice_backward(Tensor.ones(*src.shape, dtype=dtypes.bool), x.shape, dim, start, end,
+                          step)
+    return mask.where(placed, x)
+
+
+def mode_pad(mode: str):
+    """reflection_padNd / replication_padNd: pad (last dim before, after, ...) in that mode."""
+    def row(x, padding):
+        pairs = [(0, 0)] * x.ndim
+        for i in range(len(padding) // 2):
+            pairs[x.ndim - 1 - i] = (padding[2 * i], padding[2 * i + 1])
+        return x.pad(tuple(pairs), mode=mode)
+    return row

@@ -2,8 +2,9 @@
 
 One row per op (an OpOverloadPacket covers all its overloads, an OpOverload only itself), each
 taking the op's arguments in ATen's schema order and returning Tensors (a tuple for multi-output
-ops). A row that outgrows a line is a named function in aten_shape.py (views, indexing, creation),
-aten_nn.py (networks) or aten_grads.py (backward ops). graph_program.py looks ops up here; an op
+ops). A row that outgrows a line is a named function in aten_math.py (pointwise math and
+reductions), aten_shape.py (views, creation), aten_index.py (writes by index), aten_nn.py
+(networks), aten_losses.py (losses) or aten_grads.py (backward ops). graph_program.py looks ops up here; an op
 missing from it is refused before anything runs (or sent to PyTorch with fallback="eager").
 """
 from __future__ import annotations
@@ -13,77 +14,16 @@ import operator
 
 import torch
 
-from ..dtype import dtypes
 from ..frontend.tensor import Tensor
 from . import aten_grads as grads
 from . import aten_index as index
+from . import aten_losses as losses
+from . import aten_math as math_
 from . import aten_nn as nn
 from . import aten_shape as shape
 from .aten_shape import _dim, _dims
-from .interop import tinylab_dtype
 
 aten = torch.ops.aten
-
-
-def _cast(value, dtype):
-    return value if dtype is None else value.cast(tinylab_dtype(dtype))
-
-
-def _reduce(method: str):
-    """A reduce row: (self, dim=None, keepdim=False, dtype=None) over the dims (all if none)."""
-    def row(x, dim=None, keepdim=False, dtype=None):
-        x = _cast(x, dtype)
-        return getattr(x, method)(_dims(x, dim), keepdim=keepdim) if x.ndim else x
-    return row
-
-
-def _with_indices(method: str, arg: str):
-    """max.dim / min.dim: (values, int64 indices of the first extreme) along one dim."""
-    def row(x, dim, keepdim=False):
-        ordered = x.cast(dtypes.uint8) if x.dtype is dtypes.bool else x  # False < True
-        return (getattr(x, method)(dim, keepdim=keepdim),
-                getattr(ordered, arg)(dim, keepdim=keepdim).cast(dtypes.int64))
-    return row
-
-
-def _variance(x, dim=None, correction=None, keepdim=False):
-    return x.var(_dims(x, dim), keepdim=keepdim, correction=1 if correction is None else correction)
-
-
-def _elu(x, alpha=1.0, scale=1.0, input_scale=1.0):
-    """scale · (x if x > 0 else α·(exp(x·input_scale) - 1))."""
-    return (x > 0).where(x, alpha * (x * input_scale).expm1()) * scale
-
-
-def _sort(x, dim=-1, descending=False, stable=None):
-    values, indices = x.sort(dim, descending)
-    return values, indices.cast(dtypes.int64)
-
-
-def _topk(x, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - ATen's name
-    values, indices = x.topk(k, dim, largest, sorted)
-    return values, indices.cast(dtypes.int64)
-
-
-def _arg(method: str):
-    def row(x, dim=None, keepdim=False):
-        return getattr(x, method)(dim, keepdim=keepdim).cast(dtypes.int64)
-    return row
-
-
-def _scalar_first(op):
-    """An overload whose `self` is a Python number (pow.Scalar, remainder.Scalar_Tensor)."""
-    return lambda a, b: op(Tensor(a, dtype=b.dtype if b.dtype.is_float else None), b)
-
-
-def _copy(x, src, non_blocking=False):
-    return src.cast(x.dtype).expand(x.shape)
-
-
-def _scatter_reduce(x, dim, index, src, reduce, include_self=True):
-    return x.scatter_reduce(dim, index, src, {"sum": "sum", "prod": "prod", "mean": "mean",
-                                              "amax": "amax", "amin": "amin"}[reduce],
-                            include_self)
 
 
 # ---- the table: ATen op -> tinylab, math beside each row where it is not the op's name ----
@@ -99,17 +39,21 @@ TABLE = {
     aten.floor_divide: lambda a, b: a.div(b, rounding_mode="floor"),
     aten.remainder.Tensor: operator.mod,
     aten.remainder.Scalar: operator.mod,
-    aten.remainder.Scalar_Tensor: _scalar_first(operator.mod),
+    aten.remainder.Scalar_Tensor: math_.scalar_first(operator.mod),
     aten.fmod: lambda a, b: a.fmod(b),
     aten.pow.Tensor_Scalar: operator.pow,
     aten.pow.Tensor_Tensor: operator.pow,
-    aten.pow.Scalar: _scalar_first(operator.pow),
+    aten.pow.Scalar: math_.scalar_first(operator.pow),
     aten.maximum: lambda a, b: a.maximum(b),
     aten.minimum: lambda a, b: a.minimum(b),
     aten.atan2: lambda a, b: a.atan2(b),
     aten.copysign: lambda a, b: a.copysign(b),
     aten.logaddexp: lambda a, b: a.logaddexp(b),
     aten.lerp: lambda a, end, weight: a.lerp(end, weight),
+    aten.xlogy: math_.xlogy,                                   # x·log y, 0 where x = 0
+    aten.hypot: math_.hypot,
+    aten.addcmul: lambda x, a, b, value=1: x + value * a * b,
+    aten.addcdiv: lambda x, a, b, value=1: x + value * a / b,
     aten.eq: operator.eq,
     aten.ne: operator.ne,
     aten.lt: operator.lt,
@@ -166,6 +110,13 @@ TABLE = {
     aten.bitwise_not: lambda x: x.bitwise_not(),
     aten.isnan: lambda x: x.isnan(),
     aten.isinf: lambda x: x.isinf(),
+    aten.frac: lambda x: x.frac(),
+    aten.nan_to_num: math_.nan_to_num,
+    aten.logit: math_.logit,
+    aten.log_sigmoid_forward: math_.log_sigmoid_forward,
+    aten._prelu_kernel: math_.prelu,
+    aten.glu: math_.glu,
+    aten.linalg_vector_norm: math_.vector_norm,
     aten.relu: lambda x: x.relu(),
     aten.gelu: lambda x, approximate="none": x.gelu(approximate),
     aten.silu: lambda x: x.silu(),
@@ -174,7 +125,7 @@ TABLE = {
     aten.hardsigmoid: lambda x: x.hardsigmoid(),
     aten.hardtanh: lambda x, low=-1.0, high=1.0: x.hardtanh(low, high),
     aten.leaky_relu: lambda x, negative_slope=0.01: x.leaky_relu(negative_slope),
-    aten.elu: _elu,
+    aten.elu: math_.elu,
     aten.celu: lambda x, alpha=1.0: x.celu(alpha),
     aten.softplus: lambda x, beta=1, threshold=20: x.softplus(beta, threshold),
     aten.threshold: lambda x, threshold, value: (x <= threshold).where(value, x),  # NaN stays
@@ -184,7 +135,7 @@ TABLE = {
     aten.alias: lambda x: x,
     aten.detach: lambda x: x.detach(),
     aten.lift_fresh_copy: lambda x: x,
-    aten.copy: _copy,
+    aten.copy: math_.copy,
     # creation
     aten.full: shape.full,
     aten.full_like: shape.full_like,
@@ -202,42 +153,49 @@ TABLE = {
     aten.fill.Tensor: lambda x, value: value.cast(x.dtype).expand(x.shape),
     aten.scalar_tensor: lambda v, dtype=None, **_: shape.full((), v, dtype or torch.float32),
     aten.arange: shape.arange,
+    aten.linspace: math_.linspace,
+    aten.logspace: math_.logspace,
+    aten.new_empty_strided: lambda x, size, stride, dtype=None, **_:
+        shape.full(size, 0, dtype or _torch(x)),
     # reductions
-    aten.sum.default: lambda x, dtype=None: _cast(x, dtype).sum(),
-    aten.sum.dim_IntList: _reduce("sum"),
-    aten.mean.default: lambda x, dtype=None: _cast(x, dtype).mean(),
-    aten.mean.dim: _reduce("mean"),
-    aten.prod.default: lambda x, dtype=None: _cast(x, dtype).prod(),
+    aten.sum.default: lambda x, dtype=None: math_.cast(x, dtype).sum(),
+    aten.sum.dim_IntList: math_.reduce(Tensor.sum),
+    aten.mean.default: lambda x, dtype=None: math_.cast(x, dtype).mean(),
+    aten.mean.dim: math_.reduce(Tensor.mean),
+    aten.prod.default: lambda x, dtype=None: math_.cast(x, dtype).prod(),
     aten.prod.dim_int: lambda x, dim, keepdim=False, dtype=None:
-        _cast(x, dtype).prod(dim, keepdim=keepdim),
-    aten.amax: _reduce("max"),
-    aten.amin: _reduce("min"),
+        math_.cast(x, dtype).prod(dim, keepdim=keepdim),
+    aten.amax: math_.reduce(Tensor.max),
+    aten.amin: math_.reduce(Tensor.min),
     aten.max.default: lambda x: x.max(),
     aten.min.default: lambda x: x.min(),
-    aten.max.dim: _with_indices("max", "argmax"),
-    aten.min.dim: _with_indices("min", "argmin"),
-    aten.argmax: _arg("argmax"),
-    aten.argmin: _arg("argmin"),
+    aten.max.dim: math_.with_indices(Tensor.max, Tensor.argmax),
+    aten.min.dim: math_.with_indices(Tensor.min, Tensor.argmin),
+    aten.argmax: math_.arg(Tensor.argmax),
+    aten.argmin: math_.arg(Tensor.argmin),
     aten.any.default: lambda x: x.any(),
     aten.any.dim: lambda x, dim, keepdim=False: x.any(dim, keepdim=keepdim),
     aten.any.dims: lambda x, dim=None, keepdim=False: x.any(_dims(x, dim), keepdim=keepdim),
     aten.all.default: lambda x: x.all(),
     aten.all.dim: lambda x, dim, keepdim=False: x.all(dim, keepdim=keepdim),
-    aten.var.correction: _variance,
+    aten.var.correction: math_.variance,
     aten.var_mean.correction: lambda x, dim=None, correction=None, keepdim=False:
-        (_variance(x, dim, correction, keepdim), x.mean(_dims(x, dim), keepdim=keepdim)),
+        (math_.variance(x, dim, correction, keepdim), x.mean(_dims(x, dim), keepdim=keepdim)),
     aten.std.correction: lambda x, dim=None, correction=None, keepdim=False:
-        _variance(x, dim, correction, keepdim).sqrt(),
+        math_.variance(x, dim, correction, keepdim).sqrt(),
     aten.logsumexp: lambda x, dim, keepdim=False: x.logsumexp(_dims(x, dim), keepdim=keepdim),
-    aten.cumsum: lambda x, dim, dtype=None: _cast(x, dtype).cumsum(dim),
-    aten.cumprod: lambda x, dim, dtype=None: _cast(x, dtype).cumprod(dim),
+    aten.cumsum: lambda x, dim, dtype=None: math_.cast(x, dtype).cumsum(dim),
+    aten.cumprod: lambda x, dim, dtype=None: math_.cast(x, dtype).cumprod(dim),
+    aten.cummax: math_.running(Tensor.cummax),
+    aten.cummin: math_.running(Tensor.cummin),
+    aten.logcumsumexp: lambda x, dim: x.logcumsumexp(dim),
     aten._softmax: lambda x, dim, half_to_float: (x.float() if half_to_float else x).softmax(dim),
     aten._safe_softmax: nn.safe_softmax,
     aten._log_softmax: lambda x, dim, half_to_float:
         (x.float() if half_to_float else x).log_softmax(dim),
-    aten.sort.default: _sort,
-    aten.sort.stable: lambda x, stable=None, dim=-1, descending=False: _sort(x, dim, descending),
-    aten.topk: _topk,
+    aten.sort.default: math_.sort,
+    aten.sort.stable: lambda x, stable=None, dim=-1, descending=False: math_.sort(x, dim, descending),
+    aten.topk: math_.topk,
     # products
     aten.mm: operator.matmul,
     aten.bmm: operator.matmul,
@@ -267,18 +225,30 @@ TABLE = {
     aten.roll: lambda x, shifts, dims=(): x.roll(tuple(shifts), tuple(dims) or None),
     aten.repeat: lambda x, repeats: x.repeat(tuple(repeats)),
     aten.constant_pad_nd: shape.constant_pad_nd,
+    aten.reflection_pad1d: shape.mode_pad("reflect"),
+    aten.reflection_pad2d: shape.mode_pad("reflect"),
+    aten.reflection_pad3d: shape.mode_pad("reflect"),
+    aten.replication_pad1d: shape.mode_pad("replicate"),
+    aten.replication_pad2d: shape.mode_pad("replicate"),
+    aten.replication_pad3d: shape.mode_pad("replicate"),
+    aten.slice_scatter: shape.slice_scatter,
+    aten.pixel_shuffle: shape.pixel_shuffle,
+    aten.pixel_unshuffle: shape.pixel_unshuffle,
+    aten.diag_embed: shape.diag_embed,
     aten.tril: lambda x, diagonal=0: x.tril(diagonal),
     aten.triu: lambda x, diagonal=0: x.triu(diagonal),
     aten.diagonal: lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2),
     aten.unfold: lambda x, dim, size, step: x.unfold(dim, size, step),
     # indexing
     aten.index.Tensor: shape.index,
+    aten._unsafe_index.Tensor: shape.index,
+    aten._unsafe_index_put: index.index_put,
     aten.index_select: shape.index_select,
     aten.gather: lambda x, dim, index, sparse_grad=False: x.gather(dim, index),
     aten.scatter.src: lambda x, dim, index, src: x.scatter(dim, index, src),
     aten.scatter.value: lambda x, dim, index, value: x.scatter(dim, index, value),
     aten.scatter_add: lambda x, dim, index, src: x.scatter_reduce(dim, index, src, "sum"),
-    aten.scatter_reduce.two: _scatter_reduce,
+    aten.scatter_reduce.two: math_.scatter_reduce,
     aten.embedding: nn.embedding,
     aten.index_put: index.index_put,
     aten.index_add: index.index_add,
@@ -298,9 +268,16 @@ TABLE = {
     aten._adaptive_avg_pool3d: nn.adaptive_avg_pool,
     aten._scaled_dot_product_flash_attention_for_cpu: nn.sdpa_with_logsumexp,
     aten.native_dropout: nn.native_dropout,
-    aten.nll_loss_forward: nn.nll_loss_forward,
-    aten.nll_loss2d_forward: nn.nll_loss_forward,
-    aten.mse_loss: nn.mse_loss,
+    aten.nll_loss_forward: losses.nll_loss_forward,
+    aten.nll_loss2d_forward: losses.nll_loss_forward,
+    aten.mse_loss: losses.mse_loss,
+    aten.binary_cross_entropy_with_logits: losses.bce_with_logits,
+    aten.binary_cross_entropy: losses.binary_cross_entropy,
+    aten.smooth_l1_loss: losses.smooth_l1_loss,
+    aten.huber_loss: losses.huber_loss,
+    aten._cdist_forward: nn.cdist,
+    aten.adaptive_max_pool2d: nn.adaptive_max_pool,
+    aten.adaptive_max_pool3d: nn.adaptive_max_pool,
     # backward ops (AOTAutograd's backward graphs)
     aten.threshold_backward: lambda grad, x, threshold: (x <= threshold).where(0, grad),
     aten.tanh_backward: lambda grad, y: grad * (1 - y * y),           # d tanh = 1 - tanh²
@@ -333,14 +310,29 @@ TABLE = {
     aten._adaptive_avg_pool2d_backward: grads.adaptive_avg_pool_backward,
     aten._adaptive_avg_pool3d_backward: grads.adaptive_avg_pool_backward,
     aten._scaled_dot_product_flash_attention_for_cpu_backward: grads.sdpa_backward,
-    aten.nll_loss_backward: nn.nll_loss_backward,
-    aten.nll_loss2d_backward: nn.nll_loss_backward,
+    aten.nll_loss_backward: losses.nll_loss_backward,
+    aten.nll_loss2d_backward: losses.nll_loss_backward,
     aten.diagonal_backward: lambda grad, sizes, offset, dim1, dim2: grads.view_backward(
         grad, sizes, lambda x: x.diagonal(offset, dim1, dim2)),
     aten.unfold_backward: lambda grad, sizes, dim, size, step: grads.view_backward(
         grad, sizes, lambda x: x.unfold(dim, size, step)),
-    aten.mse_loss_backward: lambda grad, x, target, reduction:  # d (x-t)² = 2(x-t)
-        grad * 2 * (x - target) / (x.numel() if nn.REDUCTIONS[reduction] == "mean" else 1),
+    aten.mse_loss_backward: losses.mse_loss_backward,
+    aten.binary_cross_entropy_backward: losses.binary_cross_entropy_backward,
+    aten.smooth_l1_loss_backward: losses.smooth_l1_loss_backward,
+    aten.huber_loss_backward: losses.huber_loss_backward,
+    aten.log_sigmoid_backward: lambda grad, x, buffer: grad * (-x).sigmoid(),  # d log σ = σ(-x)
+    aten.logit_backward: math_.logit_backward,
+    aten._prelu_kernel_backward: math_.prelu_backward,
+    aten.glu_backward: grads.glu_backward,
+    aten._cdist_backward: grads.cdist_backward,
+    aten.adaptive_max_pool2d_backward: grads.adaptive_max_pool_backward,
+    aten.adaptive_max_pool3d_backward: grads.adaptive_max_pool_backward,
+    aten.reflection_pad1d_backward: grads.pad_backward("reflect"),
+    aten.reflection_pad2d_backward: grads.pad_backward("reflect"),
+    aten.reflection_pad3d_backward: grads.pad_backward("reflect"),
+    aten.replication_pad1d_backward: grads.pad_backward("replicate"),
+    aten.replication_pad2d_backward: grads.pad_backward("replicate"),
+    aten.replication_pad3d_backward: grads.pad_backward("replicate"),
     # Python-level ops in the graph: a tuple's item, arithmetic of symbolic sizes
     operator.getitem: operator.getitem,
     aten.sym_size.int: lambda x, dim: x.shape[_dim(x, dim)],
