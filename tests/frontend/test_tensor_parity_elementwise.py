@@ -34,7 +34,7 @@ MATH = [
     method("sin"), method("cos"), method("tan", ("unit",)), method("asin", ("unit",)),
     method("acos", ("unit",)), method("atan", ("wide",)), method("sinh"), method("cosh"),
     method("tanh"), method("asinh"), method("acosh", ("above1",)), method("atanh", ("unit",)),
-    method("erf"), method("abs"), method("sign"), method("floor", ("halves",)),
+    method("erf"), method("erfc", ("wide",)), method("abs"), method("sign"), method("floor", ("halves",)),
     method("ceil", ("halves",)), method("round", ("halves",)), method("trunc", ("halves",)),
     method("frac", ("halves",)), method("square"), method("sigmoid"), method("relu"),
     method("isnan"), method("isinf"), method("isfinite"),

@@ -450,6 +450,10 @@ def _more_cases() -> list:
              [randn(1, 2, 4, 5), randn(1, 2, 6), randn(1, 1, 3, 3, 3)], grad=True),
         Case("cumulative", lambda x: (*x.cummax(1), *x.cummin(0), x.logcumsumexp(1)),
              [randn(4, 5)], grad=True),
+        Case("as_strided", lambda x: (torch.as_strided(x, (4, 3), (8, 2), 1) * 2,
+                                      torch.as_strided(x, (2, 2, 4), (16, 0, 2), 3) + 1,
+                                      torch.as_strided(x.t(), (8, 4), (1, 8)) * 3),
+             [randn(4, 8)], grad=True),
         Case("cummax-ties", lambda x: (*x.cummax(1), *x.cummin(1)), [ints(3, 6, high=3)]),
     ]
 

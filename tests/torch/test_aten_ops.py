@@ -67,6 +67,7 @@ def test_cases_reach_every_row_of_the_table():
 # rows that only Dynamo/AOTAutograd graphs produce (the symbolic-size arithmetic, copies AOT
 # inserts): reached by the compiled-model tests in test_compile.py and test_dynamic.py
 BY_DYNAMO = {"aten.native_dropout", "aten.native_dropout_backward",  # random: test_compile.py
+             "aten.bernoulli.p", "aten.bernoulli.default",
              "aten.lift_fresh_copy", "aten.alias", "aten._unsafe_view", "aten.sym_size.int",
              "aten.sym_numel", "<built-in function add>", "<built-in function sub>",
              "<built-in function mul>", "<built-in function floordiv>",

@@ -143,6 +143,18 @@ def test_dropout_keeps_or_scales_each_element_and_its_gradient_follows_the_mask(
     assert_close(x.grad, kept.float() / 0.75, 1e-6)
 
 
+def test_bernoulli_draws_with_its_probabilities():
+    """torch.bernoulli (dropout as AOTAutograd writes some models' dropout) draws tinylab's
+    random numbers: each value 0 or 1, about p of them 1, for a scalar and a tensor p."""
+    torch._dynamo.reset()
+    fn = torch.compile(lambda x: (torch.bernoulli(x), x.bernoulli(0.2)), backend="tinylab")
+    probabilities = torch.full((128, 128), 0.7)
+    tensor_p, scalar_p = fn(probabilities)
+    for drawn, p in ((tensor_p, 0.7), (scalar_p, 0.2)):
+        assert set(drawn.unique().tolist()) <= {0.0, 1.0}
+        assert abs(drawn.mean().item() - p) < 0.03
+
+
 def test_a_constant_of_the_graph_module_is_read():
     """A tensor made in forward from a Python list becomes a get_attr constant of the graph."""
     torch._dynamo.reset()

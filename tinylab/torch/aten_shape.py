@@ -6,6 +6,7 @@ graph's arguments are passed as they come.
 from __future__ import annotations
 
 from ..dtype import dtypes
+from ..errors import UnsupportedError
 from ..frontend.tensor import Tensor
 from .interop import tinylab_dtype
 
@@ -173,3 +174,45 @@ def mode_pad(mode: str):
             pairs[x.ndim - 1 - i] = (padding[2 * i], padding[2 * i + 1])
         return x.pad(tuple(pairs), mode=mode)
     return row
+
+
+def as_strided(x, size, stride, storage_offset=None):
+    """x's elements (read in row-major order) at offset + Σ i_k·stride_k, as movement ops: the
+    dims sorted by stride, each stride a multiple of the next and no two rows overlapping
+    (a permuted, strided or expanded view; a size-1 dim's stride is free). The flat values are
+    padded to whole rows, reshaped to (rows, stride) pairs, and each pair's first column kept."""
+    offset = storage_offset or 0
+    dims = [(n, s, k) for k, (n, s) in enumerate(zip(size, stride)) if n != 1 and s != 0]
+    dims.sort(key=lambda d: -d[1])
+    if any(outer % inner or n * inner > outer for (_, outer, _), (n, inner, _) in
+           zip(dims, dims[1:])) or any(s < 0 for s in stride):
+        raise UnsupportedError(f"as_strided{tuple(size)} with strides {tuple(stride)}: rows that "
+                               f"overlap or strides that do not divide are not mapped")
+    flat = x.reshape(-1)
+    if not dims:
+        picked = flat[offset:offset + 1].reshape(())
+    else:
+        span = dims[0][0] * dims[0][1]
+        need = offset + span - flat.shape[0]
+        flat = flat.pad(((0, need),)) if need > 0 else flat
+        picked = flat[offset:offset + span].reshape(dims[0][0], dims[0][1])
+        for (n, step, _) in dims[1:]:
+            picked = picked[..., :n * step].reshape(picked.shape[:-1] + (n, step))
+        picked = picked[..., 0]
+    order = [k for _, _, k in dims]
+    placed = picked.permute(tuple(sorted(range(len(order)), key=lambda i: order[i])))
+    kept = sorted(order)
+    shaped = placed.reshape(tuple(n if k in kept else 1 for k, n in enumerate(size)))
+    return shaped.expand(tuple(size))
+
+
+def as_strided_scatter(x, src, size, stride, storage_offset=None):
+    """x with src written where x.as_strided(size, stride, offset) reads (x in row-major order):
+    each place's flat index offset + Σ i_k·stride_k, scattered; where places repeat, the last
+    write stays (PyTorch leaves that order unspecified)."""
+    flat_index = Tensor.full(tuple(size), storage_offset or 0, dtype=dtypes.int32)
+    for k, (n, step) in enumerate(zip(size, stride)):
+        along = Tensor.arange(n, dtype=dtypes.int32) * step
+        flat_index = flat_index + along.reshape(tuple(n if j == k else 1 for j in range(len(size))))
+    written = x.reshape(-1).scatter(0, flat_index.reshape(-1), src.reshape(-1).cast(x.dtype))
+    return written.reshape(x.shape)

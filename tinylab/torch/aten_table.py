@@ -239,6 +239,8 @@ TABLE = {
     aten.triu: lambda x, diagonal=0: x.triu(diagonal),
     aten.diagonal: lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2),
     aten.unfold: lambda x, dim, size, step: x.unfold(dim, size, step),
+    aten.as_strided: shape.as_strided,
+    aten.as_strided_scatter: shape.as_strided_scatter,
     # indexing
     aten.index.Tensor: shape.index,
     aten._unsafe_index.Tensor: shape.index,
@@ -268,6 +270,8 @@ TABLE = {
     aten._adaptive_avg_pool3d: nn.adaptive_avg_pool,
     aten._scaled_dot_product_flash_attention_for_cpu: nn.sdpa_with_logsumexp,
     aten.native_dropout: nn.native_dropout,
+    aten.bernoulli.p: lambda x, p=0.5, generator=None: (Tensor.rand(*x.shape) < p).cast(x.dtype),
+    aten.bernoulli.default: lambda x, generator=None: (Tensor.rand(*x.shape) < x).cast(x.dtype),
     aten.nll_loss_forward: losses.nll_loss_forward,
     aten.nll_loss2d_forward: losses.nll_loss_forward,
     aten.mse_loss: losses.mse_loss,

@@ -64,6 +64,12 @@ def describe(node) -> str:
     return f"aten.{op_name(node.target)}({inputs})" + (f" at {line}" if line else "")
 
 
+def _reason(node) -> str:
+    declines = DECLINES.get(node.target)
+    reason = declines(node) if declines else None
+    return f" ({reason})" if reason else ""
+
+
 def _bad_dtype(node) -> str | None:
     values = node.meta.get("val")
     for value in values if isinstance(values, (list, tuple)) else [values]:
@@ -72,19 +78,42 @@ def _bad_dtype(node) -> str | None:
     return None
 
 
+def _as_strided_declines(node) -> str | None:
+    """as_strided reads its input's storage; a row can only see values, read in row-major order.
+    So it is mapped where that order is the storage's (a contiguous input), and an as_strided
+    that re-states a non-contiguous input's own layout becomes an alias of it (in place)."""
+    source = node.args[0].meta.get("val")
+    if not isinstance(source, torch.Tensor) or source.is_contiguous():
+        return None
+    size, stride = list(node.args[1]), list(node.args[2])
+    offset = node.args[3] if len(node.args) > 3 and node.args[3] is not None else \
+        source.storage_offset()
+    if (size, stride, offset) == (list(source.shape), list(source.stride()),
+                                  source.storage_offset()):
+        node.target, node.args, node.kwargs = torch.ops.aten.alias.default, node.args[:1], {}
+        return None
+    return "as_strided of a non-contiguous tensor (its storage order is not its values' order)"
+
+
+DECLINES = {torch.ops.aten.as_strided.default: _as_strided_declines}   # op -> why a row is
+# not used for a node, from its metadata (None: the row is right for it)
+
+
 def check_graph(gm, allow_eager: bool) -> set:
     """The FX nodes to run in PyTorch (unmapped ops, when allowed); raises otherwise."""
     missing, eager = [], set()
     for node in gm.graph.nodes:
+        declines = DECLINES.get(node.target)
+        reason = declines(node) if declines and node.op == "call_function" else None
         dtype = _bad_dtype(node)
         if dtype is not None:
             where = describe(node) if node.op == "call_function" else f"input {node.name}"
             raise DTypeError(f"tinylab has no {dtype} dtype: {where} (nothing is cast silently;"
                              f" run this model in PyTorch, or in a dtype tinylab computes)")
-        if node.op == "call_function" and lookup(node.target) is None:
+        if node.op == "call_function" and (lookup(node.target) is None or reason):
             (eager.add if allow_eager else missing.append)(node)
     if missing:
-        ops = "\n  ".join(dict.fromkeys(describe(n) for n in missing))
+        ops = "\n  ".join(dict.fromkeys(describe(n) + _reason(n) for n in missing))
         raise UnsupportedOpError(
             f"the tinylab backend has no mapping for {len(missing)} ATen op call(s):\n  {ops}\n"
             f"options={{'fallback': 'eager'}} runs them in PyTorch (marked in the inspector)")

@@ -25,7 +25,7 @@ def test_an_unmapped_op_is_named_with_its_inputs_and_line_before_anything_runs()
         torch.compile(erfinv_chain, backend="tinylab")(torch.rand(3, 4) - 0.5)
     message = str(raised.value)
     assert "aten.erfinv(float32[3, 4])" in message
-    assert "test_errors.py" in message and "return torch.erfinv(y).sum(0)" in message
+    assert "test_bridge_errors.py" in message and "return torch.erfinv(y).sum(0)" in message
     assert "fallback" in message
     assert GlobalCounters.kernel_count == launched   # refused before the multiply ran
 
@@ -66,7 +66,7 @@ def test_explain_lists_graph_breaks_and_the_kernels_that_ran(capsys):
     printed = capsys.readouterr().out
     assert result.graphs == 2 and len(result.breaks) == 1
     assert "graph_break" in printed or "graph break" in printed
-    assert "test_errors.py" in result.breaks[0][1]
+    assert "test_bridge_errors.py" in result.breaks[0][1]
     assert "y = (x * 2).relu()" in printed and "return y.sum(1) + 1" in printed
     assert len(result.trace.kernels) >= 2
 
