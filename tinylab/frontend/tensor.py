@@ -222,6 +222,8 @@ class Tensor(RealizingMixin, OperatorMixin, CreationMixin, RandomMixin, Movement
             raise DeviceError(f"{self.device} only renders source; there is no value to read. "
                               f"Use a real device (e.g. DEV=CPU) to get numbers.")
         self.realize()
+        if self.node.op is not Op.BUFFER:  # a view of realized storage: read it through a copy
+            return Tensor(ir.contiguous(self.node)).numpy()
         if any_symbolic(self.shape):  # laid out at the variables' maxima: read the bound part
             full = self.node.buffer.numpy()[:prod(max_shape(self.shape))]
             return full.reshape(max_shape(self.shape))[
