@@ -8,7 +8,7 @@ import math
 import numbers
 
 from ..dtype import DType, dtypes
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, ShapeError, UnsupportedError
 from ..ir import node as ir
 from ..ir.symbolic import Variable, bound_value
 from ..memo import Memo
@@ -23,6 +23,8 @@ def shape_args(args, op: str) -> tuple[int, ...]:
         if isinstance(s, Variable):  # a symbolic size (must be bound to be realized)
             shape.append(s)
             continue
+        if isinstance(s, (tuple, list)):  # f((2, 3), 4): tinygrad's ValueError
+            raise ShapeError(f"{op}: a shape is one tuple or several ints, got {tuple(args)}")
         if isinstance(s, bool) or not isinstance(s, int) and not hasattr(s, "__index__"):
             raise TypeError(f"{op}: sizes must be ints, got {s!r} in {tuple(args)}")
         s = int(s)
@@ -246,8 +248,8 @@ class CreationMixin:
         _check_numbers("linspace", **{name: value for name, value in (("start", start),
                                       ("stop", stop)) if not hasattr(value, "node")})
         dtype = dtypes.from_any(dtype) if dtype is not None else dtypes.default_float
-        if dtype.is_bool:
-            raise TypeError("linspace: dtype bool is not supported")
+        if dtype.is_bool:  # PyTorch: NotImplementedError; tinygrad: ValueError
+            raise UnsupportedError("linspace: dtype bool is not supported")
         if steps == 1:
             return cls.full((1,), start, dtype, device, **kwargs)
         index = cls._index_range(steps, device).cast(dtype if dtype.is_float else dtypes.float32)

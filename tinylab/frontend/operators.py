@@ -109,6 +109,8 @@ class OperatorMixin:
     def __rxor__(self, other): return self.bitwise_xor(other, reverse=True)
     def __lshift__(self, other): return self.lshift(other)
     def __rshift__(self, other): return self.rshift(other)
+    def __rlshift__(self, other): return self.lshift(other, reverse=True)
+    def __rrshift__(self, other): return self.rshift(other, reverse=True)
     def __lt__(self, other): return self._binary(Op.CMPLT, other, "lt")
     def __gt__(self, other): return self._binary(Op.CMPLT, other, "gt", reverse=True)
     def __le__(self, other): return self._or_equal(other, "le", reverse=False)

@@ -76,7 +76,7 @@ class RealizingMixin:
             return self
         Device[device]  # raises for unknown devices
         out = _tensor()(ir.copy_to(self.node, device))
-        out.requires_grad = self.requires_grad
+        out.requires_grad, out.is_param = self.requires_grad, self.is_param
         return out
 
     def to_(self, device: str) -> Tensor:
@@ -92,7 +92,7 @@ class RealizingMixin:
         elif node.op is not Op.CONST:
             node = ir.contiguous(node)
         out = _tensor()(node)
-        out.requires_grad = self.requires_grad
+        out.requires_grad, out.is_param = self.requires_grad, self.is_param
         if self.node.op is Op.BUFFER and device == self.device:  # copied before any assign
             _PENDING_COPIES.setdefault(self.node.buffer, LiveHolders()).add(out)
         return out
