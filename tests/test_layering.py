@@ -10,7 +10,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tinylab"
 LAYER = {"dtype": 0, "config": 0, "errors": 0, "numpy_alu": 0, "memo": 0,
          "ir": 1, "runtimes": 1, "schedule": 2, "codegen": 3, "renderers": 4, "engine": 5,
          "device": 5, "frontend": 6, "func": 7, "nn": 7, "inspection": 8, "examples": 9,
-         "export": 9, "helpers": 9, "__init__": 9}
+         "export": 9, "helpers": 9, "as_tinygrad": 9, "__init__": 9}
 FORBIDDEN_PEERS = {("runtimes", "ir"), ("ir", "runtimes")}  # runtimes take text, not the IR
 JUPYTER = ("IPython", "ipywidgets", "anywidget", "jupyter", "nbformat", "nbclient",
            "tinylab_widgets", "traitlets")

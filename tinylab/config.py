@@ -46,6 +46,11 @@ class Setting:
         """Set for the rest of this context (prefer `Context(...)` which restores)."""
         return self._var.set(value)
 
+    def set_default(self, value) -> None:
+        """The value every context reads unless it overrides it, for the rest of the process
+        (a notebook's cells run in copies of a context, where `set` would not last)."""
+        self._var = contextvars.ContextVar(self.name, default=value)
+
     def __bool__(self):
         return bool(self.value)
 
@@ -119,6 +124,10 @@ OMP_BIND = Setting("TINYLAB_OMP_BIND", 1, "1 = bind each OpenMP worker of CPU ke
                    "OMP_PROC_BIND, OMP_PLACES or GOMP_CPU_AFFINITY in the environment win")
 PARALLEL_COMPILE = Setting("PARALLEL_COMPILE", 1, "compile a schedule's kernels in parallel")
 COLOR = Setting("COLOR", 1, "colour kernel names in the terminal")
+TINYGRAD_VALUES = Setting("TINYGRAD_VALUES", 0, "1 = tinygrad's values where it and PyTorch "
+                          "give different ones for the same call (gelu's tanh form, interpolate's "
+                          "default mode linear, cummax's first index); `python -m "
+                          "tinylab.as_tinygrad` sets it. 0 = PyTorch's")
 PROGRESS = Setting("PROGRESS", 1, "1 = show compile / TUNE / BEAM / download progress on a "
                    "terminal (stderr) for work that lasts over a second; 0 = never")
 

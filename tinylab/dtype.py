@@ -58,6 +58,12 @@ class DType:
         return self.kind == "b"
 
     @property
+    def is_narrow_float(self) -> bool:
+        """float16 or bfloat16: PyTorch computes their composites and sums in float32 and rounds
+        once, and so does tinylab."""
+        return self.kind == "f" and self.itemsize == 2
+
+    @property
     def np(self) -> np.dtype:
         return np.dtype(self.numpy_name)
 
@@ -102,6 +108,9 @@ class dtypes:  # noqa: N801 - the tinygrad / PyTorch spelling users know
     int64 = DType("int64", 8, "i", "long long", "int64")
     uint64 = DType("uint64", 8, "u", "unsigned long long", "uint64")
     float16 = DType("float16", 2, "f", "_Float16", "float16")
+    # stored as the top 16 bits of a float32 (numpy and C hold them as uint16); kernels compute
+    # in float32 and round to nearest even after each op (codegen/decompose.py)
+    bfloat16 = DType("bfloat16", 2, "f", "unsigned short", "uint16")
     float32 = DType("float32", 4, "f", "float", "float32")
     float64 = DType("float64", 8, "f", "double", "float64")
     void = DType("void", 0, "v", "void", "void")  # kernel-level SINK nodes only
@@ -114,8 +123,44 @@ class dtypes:  # noqa: N801 - the tinygrad / PyTorch spelling users know
     char = int8
     uchar = uint8
     short = int16
+    uint = uint32
+    ushort = uint16
+    ulong = uint64
     default_float = float32
     default_int = int32
+
+    # ---- tinygrad's dtype queries (module functions below the class take the tuples) ----
+    @staticmethod
+    def is_float(dtype) -> bool:  # noqa: F811 - tinygrad's dtypes.is_float(dtype)
+        return dtypes.from_any(dtype).is_float
+
+    @staticmethod
+    def is_int(dtype) -> bool:
+        """Signed or unsigned integer (bool is not one, as in tinygrad)."""
+        return dtypes.from_any(dtype).is_int
+
+    @staticmethod
+    def is_unsigned(dtype) -> bool:
+        return dtypes.from_any(dtype).is_unsigned
+
+    @staticmethod
+    def is_bool(dtype) -> bool:
+        return dtypes.from_any(dtype).is_bool
+
+    @staticmethod
+    def finfo(dtype) -> tuple[int, int]:
+        """(exponent bits, mantissa bits) of a float dtype, as tinygrad's dtypes.finfo."""
+        dtype = dtypes.from_any(dtype)
+        if not dtype.is_float:
+            raise ValueError(f"finfo: {dtype!r} is not a floating point type")
+        return FLOAT_BITS[dtype.name]
+
+    @staticmethod
+    def from_py(value) -> DType:
+        """tinygrad's name for of_python: the dtype a Python value (or nested list) gets."""
+        while isinstance(value, (list, tuple)) and value:
+            value = value[0]
+        return dtypes.of_python(value)
 
     @staticmethod
     def from_numpy(dtype) -> DType:
@@ -127,11 +172,14 @@ class dtypes:  # noqa: N801 - the tinygrad / PyTorch spelling users know
 
     @staticmethod
     def from_any(dtype) -> DType:
-        """Accept a DType, a name ('float32'), a numpy dtype or a torch-like object with .name."""
+        """Accept a DType, a name (tinygrad's, any case: 'float32', 'float' is float32, 'long',
+        'half', 'default_float'), a numpy dtype or a torch-like object with .name."""
         if isinstance(dtype, DType):
             return dtype.scalar
-        if isinstance(dtype, str) and dtype in _BY_NAME:
-            return _BY_NAME[dtype]
+        if isinstance(dtype, str):
+            named = getattr(dtypes, dtype.lower(), None)
+            if isinstance(named, DType) and named.kind != "v":
+                return named
         try:
             return dtypes.from_numpy(dtype)
         except TypeError:
@@ -157,9 +205,15 @@ class dtypes:  # noqa: N801 - the tinygrad / PyTorch spelling users know
 
 
 ALL_DTYPES = (dtypes.bool, dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, dtypes.int32,
-              dtypes.uint32, dtypes.int64, dtypes.uint64, dtypes.float16, dtypes.float32,
-              dtypes.float64)
+              dtypes.uint32, dtypes.int64, dtypes.uint64, dtypes.float16, dtypes.bfloat16,
+              dtypes.float32, dtypes.float64)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
+FLOAT_BITS = {"float16": (5, 10), "bfloat16": (8, 7), "float32": (8, 23), "float64": (11, 52)}
+dtypes.floats = tuple(d for d in ALL_DTYPES if d.is_float)   # tinygrad's groups of dtypes
+dtypes.uints = tuple(d for d in ALL_DTYPES if d.is_unsigned)
+dtypes.sints = tuple(d for d in ALL_DTYPES if d.kind == "i")
+dtypes.ints = dtypes.uints + dtypes.sints
+dtypes.all = ALL_DTYPES
 _VECTORS: dict = {}  # (scalar name, lanes) -> the one DType of that vector type (DType.vec)
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "v": -1}
 
@@ -177,6 +231,8 @@ def promote(a: DType, b: DType) -> DType:
     if category(a) != category(b):
         return a if category(a) > category(b) else b
     if a.is_float:
+        if a.itemsize == b.itemsize:  # float16 with bfloat16: neither holds the other
+            return dtypes.float32
         return a if a.itemsize > b.itemsize else b
     if a.is_unsigned == b.is_unsigned:
         return a if a.itemsize > b.itemsize else b
@@ -184,6 +240,16 @@ def promote(a: DType, b: DType) -> DType:
     if signed.itemsize > unsigned.itemsize:
         return signed
     return _BY_NAME.get(f"int{min(unsigned.bits * 2, 64)}", dtypes.int64)
+
+
+def round_to_bfloat16(value: float) -> float:
+    """The bfloat16 nearest `value` (ties to even), as a float: a literal's value (kernels round
+    with the same rule, codegen/decompose.py). NaN and infinities stay."""
+    bits = int(np.array(value, np.float32).view(np.uint32))
+    if math.isnan(value):
+        return value
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000) & 0xFFFFFFFF
+    return float(np.array(rounded, np.uint32).view(np.float32))
 
 
 def result_dtype(tensor_dtype: DType, python_value) -> DType:

@@ -65,10 +65,10 @@ REDUCTIONS = [
     reduce("cumsum", lambda x, dim: x.cumsum(dim), also=(("special",), ("int",), ("bool",),
                                                         ("f64",))),
     reduce("cumprod", lambda x, dim: x.cumprod(dim), also=(("int",), ("f64",)), atol=1e-4),
-    reduce("cummax", lambda x, dim: x.cummax(dim), lambda x, dim: x.cummax(dim).values,
+    reduce("cummax", lambda x, dim: x.cummax(dim)[0], lambda x, dim: x.cummax(dim).values,
            shapes=[((3, 4, 5),), ((2, 0, 3),), ((1, 6, 1),), ((4, 1, 2),)],
            also=(("special",), ("int",), ("f64",))),
-    reduce("cummin", lambda x, dim: x.cummin(dim), lambda x, dim: x.cummin(dim).values,
+    reduce("cummin", lambda x, dim: x.cummin(dim)[0], lambda x, dim: x.cummin(dim).values,
            shapes=[((3, 4, 5),), ((2, 0, 3),), ((1, 6, 1),), ((4, 1, 2),)],
            also=(("special",), ("int",), ("f64",))),
 ]
@@ -135,15 +135,15 @@ PRODUCTS_AND_SCANS = [
     reduce("cumprod_special", lambda x, dim: x.cumprod(dim), kinds=("special",), also=(),
            grad=False, covers=("cumprod",)),
     # Tensor(1.0).cummax(0) raised IndexError (list index out of range); PyTorch gives 1.0
-    reduce("cummax_scalar", lambda x, dim: x.cummax(dim), lambda x, dim: x.cummax(dim).values,
+    reduce("cummax_scalar", lambda x, dim: x.cummax(dim)[0], lambda x, dim: x.cummax(dim).values,
            shapes=[((),)], also=(), covers=("cummax",)),
-    reduce("cummin_scalar", lambda x, dim: x.cummin(dim), lambda x, dim: x.cummin(dim).values,
+    reduce("cummin_scalar", lambda x, dim: x.cummin(dim)[0], lambda x, dim: x.cummin(dim).values,
            shapes=[((),)], also=(), covers=("cummin",)),
     # Tensor([3., 3.]).cummax(0) had gradient [1.5, 0.5]; PyTorch gives each running max's
     # gradient to the latest tied element: [1, 1]
-    reduce("cummax_ties", lambda x, dim: x.cummax(dim), lambda x, dim: x.cummax(dim).values,
+    reduce("cummax_ties", lambda x, dim: x.cummax(dim)[0], lambda x, dim: x.cummax(dim).values,
            kinds=("ties",), shapes=[((3, 4, 5),)], also=(), covers=("cummax",)),
-    reduce("cummin_ties", lambda x, dim: x.cummin(dim), lambda x, dim: x.cummin(dim).values,
+    reduce("cummin_ties", lambda x, dim: x.cummin(dim)[0], lambda x, dim: x.cummin(dim).values,
            kinds=("ties",), shapes=[((3, 4, 5),)], also=(), covers=("cummin",)),
 ]
 CASES += PRODUCTS_AND_SCANS

@@ -88,6 +88,8 @@ BITS = [
            also=(("uint8", "shift"),), covers=("__lshift__",)),
     binary("rshift", lambda a, b: a >> b, lambda a, b: a >> b, ("int", "shift"),
            also=(("int64", "shift"), ("uint8", "shift")), covers=("__rshift__",)),
+    scalar("rlshift", lambda x: 3 << x, kinds=("shift",), also=(), covers=("__rlshift__",)),
+    scalar("rrshift", lambda x: 1000 >> x, kinds=("shift",), also=(), covers=("__rrshift__",)),
 ]
 
 

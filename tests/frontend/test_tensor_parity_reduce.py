@@ -101,10 +101,10 @@ CUMULATIVE = [
     case("cumprod", lambda x: x.cumprod(1), lambda x: x.cumprod(1), atol=1e-4),
     case("cumprod_int", lambda x: x.cumprod(-1), lambda x: x.cumprod(-1), NONEMPTY,
          ("small_int",)),
-    case("cummax", lambda x: x.cummax(0), lambda x: x.cummax(0).values),
-    case("cummax_int", lambda x: x.cummax(-1), lambda x: x.cummax(-1).values, NONEMPTY,
+    case("cummax", lambda x: x.cummax(0)[0], lambda x: x.cummax(0).values),
+    case("cummax_int", lambda x: x.cummax(-1)[0], lambda x: x.cummax(-1).values, NONEMPTY,
          ("int",)),
-    case("cummin", lambda x: x.cummin(1), lambda x: x.cummin(1).values, NONEMPTY),
+    case("cummin", lambda x: x.cummin(1)[0], lambda x: x.cummin(1).values, NONEMPTY),
 ]
 
 CASES = SUMS + EXTREMES + NORMALIZED + CUMULATIVE

@@ -10,7 +10,7 @@ import safetensors.numpy
 import safetensors.torch
 import torch
 
-from tinylab import Tensor
+from tinylab import Tensor, dtypes
 from tinylab.nn.safetensors_format import SafetensorsError
 from tinylab.nn.state import safe_load, safe_load_metadata, safe_save
 
@@ -74,13 +74,19 @@ def test_the_package_reads_our_files_exactly(tmp_path):
         assert f.metadata() == {"framework": "tinylab"}
 
 
-def test_bfloat16_from_torch_is_widened_to_float32_exactly(tmp_path):
+def test_bfloat16_from_torch_loads_as_bfloat16_bit_for_bit(tmp_path):
     values = torch.tensor([[1.5, -2.0, 3.140625], [1e30, -1e-30, 0.0]], dtype=torch.bfloat16)
     path = tmp_path / "bf16.safetensors"
     safetensors.torch.save_file({"w": values, "h": values.half()}, path)
     loaded = safe_load(path)
-    assert loaded["w"].dtype.name == "float32" and loaded["h"].dtype.name == "float16"
+    assert loaded["w"].dtype.name == "bfloat16" and loaded["h"].dtype.name == "float16"
     np.testing.assert_array_equal(loaded["w"].numpy(), values.float().numpy())
+    np.testing.assert_array_equal(loaded["w"].bitcast(dtypes.uint16).numpy(),
+                                  values.view(torch.int16).numpy().view(np.uint16))
+    safe_save({"w": loaded["w"]}, tmp_path / "back.safetensors")   # and back, bit for bit
+    again = safetensors.torch.load_file(tmp_path / "back.safetensors")["w"]
+    assert again.dtype == torch.bfloat16 and torch.equal(again.view(torch.int16),
+                                                         values.view(torch.int16))
 
 
 def test_bad_save_arguments_fail_early(tmp_path):

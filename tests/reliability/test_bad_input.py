@@ -97,8 +97,6 @@ LAYERS = [
     ("Conv2d groups", lambda: nn.Conv2d(3, 8, 3, groups=2), ValueError, ["groups", "2"]),
     ("Conv2d stride 0 (at the first call)", lambda: nn.Conv2d(1, 1, 3, stride=0)(
         ones(1, 1, 5, 5)), ValueError, ["stride", "0"]),
-    ("Conv2d negative padding (at the first call)", lambda: nn.Conv2d(1, 1, 3, padding=-1)(
-        ones(1, 1, 5, 5)), ValueError, ["padding", "-1"]),
     ("ConvTranspose2d kernel 0", lambda: nn.ConvTranspose2d(3, 4, 0), ValueError,
      ["ConvTranspose2d", "kernel_size"]),
     ("BatchNorm 0 features", lambda: nn.BatchNorm(0), ValueError, ["num_features", "0"]),

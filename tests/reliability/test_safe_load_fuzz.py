@@ -63,7 +63,7 @@ def check(data: bytes) -> None:
     for name, tensor in ours.items():
         got, expected = tensor.numpy(), theirs[name]
         assert got.shape == expected.shape, name
-        if expected.dtype != got.dtype:  # only BF16 is widened (to float32)
+        if expected.dtype != got.dtype:  # only BF16 reads back as float32 values
             continue
         assert got.tobytes() == expected.tobytes(), name
 

@@ -4,7 +4,8 @@
 FALLBACKS (built from other primitive ops), and when `renderer.half_arithmetic` is False computes
 float16 ops in float32, rounding back to float16 after each (float16 stays a storage type). The
 engine calls it before planning; a renderer with every op and float16 math (C, PYTHON) gets the
-AST back. Both attributes are declared by renderers/base.py Renderer.
+AST back. Both attributes are declared by renderers/base.py Renderer. bfloat16 is lowered
+into float32 and uint16 ops for every renderer first (bfloat16.py).
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ..ir import node as ir
 from ..ir import walk
 from ..ir.node import Node
 from ..ir.ops import ALU, REDUCE, Op
+from .bfloat16 import has_bfloat16, lower_bfloat16
 
 
 def _const(like: Node, value) -> Node:
@@ -75,12 +77,22 @@ def _touches_half(node: Node) -> bool:
 
 def decompose(ast: Node, renderer, memo: dict | None = None) -> Node:
     """`memo`, when given, is filled with each node -> the node that replaces it (a rewrite maps
-    to itself)."""
+    to itself). bfloat16 is a storage type on every renderer: lowered first (bfloat16.py)."""
+    lowered: dict = {}
+    if has_bfloat16(ast):
+        ast = lower_bfloat16(ast, lowered)
+    memo = {} if memo is None else memo
+    out = _decompose(ast, renderer, memo)
+    for node, new in lowered.items():   # the original nodes map to what they became
+        memo.setdefault(node, memo.get(new, new))
+    return out
+
+
+def _decompose(ast: Node, renderer, memo: dict) -> Node:
     half = renderer.half_arithmetic
     missing = set(FALLBACKS) - set(renderer.ops)
     if not missing and half:
         return ast
-    memo = {} if memo is None else memo
 
     def rewrite_one(node: Node, srcs: list) -> Node:
         out = _rebuild(node, srcs)

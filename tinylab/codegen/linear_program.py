@@ -14,6 +14,8 @@ from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
 from .linear_ops import LinearOp
 
+INT32_MIN, INT32_MAX = -2 ** 31, 2 ** 31 - 1  # a variable outside is a kernel's int64 argument
+
 
 @dataclass(frozen=True)
 class Instr:
@@ -51,6 +53,11 @@ class LinearProgram:
     @property
     def variable_names(self) -> list[str]:
         return [name for name, _, _ in self.variables]
+
+    @property
+    def wide_variables(self) -> set[str]:
+        """The variables whose range leaves int32: the kernel takes them as int64."""
+        return {name for name, lo, hi in self.variables if not INT32_MIN <= lo <= hi <= INT32_MAX}
     # per instruction, the plan's AST nodes it computes (only from `linearize(origins=True)`,
     # which inspection asks for; compiling never records them)
     origins: list | None = None

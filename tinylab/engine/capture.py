@@ -12,6 +12,7 @@ import ctypes
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from ..runtimes.base import c_scalar
 from ..runtimes.buffer import Buffer
 from ..schedule.memory import share_by_lifetime
 from . import realize as engine
@@ -65,7 +66,8 @@ class CapturedStep:
                         if kind == "pointers" else inputs[i]
             values = {**launch.var_vals, **(var_vals or {})} if names else None
             if kind == "pointers":
-                call(list(args) + [ctypes.c_int(values[n]) for n in names] if names else args)
+                call(list(args) + [c_scalar(v) for v in launch.runner.variable_values(values)]
+                     if names else args)
             elif kind == "buffers":
                 call(args, values)
             else:

@@ -9,8 +9,10 @@ from __future__ import annotations
 import weakref
 
 from ..ir import node as ir
+from ..ir import walk
 from ..ir.node import Node
 from ..ir.ops import Op
+from ..schedule.items import AssignCycleError
 from . import realize as engine
 
 
@@ -85,7 +87,8 @@ def stale_readers(holders: list, live) -> tuple[list, list]:
     if not targets:
         return [], []
     chosen = {id(t) for t in holders}
-    lazy = [t for t in list(live) if id(t) not in chosen
+    everyone = list(live)
+    lazy = [t for t in everyone if id(t) not in chosen
             and t.node.op not in (Op.BUFFER, Op.CONST)]
     reading: set = set()
     for node in ir.toposort([t.node for t in lazy], sources):
@@ -94,7 +97,13 @@ def stale_readers(holders: list, live) -> tuple[list, list]:
         if node in targets or any(s in reading for s in pruned[node]):
             reading.add(node)
     readers = [t for t in lazy if t.node in reading]
-    return readers, [n for n in targets if n in reading] if readers else []
+    # a value that folded to the target's BUFFER node itself (t + 0, Tensor(t)), realized
+    # here or not, is a value of its own, not a view (views were re-pointed when written): it
+    # keeps the old version too
+    held = [t for t in everyone if t.node in targets]
+    readers += [t for t in held if id(t) not in chosen]
+    reading.update(t.node for t in held)
+    return readers, [n for n in targets if n in reading] if readers or held else []
 
 
 def own_buffers(holders: list, nodes: list) -> list:
@@ -125,6 +134,52 @@ def own_buffers(holders: list, nodes: list) -> list:
     return nodes
 
 
+class _StopAtRealized(dict):
+    """A rewrite memo that keeps every computed node as it is (the walk stops there)."""
+
+    def __init__(self, computed):
+        super().__init__()
+        self.computed = computed
+
+    def __contains__(self, node) -> bool:
+        return dict.__contains__(self, node) or self.computed.get(node) is not None
+
+    def __missing__(self, node):
+        return node
+
+
+def _realize_untangled(nodes: list, computed_outside, assigned: dict) -> list:
+    """engine.realize, where a kernel that would read both a buffer's old value and (through
+    other kernels) the assign overwriting it (v = t * 1; t.assign(...); t - v) first gets the
+    old values of the assigns' targets copied, and reads the copies: the assigns still write
+    their targets. Rare: ordering alone serves every graph without such a cycle."""
+    try:
+        return engine.realize(nodes, computed_outside, assigned)
+    except AssignCycleError:
+        pass
+    computed = engine.FreshRealized(engine.REALIZED)
+    graph = ir.toposort(nodes, lambda n: () if computed.get(n) is not None else n.src)
+    targets = list(dict.fromkeys(n.src[0] for n in graph if n.op is Op.ASSIGN))
+    swap = dict(zip(targets, engine.realize([ir.copy_to(t, t.device) for t in targets],
+                                            computed_outside)))
+
+    def reread(node: Node, sources: list) -> Node:
+        if node in swap:
+            return swap[node]
+        if node.op is Op.ASSIGN:  # the write still lands in the target
+            sources = [node.src[0], *sources[1:]]
+        return walk.rebuilt(node, sources)
+    memo = _StopAtRealized(computed)
+    untangled = walk.rewrite(nodes, reread, memo)
+    done = engine.realize(untangled, computed_outside, assigned)
+    for old, new in list(memo.items()):
+        if old.op is Op.ASSIGN and new in assigned:  # its holders' node: done too
+            assigned[old] = assigned[new]
+            if not engine.STATE.captures:
+                engine.REALIZED[old] = assigned[new]
+    return done
+
+
 def realize_holders(holders: list, live, keeps_graph: list, computed_outside=None,
                     captured_readers=None) -> list:
     """Realize `holders` (live: every live holder, for stale readers and assigns done under
@@ -136,14 +191,20 @@ def realize_holders(holders: list, live, keeps_graph: list, computed_outside=Non
     the caller points each at its node. The one engine call of Tensor.realize."""
     readers, olds = stale_readers(holders, live)
     if captured_readers is not None:  # the step's own readers get buffers each replay rewrites
-        extra = captured_readers(readers)
+        extra = [t for t in captured_readers(readers) if t.node.op is not Op.BUFFER]
         holders, olds, keeps_graph = holders + extra, [], list(keeps_graph) + [False] * len(extra)
     assigned: dict = {}
-    nodes = engine.realize([t.node for t in holders] + [ir.copy_to(n, n.device) for n in olds],
-                           computed_outside, assigned)
-    for old, copy in zip(olds, nodes[len(holders):]):
+    nodes = _realize_untangled([t.node for t in holders] + [ir.copy_to(n, n.device)
+                                                            for n in olds],
+                               computed_outside, assigned)
+    copies = dict(zip(olds, nodes[len(holders):]))
+    for old, copy in copies.items():
         engine.REALIZED[old] = copy  # later reads of the old version read the copy
-    nodes = own_buffers(holders, nodes[:len(holders)])
+    for t in readers:
+        if t.node in copies:  # it held the old version's BUFFER node: it holds the copy now
+            t.node = copies[t.node]
+    nodes = [copies.get(n, n) for n in nodes[:len(holders)]]  # the same, asked for by name
+    nodes = own_buffers(holders, nodes)
     if assigned:  # an assign that ran under another value is done for its holder too
         chosen = {id(t) for t in holders}
         for t in list(live):

@@ -15,6 +15,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
+import numpy as np
+
 from .. import config
 from ..caps import caps_for
 from ..codegen.linear_program import LinearProgram, program_cost
@@ -74,12 +76,13 @@ class Runner:
         return program_cost(self.program, var_vals)[0]
 
     def variable_values(self, var_vals: dict | None) -> list[int]:
-        names = self.program.variable_names
+        names, wide = self.program.variable_names, self.program.wide_variables
         missing = [n for n in names if n not in (var_vals or {})]
         if missing:
             raise ValueError(f"kernel {self.name} takes symbolic sizes {names}; no value was "
                              f"bound for {missing}")
-        return [var_vals[n] for n in names]
+        # typed as the kernel declares them: int64 where a variable's range leaves int32
+        return [np.int64(var_vals[n]) if n in wide else np.int32(var_vals[n]) for n in names]
 
     def passes(self) -> dict[str, str]:
         """The printed passes, from the compile record ("plan": the plan as linearized)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from .. import config
 from ..dtype import dtypes
 from ..ir.ops import Op
 from .composite import _with_backward
@@ -70,9 +71,12 @@ class ActivationMixin:
         return _with_backward(out, (self,), lambda grad: (
             ((self > min_val) & (self < max_val)).where(grad, 0.0),))
 
-    def gelu(self, approximate: str = "none"):
+    def gelu(self, approximate: str | None = None):
         """x * Φ(x) (torch.nn.functional.gelu): with erf by default ("none", PyTorch's default),
-        or the tanh approximation ("tanh", what tinygrad's gelu() computes)."""
+        or the tanh approximation ("tanh", what tinygrad's gelu() computes: the default under
+        TINYGRAD_VALUES=1, the tinygrad alias)."""
+        if approximate is None:
+            approximate = "tanh" if config.TINYGRAD_VALUES.value else "none"
         if approximate == "tanh":
             inner = math.sqrt(2 / math.pi) * (self + 0.044715 * self ** 3)
             return 0.5 * self * (1 + inner.tanh())

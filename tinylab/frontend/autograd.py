@@ -52,8 +52,8 @@ def _expand_grad(grad: Node, node: Node):
     # d expand = sum over the axes that were broadcast
     src = node.src[0]
     axes = tuple(i for i, (s, n) in enumerate(zip(src.shape, node.shape)) if s != n)
-    if grad.dtype == dtypes.float16:  # partial sums in float32, as a forward half sum (and
-        return (ir.cast(ir.cast(grad, dtypes.float32).sum(axes), dtypes.float16),)  # PyTorch)
+    if grad.dtype.is_narrow_float:  # partial sums in float32, as a forward half sum (and
+        return (ir.cast(ir.cast(grad, dtypes.float32).sum(axes), grad.dtype),)  # PyTorch)
     return (grad.sum(axes),)
 
 

@@ -38,14 +38,16 @@ class ConvolutionMixin:
                 pads.append((total // 2, total - total // 2))
             return tuple(pads)
         flat = _pair(padding, n if isinstance(padding, int) or len(padding) == n else 2 * n,
-                     "padding", minimum=0)
+                     "padding")  # negative: crops, as tinygrad's (PyTorch raises)
         if isinstance(padding, int) or len(padding) == n:
             return tuple((p, p) for p in flat[:n])
         pairs = [(flat[2 * i], flat[2 * i + 1]) for i in range(n)]  # PyTorch's flat order:
         return tuple(reversed(pairs))                               # last dim first
 
-    def conv2d(self, weight, bias=None, groups: int = 1, stride=1, dilation=1, padding=0):
-        """N-d convolution over the dims after (batch, channels); weight (out, in/groups, *k)."""
+    def conv2d(self, weight, bias=None, groups: int = 1, stride=1, dilation=1, padding=0,
+               dtype=None):
+        """N-d convolution over the dims after (batch, channels); weight (out, in/groups, *k).
+        As tinygrad's, a negative padding crops and `dtype=` accumulates in that dtype."""
         spatial = weight.ndim - 2
         if spatial < 1 or self.ndim != spatial + 2:
             raise ShapeError(f"conv: input {self.shape} must have {spatial + 2} dims for weight "
@@ -85,11 +87,12 @@ class ConvolutionMixin:
         w = channel_last.permute(back)
         w = w.reshape((1, groups, group_out) + (1,) * spatial + (cin_group,) + kernel)
         reduce_axes = tuple(range(-1 - spatial, 0))
-        out = (x * w).sum(reduce_axes).reshape((batch, cout) + out_spatial)
+        out = (x * w).sum(reduce_axes, dtype=dtype).reshape((batch, cout) + out_spatial)
         return out if bias is None else out + bias.reshape((1, cout) + (1,) * spatial)
 
-    def conv1d(self, weight, bias=None, groups: int = 1, stride=1, dilation=1, padding=0):
-        return self.conv2d(weight, bias, groups, stride, dilation, padding)
+    def conv1d(self, weight, bias=None, groups: int = 1, stride=1, dilation=1, padding=0,
+               dtype=None):
+        return self.conv2d(weight, bias, groups, stride, dilation, padding, dtype)
 
     def conv_transpose2d(self, weight, bias=None, groups: int = 1, stride=1, dilation=1,
                          padding=0, output_padding=0):

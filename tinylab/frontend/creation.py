@@ -8,7 +8,7 @@ import math
 import numbers
 
 from ..dtype import DType, dtypes
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, ShapeError, UnsupportedError
 from ..ir import node as ir
 from ..ir.symbolic import Variable, bound_value
 from ..memo import Memo
@@ -23,6 +23,8 @@ def shape_args(args, op: str) -> tuple[int, ...]:
         if isinstance(s, Variable):  # a symbolic size (must be bound to be realized)
             shape.append(s)
             continue
+        if isinstance(s, (tuple, list)):  # f((2, 3), 4): tinygrad's ValueError
+            raise ShapeError(f"{op}: a shape is one tuple or several ints, got {tuple(args)}")
         if isinstance(s, bool) or not isinstance(s, int) and not hasattr(s, "__index__"):
             raise TypeError(f"{op}: sizes must be ints, got {s!r} in {tuple(args)}")
         s = int(s)
@@ -192,7 +194,12 @@ class CreationMixin:
         if isinstance(n, Variable) and n.min < 0:
             raise ValueError(f"arange: the length {n!r} of [{start!r}, {stop!r}) may be negative "
                              f"for values in the variables' ranges")
-        dtype = dtypes.from_any(dtype) if dtype is not None else dtypes.default_int
+        if dtype is None:  # int64 where a value may leave int32 (a Variable past 2**31)
+            ends = [e for v in (start, stop) for e in ((v.min, v.max) if isinstance(v, Variable)
+                                                      else (v,))]
+            wide = not all(dtypes.int32.min_value() <= e <= dtypes.int32.max_value() for e in ends)
+            dtype = dtypes.int64 if wide else dtypes.default_int
+        dtype = dtypes.from_any(dtype)
         if not isinstance(n, Variable):
             index = cls._index_range(max(n, 0), device)
         else:
@@ -202,9 +209,10 @@ class CreationMixin:
 
     @classmethod
     def _index_range(cls, n: int, device=None):
-        """int32 0..n-1 with no reduce (so it fuses into whatever reads it): the sum of its
-        binary digits, where digit k is a padded constant repeated with period 2^(k+1). Its
-        graph holds only consts, so it is built once per length and device (argmax asks)."""
+        """0..n-1 with no reduce (so it fuses into whatever reads it): the sum of its binary
+        digits, where digit k is a padded constant repeated with period 2^(k+1); int32, or int64
+        where n - 1 leaves int32. Its graph holds only consts, so it is built once per length and
+        device (argmax asks)."""
         from ..engine.devices import Device
         key = (n, Device.canonicalize(device))
         known = _INDEX_RANGES.get(key)
@@ -214,10 +222,11 @@ class CreationMixin:
 
     @classmethod
     def _build_index_range(cls, n: int, device=None):
-        out = cls.zeros(n, dtype=dtypes.int32, device=device)
+        dtype = dtypes.int32 if n - 1 <= dtypes.int32.max_value() else dtypes.int64
+        out = cls.zeros(n, dtype=dtype, device=device)
         for k in range(max(n - 1, 0).bit_length()):
             half = 1 << k
-            digit = cls.full((half,), half, dtypes.int32, device).pad(((half, 0),))  # 0.. then 2^k..
+            digit = cls.full((half,), half, dtype, device).pad(((half, 0),))  # 0.. then 2^k..
             repeats = -(-n // (2 * half))
             digit = digit.reshape(1, 2 * half).expand(repeats, 2 * half).reshape(repeats * 2 * half)
             out = out + digit.shrink(((0, n),))
@@ -239,8 +248,8 @@ class CreationMixin:
         _check_numbers("linspace", **{name: value for name, value in (("start", start),
                                       ("stop", stop)) if not hasattr(value, "node")})
         dtype = dtypes.from_any(dtype) if dtype is not None else dtypes.default_float
-        if dtype.is_bool:
-            raise TypeError("linspace: dtype bool is not supported")
+        if dtype.is_bool:  # PyTorch: NotImplementedError; tinygrad: ValueError
+            raise UnsupportedError("linspace: dtype bool is not supported")
         if steps == 1:
             return cls.full((1,), start, dtype, device, **kwargs)
         index = cls._index_range(steps, device).cast(dtype if dtype.is_float else dtypes.float32)

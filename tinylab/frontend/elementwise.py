@@ -210,7 +210,7 @@ class ElementwiseMixin(TranscendentalMixin, PiecewiseMixin, LogicMixin):
         dtype = dtypes.from_any(dtype)
         if dtype.itemsize != self.dtype.itemsize:
             raise DTypeError(f"bitcast: {self.dtype.name} and {dtype.name} differ in size")
-        return self._wrap(ir.cast(self.node, dtype, bitcast=True))
+        return self._view(ir.cast(self.node, dtype, bitcast=True))  # a view, as torch's view(dtype)
 
     def float(self):
         return self.cast(dtypes.float32)

@@ -53,8 +53,9 @@ def _dims_used(item) -> int:
 
 
 def _as_index(tensor, item):
-    """Lists and numpy arrays become index tensors; everything else is checked and kept."""
-    if isinstance(item, (list, np.ndarray)):
+    """Lists, tuples inside the index and numpy arrays become index tensors, as numpy reads
+    them (x[(0, 1), (1, 2)] picks two elements); everything else is checked and kept."""
+    if isinstance(item, (list, tuple, np.ndarray)):
         try:
             array = np.asarray(item)
         except ValueError:

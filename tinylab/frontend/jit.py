@@ -20,6 +20,7 @@ from ..errors import JitError
 from ..ir import node as ir
 from ..ir.ops import Op
 from ..ir.symbolic import Variable, rebind, unbind_args
+from . import views
 from .tensor import ALL_TENSORS, Tensor
 
 
@@ -58,6 +59,22 @@ def _tensors_in(value) -> list[Tensor]:
     return _found_in(value, Tensor)
 
 
+def _copied_views(value):
+    """The arguments with each view of realized storage replaced by a realized copy: a step reads
+    its inputs' own buffers, which each replay swaps for the next call's."""
+    if isinstance(value, Tensor):
+        return Tensor(ir.contiguous(value.node)).realize() if value.node.op is not Op.BUFFER \
+            else value
+    if isinstance(value, list):
+        return [_copied_views(v) for v in value]
+    if isinstance(value, tuple):
+        items = [_copied_views(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    if isinstance(value, dict):
+        return {k: _copied_views(v) for k, v in value.items()}
+    return value
+
+
 def _run_step(fn, args, kwargs):
     """Call the step and realize what it returns together with the assigns it left pending
     (`cache.assign(cache + x)` whose tensor nothing returned realizes): a step is the unit that
@@ -67,6 +84,9 @@ def _run_step(fn, args, kwargs):
     pending = [t for t in list(ALL_TENSORS)
                if t.node.op is Op.ASSIGN and before.get(id(t)) is not t.node]
     outs = _tensors_in(result) + pending
+    for t in outs:  # a returned view gets a buffer of its own, which each replay rewrites
+        if views.is_view(t):
+            t.node = ir.contiguous(t.node)
     if outs:
         Tensor.realize(*outs)
     return result
@@ -105,6 +125,9 @@ class TinyJit:
         lazy = [t for t in inputs if t.node.op is not Op.BUFFER]
         if lazy:
             Tensor.realize(*lazy)
+        if any(t.node.op is not Op.BUFFER for t in inputs):  # views of realized storage
+            args, kwargs = _copied_views(args), _copied_views(kwargs)
+            inputs = _tensors_in(list(args)) + _tensors_in(kwargs)
         if not config.JIT.value:
             return self.fn(*args, **kwargs)
         if self.step is not None:

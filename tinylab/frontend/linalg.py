@@ -25,11 +25,29 @@ def _share_heads(query, key, value):
 
 
 
+def _product_sum(x, w, dtype=None):
+    """The batched product of x (..., m, k) and w (..., k, n) as broadcast MUL + SUM."""
+    if dtype is None:
+        out_dtype = promote(x.dtype, w.dtype)
+        # float16 / bfloat16: products and sum in float32, rounded once (PyTorch's CPU matmul);
+        # rounding each product to 16 bits first loses digits a 64-long dot product shows
+        wide = dtypes.float32 if out_dtype.is_narrow_float else out_dtype
+        accumulate = None
+    else:
+        out_dtype = accumulate = dtypes.from_any(dtype)
+        wide = promote(promote(x.dtype, w.dtype), out_dtype)
+    x, w = x.cast(wide), w.cast(wide)
+    product = x.unsqueeze(-2) * w.transpose(-1, -2).unsqueeze(-3)
+    return product.sum(-1, dtype=accumulate).cast(out_dtype)
+
+
 class LinearAlgebraMixin:
     __slots__ = ()
 
     # ---- linear algebra ----
-    def matmul(self, other, reverse: bool = False):
+    def matmul(self, other, reverse: bool = False, dtype=None):
+        """PyTorch's matmul; `dtype=` (tinygrad's) accumulates in that dtype: the products in
+        the wider of it and the operands' dtype, each cast to it and summed in it."""
         a, b = (other, self) if reverse else (self, other)
         if not hasattr(a, "node") or not hasattr(b, "node"):
             raise TypeError("matmul: both operands must be tensors")
@@ -47,23 +65,17 @@ class LinearAlgebraMixin:
         except ShapeError:
             raise ShapeError(f"matmul: the batch dims of shapes {a.shape} and {b.shape} cannot "
                              f"be broadcast together") from None
-        dtype = promote(x.dtype, w.dtype)
-        # float16: products and sum in float32, rounded to half once (PyTorch's CPU matmul);
-        # rounding each product to half first loses digits a 64-long dot product shows
-        wide = dtypes.float32 if dtype == dtypes.float16 else dtype
-        x, w = x.cast(wide), w.cast(wide)
-        product = x.unsqueeze(-2) * w.transpose(-1, -2).unsqueeze(-3)
-        out = product.sum(-1).cast(dtype)
+        out = _product_sum(x, w, dtype)
         if a.ndim == 1:
             out = out.squeeze(-2)
         if b.ndim == 1:
             out = out.squeeze(-1)
         return out
 
-    def dot(self, other):
+    def dot(self, other, dtype=None):
         """PyTorch's rules for 0-D and 1-D operands (both 1-D of one length: their inner
         product; 0-D: an error). With more dims it is matmul, as in tinygrad (x.dot(w) in an
-        MLP), where PyTorch raises."""
+        MLP), where PyTorch raises; `dtype=` as matmul's."""
         if not hasattr(other, "node"):
             raise TypeError(f"dot: other must be a tensor, got {type(other).__name__}")
         if self.ndim == 0 or other.ndim == 0:
@@ -72,12 +84,19 @@ class LinearAlgebraMixin:
         if self.ndim == 1 and other.ndim == 1 and self.shape != other.shape:
             raise ShapeError(f"dot: inconsistent tensor size, {self.shape[0]} and "
                              f"{other.shape[0]} elements")
-        return self.matmul(other)
+        return self.matmul(other, dtype=dtype)
 
-    def linear(self, weight, bias=None):
-        if bias is not None and dtypes.float16 == self.dtype == weight.dtype == bias.dtype:
-            # the product and the bias added in float32, rounded to half once (PyTorch's addmm)
-            return self.float().linear(weight.float(), bias.float()).half()
+    def linear(self, weight, bias=None, dtype=None):
+        """x @ weight + bias (tinygrad's weight layout: (in, out)); `dtype=` (tinygrad's)
+        computes it all in that dtype."""
+        if dtype is not None:
+            dtype = dtypes.from_any(dtype)
+            return self.cast(dtype).linear(weight.cast(dtype),
+                                           bias.cast(dtype) if bias is not None else None)
+        if bias is not None and self.dtype.is_narrow_float and \
+                self.dtype == weight.dtype == bias.dtype:
+            # the product and the bias added in float32, rounded once (PyTorch's addmm)
+            return self.float().linear(weight.float(), bias.float()).cast(self.dtype)
         out = self * weight if weight.ndim == 1 else self.matmul(weight)
         return out + bias if bias is not None else out
 

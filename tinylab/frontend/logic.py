@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from ..dtype import dtypes
-from ..errors import DTypeError
+from ..errors import ArgumentError, DTypeError
 from ..ir import node as ir
 from ..ir.ops import Op
 
@@ -55,15 +55,21 @@ class LogicMixin:
             return self.logical_not()
         return self._wrap(ir.alu(Op.XOR, self.node, self.node.const_like(-1)))
 
-    def lshift(self, bits):
-        self._integer_only("lshift")
-        a, b = self._operands(bits, "lshift")
-        return a._wrap(ir.alu(Op.SHL, a.node, b.node))
+    def lshift(self, bits, reverse: bool = False):
+        return self._shift(Op.SHL, bits, "lshift", reverse)
 
-    def rshift(self, bits):
-        self._integer_only("rshift")
-        a, b = self._operands(bits, "rshift")
-        return a._wrap(ir.alu(Op.SHR, a.node, b.node))
+    def rshift(self, bits, reverse: bool = False):
+        return self._shift(Op.SHR, bits, "rshift", reverse)
+
+    def _shift(self, op: Op, bits, name: str, reverse: bool):
+        """self shifted by `bits` (`bits` shifted by self when reverse, tinygrad's argument). A
+        negative Python int amount is an error, as Python's and tinygrad's tests ask (PyTorch
+        gives 0); a tensor of amounts is not read."""
+        self._integer_only(name)
+        if isinstance(bits, int) and not isinstance(bits, bool) and bits < 0 and not reverse:
+            raise ArgumentError(f"{name}: negative shift count {bits}")
+        a, b = self._operands(bits, name, reverse)
+        return a._wrap(ir.alu(op, a.node, b.node))
 
     def isnan(self):
         return self != self if self.dtype.is_float else self.full_like(False, dtype=dtypes.bool)

@@ -5,7 +5,7 @@ PyTorch's reductions and its shape checks. Mixed into Tensor through NNMixin (fr
 from __future__ import annotations
 
 from ..dtype import dtypes
-from ..errors import DTypeError, ShapeError
+from ..errors import ArgumentError, DTypeError, ShapeError
 from . import traced
 
 
@@ -66,12 +66,12 @@ class LossMixin:
             type(self).realize(low, high)
             low, high = int(low.item()), int(high.item())
             if low < 0:
-                raise ValueError(f"one_hot: class values must be non-negative, got {low}")
+                raise ArgumentError(f"one_hot: class values must be non-negative, got {low}")
             if num_classes == -1:
                 num_classes = high + 1
             elif high >= num_classes:
-                raise ValueError(f"one_hot: class values must be smaller than num_classes="
-                                 f"{num_classes}, got {high}")
+                raise ArgumentError(f"one_hot: class values must be smaller than num_classes="
+                                    f"{num_classes}, got {high}")
         elif num_classes == -1:
             num_classes = int(self.max().item()) + 1
         classes = type(self).arange(num_classes, device=self.device)

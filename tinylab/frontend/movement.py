@@ -125,13 +125,16 @@ class MovementMixin:
         return pairs
 
     def _pad_mode(self, pairs, mode: str):
+        """Negative pads crop, as tinygrad's: circular crops first and wraps what is left;
+        reflect and replicate pad the positive sides from the whole data, then crop."""
         x = self
+        if mode == "circular" and any(b < 0 or a < 0 for b, a in pairs):
+            x = x.shrink(tuple((-min(b, 0), s + min(a, 0)) for (b, a), s in zip(pairs, x.shape)))
         for axis, (before, after) in enumerate(pairs):
+            before, after = max(before, 0), max(after, 0)
             if not before and not after:
                 continue
             size = x.shape[axis]
-            if before < 0 or after < 0:
-                raise ShapeError(f"pad: mode {mode} needs non-negative padding, got {pairs}")
             if mode == "reflect" and (before >= size or after >= size):
                 raise ShapeError(f"pad: reflect padding {(before, after)} must be smaller than "
                                  f"the dimension size {size} (axis {axis})")
@@ -142,6 +145,8 @@ class MovementMixin:
             if after:
                 parts.append(_edge(x, axis, mode, after, at_start=False))
             x = parts[0].cat(*parts[1:], dim=axis)
+        if mode != "circular" and any(b < 0 or a < 0 for b, a in pairs):
+            x = x.shrink(tuple((-min(b, 0), s + min(a, 0)) for (b, a), s in zip(pairs, x.shape)))
         return x
 
     def shrink(self, bounds):

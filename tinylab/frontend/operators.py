@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..dtype import dtypes, promote, result_dtype
+from ..dtype import promote, result_dtype
 from ..errors import ShapeError
 from ..ir import node as ir
 from ..ir.ops import Op
@@ -27,13 +27,15 @@ def _tensor():
 
 
 def symbolic_value(size: Variable, device: str) -> Tensor:
-    """A symbolic size used as a number (x.sum(axis) / count in a mean over a symbolic axis):
-    an int32 0-d tensor a kernel computes by summing ones over the symbolic length, so the value
-    follows the bound variable in every launch (and in TinyJit replays)."""
+    """A symbolic size used as a number (`Tensor(v)`, `v * t`, the count in a mean over a
+    symbolic axis): a 0-d tensor whose kernel reads the variable, so the value follows the bound
+    variable in every launch (and in TinyJit replays). It is element `size` of 0..max (int32, or
+    int64 where the range leaves int32): a sum of padded constants the kernel's masks read at the
+    variable's position, with no loop over the value (a count of 2**35 would take seconds)."""
     if size.min < 0:
         raise ValueError(f"cannot use the symbolic value {size!r} as a number: it may be "
                          f"negative")
-    return _tensor().ones(size, dtype=dtypes.int32, device=device).sum()
+    return _tensor()._index_range(size.max + 1, device).shrink(((size, size + 1),)).reshape(())
 
 
 class OperatorMixin:
@@ -107,6 +109,8 @@ class OperatorMixin:
     def __rxor__(self, other): return self.bitwise_xor(other, reverse=True)
     def __lshift__(self, other): return self.lshift(other)
     def __rshift__(self, other): return self.rshift(other)
+    def __rlshift__(self, other): return self.lshift(other, reverse=True)
+    def __rrshift__(self, other): return self.rshift(other, reverse=True)
     def __lt__(self, other): return self._binary(Op.CMPLT, other, "lt")
     def __gt__(self, other): return self._binary(Op.CMPLT, other, "gt", reverse=True)
     def __le__(self, other): return self._or_equal(other, "le", reverse=False)

@@ -153,7 +153,7 @@ class PiecewiseMixin:
             negative = a._const(math.copysign(1.0, other) < 0, dtypes.bool, ())
         else:
             a, b = self._float_operands(other, "copysign")
-            if b.dtype == dtypes.float16:  # the GPU renderers cannot bitcast halves; a cast to
+            if b.dtype.is_narrow_float:  # the GPU renderers cannot bitcast halves; a cast to
                 b = b.cast(dtypes.float32)  # float32 keeps the sign bit (of -0.0 and NaN too)
             negative = b.bitcast(_SIGNED[b.dtype.itemsize]) < 0
         magnitude = a.abs()

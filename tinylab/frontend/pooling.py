@@ -1,26 +1,19 @@
-"""Pooling and resampling: the 1-D/2-D max and average pools, max pooling that returns PyTorch's
-indices, 3-D pooling, max_unpool1d/2d/3d and interpolate (nearest, nearest-exact, linear,
-bilinear, trilinear). Mixed into Tensor (frontend/tensor.py).
+"""Pooling: the 1-D/2-D max and average pools, max pooling that returns PyTorch's indices, 3-D
+pooling and max_unpool1d/2d/3d (interpolate is resampling.py). Mixed into Tensor
+(frontend/tensor.py).
 
 Every output is a composite of primitive ops: windows are views (`_pool`), the max's position is
-a compare and a reduce, unpooling is a one-hot compare and a sum. interpolate's source indices
-and weights depend only on shapes: they are computed on the host in the float precision PyTorch
-uses (float32, or float64 for float64 input), so the same input pixels are picked.
+a compare and a reduce, unpooling is a one-hot compare and a sum.
 """
 from __future__ import annotations
 
 import math
 
-import numpy as np
 
-from ..dtype import dtypes
 from ..errors import DTypeError, ShapeError
 from . import autograd
 from .convolution import _pair
 from .sorting import _pick
-
-INTERPOLATE_MODES = {"nearest": None, "nearest-exact": None, "linear": 3, "bilinear": 4,
-                     "trilinear": 5}  # mode -> the input rank PyTorch requires (None: 3 to 5)
 
 
 class PoolingMixin:
@@ -131,40 +124,6 @@ class PoolingMixin:
         return self._max_unpool(3, indices, kernel_size, stride, padding, output_size, 1,
                                 "max_unpool3d")
 
-    # ---- resampling ----
-    def interpolate(self, size=None, scale_factor=None, mode: str = "nearest",
-                    align_corners: bool | None = None, recompute_scale_factor: bool | None = None):
-        """Resample the spatial dims of (N, C, *spatial) to `size` (or spatial * scale_factor),
-        as torch.nn.functional.interpolate. Modes: nearest, nearest-exact, and linear /
-        bilinear / trilinear for 1 / 2 / 3 spatial dims (linear modes need a float tensor;
-        align_corners=True maps the corner pixels onto each other).
-
-        Follows PyTorch where tinygrad differs: the default mode is "nearest" (tinygrad's is
-        "linear"), the input must be (N, C, *spatial) with 1-3 spatial dims (tinygrad resizes
-        the last len(size) dims of any tensor), and "linear" is only for 3-D input (use
-        "bilinear" on 4-D). With scale_factor, source positions use 1 / scale_factor, as PyTorch
-        does, unless recompute_scale_factor=True.
-
-        Each axis in turn gathers the source rows it needs (nearest: one; linear: two, mixed as
-        x0 * (1 - t) + x1 * t), so values and gradients come from kernels."""
-        dims = _check_interpolate(self, mode, align_corners)
-        out_sizes, scales = _output_sizes(self, size, scale_factor, recompute_scale_factor, dims)
-        x = self
-        opmath = np.float64 if self.dtype == dtypes.float64 else np.float32
-        for axis, (inside, out, scale) in enumerate(zip(self.shape[2:], out_sizes, scales), 2):
-            if axis > 2 and x.node is not self.node:
-                x = x.contiguous()  # else the next axis's gather recomputes this one per tap
-            if mode in ("nearest", "nearest-exact"):
-                x = _take(x, axis, _nearest_sources(inside, out, scale, mode == "nearest-exact"))
-                continue
-            first, second, weight = _linear_sources(inside, out, scale, bool(align_corners),
-                                                    opmath)
-            shape = (out,) + (1,) * (x.ndim - axis - 1)
-            lam1 = type(self)(weight.reshape(shape), device=self.device, dtype=x.dtype)
-            lam0 = type(self)((1 - weight).reshape(shape), device=self.device, dtype=x.dtype)
-            x = _take(x, axis, first) * lam0 + _take(x, axis, second) * lam1
-        return x
-
     # ---- pooling ----
     def _pool_args(self, kernel_size, stride, dilation, padding, spatial: int, op: str):
         """(kernel, stride, dilation, pads) per spatial dim, checked as PyTorch does: padding at
@@ -173,7 +132,9 @@ class PoolingMixin:
         stride = kernel if stride is None else _pair(stride, spatial, "stride", minimum=1)
         dilation = _pair(dilation, spatial, "dilation", minimum=1)
         pads = self._conv_padding(padding, kernel, dilation)
-        for (b, _), k in zip(pads, kernel):
+        for (b, a), k in zip(pads, kernel):
+            if b < 0 or a < 0:
+                raise ShapeError(f"{op}: padding must be at least 0, got {padding}")
             if b > k // 2:
                 raise ShapeError(f"{op}: padding {padding} must be at most half the kernel "
                                  f"{kernel}")
@@ -275,99 +236,3 @@ def _unpool_size(output_size, default: tuple, stride: tuple, op: str) -> tuple:
             raise ShapeError(f"{op}: invalid output_size {tuple(output_size)} (dim {d} must be "
                              f"between {base - s} and {base + s}, exclusive)")
     return sizes
-
-
-def _check_interpolate(x, mode: str, align_corners) -> int:
-    """The number of spatial dims, after PyTorch's checks of mode, rank and align_corners."""
-    if mode not in INTERPOLATE_MODES:
-        raise ValueError(f"interpolate: mode {mode!r} is not supported; use one of "
-                         f"{', '.join(INTERPOLATE_MODES)}")
-    if not 3 <= x.ndim <= 5:
-        raise ShapeError(f"interpolate: expected a 3-D, 4-D or 5-D input (N, C, *spatial), got "
-                         f"shape {x.shape}")
-    rank = INTERPOLATE_MODES[mode]
-    if rank is not None and x.ndim != rank:
-        raise ShapeError(f"interpolate: got {x.ndim}-D input (shape {x.shape}), but {mode} mode "
-                         f"needs {rank}-D input")
-    if rank is None and align_corners is not None:
-        raise ValueError(f"interpolate: align_corners can only be set with the linear modes "
-                         f"(linear, bilinear, trilinear), not {mode!r}")
-    if rank is not None and not x.dtype.is_float:
-        raise DTypeError(f"interpolate: {mode} mode needs a float tensor, got {x.dtype.name}")
-    return x.ndim - 2
-
-
-def _output_sizes(x, size, scale_factor, recompute, dims: int):
-    """(output size per spatial dim, the scale PyTorch's index math uses per dim or None)."""
-    if (size is None) == (scale_factor is None):
-        raise ValueError("interpolate: give exactly one of size and scale_factor, got "
-                         f"size={size!r} and scale_factor={scale_factor!r}")
-    inside = x.shape[2:]
-    if size is not None:
-        sizes = (size,) * dims if isinstance(size, int) else tuple(size)
-        if len(sizes) != dims or any(isinstance(s, bool) or not isinstance(s, int)
-                                     for s in sizes):
-            raise ShapeError(f"interpolate: size {size!r} must be an int or {dims} ints for "
-                             f"spatial dims {inside} of input {x.shape}")
-        scales = (None,) * dims
-    else:
-        factors = (scale_factor,) * dims if isinstance(scale_factor, (int, float)) \
-            else tuple(scale_factor)
-        if len(factors) != dims or any(not isinstance(f, (int, float)) for f in factors):
-            raise ShapeError(f"interpolate: scale_factor {scale_factor!r} must be a number or "
-                             f"{dims} numbers for spatial dims {inside} of input {x.shape}")
-        sizes = tuple(math.floor(float(i * f)) for i, f in zip(inside, factors))
-        scales = (None,) * dims if recompute else tuple(float(f) for f in factors)
-    if any(s <= 0 for s in sizes + tuple(inside)):
-        raise ShapeError(f"interpolate: input and output sizes must be greater than 0, got "
-                         f"input {inside} and output {sizes}")
-    return sizes, scales
-
-
-def _scale(inside: int, out: int, scale, dtype=np.float32):
-    """PyTorch's compute_scales_value: 1 / scale_factor when one was given, else in / out."""
-    if scale is not None and scale > 0:
-        return dtype(1.0 / scale)
-    return dtype(inside) / dtype(out)
-
-
-def _nearest_sources(inside: int, out: int, scale, exact: bool) -> list[int]:
-    """Source index of each output index: floor(dst * scale) (nearest) or
-    floor((dst + 0.5) * scale) (nearest-exact), clamped to the input, in float32."""
-    if not exact and out == inside:
-        return list(range(out))
-    if not exact and out == 2 * inside:
-        return [o >> 1 for o in range(out)]
-    step = _scale(inside, out, scale)
-    dst = np.arange(out, dtype=np.float32) + (np.float32(0.5) if exact else np.float32(0))
-    return np.minimum(np.floor(dst * step).astype(np.int64), inside - 1).tolist()
-
-
-def _linear_sources(inside: int, out: int, scale, align_corners: bool, opmath):
-    """(first source index, second source index, weight of the second) per output index, as
-    PyTorch's area_pixel_compute_source_index and guard_index_and_lambda compute them."""
-    if align_corners:
-        step = opmath(inside - 1) / opmath(out - 1) if out > 1 else opmath(0)
-        source = step * np.arange(out, dtype=opmath)
-    else:
-        step = _scale(inside, out, scale, opmath)
-        source = step * (np.arange(out, dtype=opmath) + opmath(0.5)) - opmath(0.5)
-        source = np.maximum(source, opmath(0))
-    first = np.minimum(np.floor(source).astype(np.int64), inside - 1)
-    weight = np.clip(source - first.astype(opmath), 0, 1).astype(opmath)
-    second = first + (first < inside - 1)
-    return first.tolist(), second.tolist(), weight
-
-
-def _take(x, axis: int, sources: list[int]):
-    """x's rows `sources` along `axis`: a view when they are the identity or each row repeated
-    r times, else advanced indexing (a one-hot compare and a sum)."""
-    inside, out = x.shape[axis], len(sources)
-    if sources == list(range(inside)):
-        return x
-    if out % inside == 0 and sources == [o // (out // inside) for o in range(out)]:
-        repeats = out // inside
-        shape = x.shape[:axis + 1] + (repeats,) + x.shape[axis + 1:]
-        return x.unsqueeze(axis + 1).expand(shape).reshape(
-            x.shape[:axis] + (out,) + x.shape[axis + 1:])
-    return x[(slice(None),) * axis + (sources,)]

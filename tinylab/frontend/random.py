@@ -2,7 +2,8 @@
 generator of Salmon et al., "Parallel random numbers: as easy as 1, 2, 3") applied to a counter
 per element (creation.py's fusable 0..n-1), keyed by (seed, call number). The key lives in a
 device buffer that a kernel increments, so TinyJit replays draw fresh numbers. rand, randn,
-randint, normal, uniform and the initializers; mixed into Tensor (frontend/tensor.py).
+randint, normal, uniform, the initializers, randperm and multinomial; mixed into Tensor
+(frontend/tensor.py).
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import math
 
 from .. import config
 from ..dtype import dtypes
+from ..errors import ArgumentError, ShapeError
 from .creation import shape_args
 
 
@@ -158,3 +160,43 @@ class RandomMixin:
         shape = shape_args(shape, "kaiming_normal")
         std = math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(math.prod(shape[1:]))
         return cls.normal(*shape, mean=0.0, std=std, **kwargs)
+
+    @classmethod
+    def randperm(cls, n: int, device=None, dtype=None, **kwargs):
+        """A random permutation of 0..n-1 (int32, tinygrad's default; PyTorch's is int64): the
+        order that sorts n uniform numbers (argsort compares every pair: O(n²))."""
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise TypeError(f"randperm: n must be an int, got {n!r}")
+        if n < 0:
+            raise ArgumentError(f"randperm: n must be non-negative, got {n}")
+        dtype = dtypes.from_any(dtype) if dtype is not None else dtypes.int32
+        if n == 0:
+            return cls.zeros(0, dtype=dtype, device=device, **kwargs)
+        order = cls.rand(n, device=device).argsort()
+        return cls(order.cast(dtype).node, **kwargs)
+
+    def multinomial(self, num_samples: int = 1, replacement: bool = False):
+        """int32 indices drawn from the categories of the last dim, weighted by self (1-D or
+        2-D, a row per distribution). With replacement: each draw counts the cumulative weights
+        below a uniform number. Without: the num_samples largest keys log(u) / w (Efraimidis-
+        Spirakis), distinct indices. Weights are not read to be checked (they are lazy)."""
+        if self.ndim not in (1, 2):
+            raise ShapeError(f"multinomial: weights must be 1-D or 2-D, got shape {self.shape}")
+        if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples < 1:
+            raise ArgumentError(f"multinomial: num_samples must be a positive int, got "
+                                f"{num_samples!r}")
+        weight = (self.unsqueeze(0) if self.ndim == 1 else self).float()
+        rows, categories = weight.shape
+        if not replacement and num_samples > categories:
+            raise ArgumentError(f"multinomial: cannot take num_samples={num_samples} samples "
+                                f"without replacement from {categories} categories")
+        if replacement or num_samples == 1:
+            total = weight.cumsum(1)
+            cdf = total / total[:, -1:]
+            draws = type(self).rand(num_samples, rows, 1, device=self.device)
+            indices = (draws >= cdf).sum(2).minimum(categories - 1).permute(1, 0)
+        else:
+            keys = type(self).rand(rows, categories, device=self.device).log() / weight
+            indices = keys.topk(num_samples, dim=1)[1]
+        indices = indices.cast(dtypes.int32)
+        return indices.squeeze(0) if self.ndim == 1 else indices

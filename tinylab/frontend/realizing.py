@@ -35,8 +35,10 @@ class RealizingMixin:
     def realize(self, *others):
         """Compute this tensor (and `others`) now. Also `Tensor.realize(a, b)`. The graph a value
         came from stays visible to autograd (a printed activation still trains)."""
-        tensors, computed_outside, jit = [self, *others], None, engine.capturer()
-        picked = None
+        tensors = [t for t in (self, *others) if not views.settle(t)]  # a view stays one
+        if not tensors:
+            return self
+        computed_outside, jit, picked = None, engine.capturer(), None
         if jit is not None:  # values made before the step are computed once, not per replay
             computed_outside = jit.realize_closure(tensors)
             picked = lambda readers: _captured_readers(jit, readers)  # noqa: E731
@@ -47,7 +49,9 @@ class RealizingMixin:
         for t, n, keep in zip(tensors, nodes, keeps):
             if keep and t.node is not n:
                 autograd.realized_from(n, t.node)
-            t.node = n
+            old, t.node = t.node, n
+            if old is not n:
+                views.promote(t, old)  # views made of it while it was lazy now alias it
         return self
 
     def _keeps_graph(self) -> bool:
@@ -72,7 +76,7 @@ class RealizingMixin:
             return self
         Device[device]  # raises for unknown devices
         out = _tensor()(ir.copy_to(self.node, device))
-        out.requires_grad = self.requires_grad
+        out.requires_grad, out.is_param = self.requires_grad, self.is_param
         return out
 
     def to_(self, device: str) -> Tensor:
@@ -88,7 +92,7 @@ class RealizingMixin:
         elif node.op is not Op.CONST:
             node = ir.contiguous(node)
         out = _tensor()(node)
-        out.requires_grad = self.requires_grad
+        out.requires_grad, out.is_param = self.requires_grad, self.is_param
         if self.node.op is Op.BUFFER and device == self.device:  # copied before any assign
             _PENDING_COPIES.setdefault(self.node.buffer, LiveHolders()).add(out)
         return out

@@ -75,10 +75,12 @@ class SortingMixin:
         """The indices that sort `dim` (torch.argsort); see sort."""
         return self.sort(dim, descending, stable)[1]
 
-    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True,  # noqa: A002
+             sorted_: bool | None = None):
         """(values, indices) of the k largest (or smallest) elements along dim, in sorted order
         (torch.topk). Among equal elements the lower index comes first; PyTorch leaves that
-        order unspecified. `sorted=False` returns them sorted too."""
+        order unspecified. `sorted_` is tinygrad's name for `sorted`; False (any order allowed,
+        PyTorch's; tinygrad raises) returns them sorted too."""
         if isinstance(k, bool) or not isinstance(k, int):
             raise TypeError(f"topk: k must be an int, got {k!r}")
         n = self.shape[self._axis(dim, "topk")] if self.ndim else 1

@@ -5,9 +5,9 @@ A Tensor holds an IR node; every method builds new nodes (nothing runs) until `.
 This file holds the core (construction, properties, reading values back, autograd, the helpers
 the mixins share); list ingestion is ingest.py, realizing and in-place writes realizing.py
 (ownership and versions: engine/ownership.py), operands and operator dunders operators.py; the
-method families live in mixins: creation.py, random.py, movement.py, elementwise.py, reduce.py, nn_ops.py,
-sorting.py, pooling.py, matrix.py. User errors are raised when an op is built, naming op and
-shapes.
+method families live in mixins: creation.py, random.py, movement.py, elementwise.py, reduce.py,
+scans.py, nn_ops.py, sorting.py, pooling.py, resampling.py, matrix.py. User errors are raised
+when an op is built, naming op and shapes.
 """
 from __future__ import annotations
 
@@ -36,11 +36,14 @@ from .indexing import IndexingMixin
 from .ingest import buffer_node, to_numpy
 from .matrix import MatrixMixin
 from .movement import MovementMixin
+from .narrow_floats import round_once
 from .nn_ops import NNMixin
 from .operators import OperatorMixin, broadcast_shape, symbolic_value
 from .pooling import PoolingMixin
 from .realizing import ALL_TENSORS, RealizingMixin
 from .reduce import ReduceMixin
+from .resampling import ResamplingMixin
+from .scans import ScanMixin
 from .sorting import SortingMixin
 
 __all__ = ["ALL_TENSORS", "Tensor", "broadcast_shape"]   # (the last two: other modules' names)
@@ -63,9 +66,9 @@ class _TensorMeta(type):
 
 
 class Tensor(RealizingMixin, OperatorMixin, CreationMixin, RandomMixin, MovementMixin, IndexingMixin,
-             ElementwiseMixin, ActivationMixin, ReduceMixin, NNMixin, SortingMixin, PoolingMixin,
-             MatrixMixin, metaclass=_TensorMeta):
-    __slots__ = ("node", "_requires_grad", "grad", "__weakref__")
+             ElementwiseMixin, ActivationMixin, ReduceMixin, ScanMixin, NNMixin, SortingMixin,
+             PoolingMixin, ResamplingMixin, MatrixMixin, metaclass=_TensorMeta):
+    __slots__ = ("node", "_requires_grad", "grad", "is_param", "__weakref__")
     _training = False
     no_grad = False
     __array_priority__ = 1000  # numpy scalars defer to our operators
@@ -102,13 +105,17 @@ class Tensor(RealizingMixin, OperatorMixin, CreationMixin, RandomMixin, Movement
                                 f"pass a number, a (nested) list, a numpy array or bytes")
             if array.dtype == np.float64 and dtype is None and not isinstance(data, np.ndarray):
                 array = array.astype(np.float32)
+            narrow = dtype == dtypes.bfloat16  # numpy has none: in as float32, a kernel rounds
             if dtype is not None:
-                array = array.astype(dtype.np)
+                array = array.astype(np.float32 if narrow else dtype.np)
             node = buffer_node(array, device)
             ownership.claim(node.buffer, self)
+            if narrow:
+                node = ir.cast(node, dtype)
         self.node: Node = node
         self.requires_grad = requires_grad
         self.grad: Tensor | None = None
+        self.is_param = True  # tinygrad's: optimizers update it (False: a buffer they realize)
         ALL_TENSORS.add(self)
         if tracing.active():
             tracing.note_source(node)
@@ -155,6 +162,12 @@ class Tensor(RealizingMixin, OperatorMixin, CreationMixin, RandomMixin, Movement
 
     def nbytes(self) -> int:
         return self.numel() * self.element_size()
+
+    def is_param_(self, is_param: bool = True) -> Tensor:
+        """tinygrad's flag: whether an optimizer given this tensor updates it (a parameter) or
+        only realizes it with each step (a buffer: running stats, a cache). Returns self."""
+        self.is_param = bool(is_param)
+        return self
 
     def is_floating_point(self) -> bool:
         return self.dtype.is_float
@@ -214,6 +227,8 @@ class Tensor(RealizingMixin, OperatorMixin, CreationMixin, RandomMixin, Movement
         """The value as a numpy array (a copy), with the numpy dtype PyTorch would use."""
         self._check_not_capturing(".numpy()")
         traced.check_concrete(self.node, ".numpy()")
+        if self.dtype == dtypes.bfloat16:  # numpy has no bfloat16: its float32 values (exact)
+            return self.float().numpy()
         if self.numel() == 0:
             return np.zeros(self.shape, dtype=self.dtype.np)
         spec = Device[self.device]
@@ -222,6 +237,8 @@ class Tensor(RealizingMixin, OperatorMixin, CreationMixin, RandomMixin, Movement
             raise DeviceError(f"{self.device} only renders source; there is no value to read. "
                               f"Use a real device (e.g. DEV=CPU) to get numbers.")
         self.realize()
+        if self.node.op is not Op.BUFFER:  # a view of realized storage: read it through a copy
+            return Tensor(ir.contiguous(self.node)).numpy()
         if any_symbolic(self.shape):  # laid out at the variables' maxima: read the bound part
             full = self.node.buffer.numpy()[:prod(max_shape(self.shape))]
             return full.reshape(max_shape(self.shape))[
@@ -348,5 +365,4 @@ class Tensor(RealizingMixin, OperatorMixin, CreationMixin, RandomMixin, Movement
             Tensor._training, Tensor.no_grad = self.previous
 
 
-
-
+round_once(Tensor)  # bfloat16 composites in float32, rounded once (narrow_floats.py)

@@ -24,12 +24,12 @@ def _horner(x, coefficients):
 
 
 def _half_in_float(method):
-    """float16 in, float16 out, computed in float32 and rounded once (as PyTorch's CPU kernels
-    do): a polynomial or a ratio rounded to float16 after every op drifts far from it."""
+    """float16 (or bfloat16) in and out, computed in float32 and rounded once (as PyTorch's CPU
+    kernels do): a polynomial or a ratio rounded to 16 bits after every op drifts far from it."""
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        if self.dtype == dtypes.float16:
-            return method(self.float(), *args, **kwargs).half()
+        if self.dtype.is_narrow_float:
+            return method(self.float(), *args, **kwargs).cast(self.dtype)
         return method(self, *args, **kwargs)
     return wrapper
 

@@ -20,13 +20,16 @@ from ..ir.node import Node
 from ..ir.ops import MOVEMENT, Op
 from ..ir.symbolic import any_symbolic
 
-VIEW_OPS = MOVEMENT | {Op.DETACH}
+VIEW_OPS = MOVEMENT | {Op.DETACH, Op.BITCAST}  # a bitcast reads the same bytes as another dtype
 # Buffer -> {id(view): weak reference}: by identity (a Tensor's == builds a comparison)
 _VIEWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # views of a lazy tensor, as PyTorch would have them: id(view) -> (weak view, weak base, weak
 # base's node when the view was made). A write to one realizes the base and goes through it
 _PENDING: dict = {}
 PENDING_SWEEP = 4096  # entries between sweeps of the dead ones
+# id(base) -> (weak base, {id(view): weak view}): the pending views of a lazy base, which its
+# realize turns into views of its storage (`promote`); by identity, as _VIEWS
+_PENDING_OF: dict = {}
 
 
 def _storage(bottom: Node):
@@ -37,13 +40,14 @@ def _storage(bottom: Node):
 
 
 def view_chain(node: Node) -> tuple[Node, list[Node]] | None:
-    """(bottom, the view's op nodes from the bottom up) when `node` is one or more movement or
-    detach ops over a BUFFER or an ASSIGN; None for a base itself or a computed value."""
+    """(bottom, the view's op nodes from the bottom up) when `node` is movement, detach or
+    bitcast ops over a BUFFER or an ASSIGN (none: a chain that folded away, t.T.T, whose
+    tensor is a view when registered as one); None for a computed value."""
     ops = []
     while node.op in VIEW_OPS:
         ops.append(node)
         node = node.src[0]
-    if not ops or node.op not in (Op.BUFFER, Op.ASSIGN):
+    if node.op not in (Op.BUFFER, Op.ASSIGN):
         return None
     return node, ops[::-1]
 
@@ -64,7 +68,65 @@ def register_pending(out, source) -> None:
     if len(_PENDING) >= PENDING_SWEEP and len(_PENDING) % PENDING_SWEEP == 0:
         for key in [k for k, e in _PENDING.items() if e[0]() is None or e[2]() is None]:
             del _PENDING[key]
+        for key in [k for k, (base, _) in _PENDING_OF.items() if base() is None]:
+            del _PENDING_OF[key]
     _PENDING[id(out)] = (weakref.ref(out), base_ref, base_node)
+    base = base_ref()
+    held = _PENDING_OF.get(id(base)) if base is not None else None
+    if base is not None and (held is None or held[0]() is not base):
+        held = _PENDING_OF[id(base)] = (base_ref, {})
+    if held is not None:
+        held[1][id(out)] = weakref.ref(out)
+
+
+def promote(base, old_node: Node) -> None:
+    """`base` was just realized from `old_node`: its pending views (made while it was lazy and
+    still a chain of view ops over `old_node`) become views of its storage, as in PyTorch and
+    tinygrad, so a later write to the base reaches them."""
+    held = _PENDING_OF.pop(id(base), None)
+    if held is None or held[0]() is not base or base.node.op is not Op.BUFFER:
+        return
+    for ref in held[1].values():
+        view = ref()
+        entry = _PENDING.get(id(view)) if view is not None else None
+        if entry is None or entry[0]() is not view or entry[2]() is not old_node:
+            continue
+        ops, node = [], view.node
+        while node is not old_node and node.op in VIEW_OPS:
+            ops.append(node)
+            node = node.src[0]
+        if node is not old_node:
+            continue  # holds another value now
+        del _PENDING[id(view)]
+        view.node = _rebuild(base.node, ops[::-1])
+        register(view)
+
+
+def _rebuild(bottom: Node, ops: list[Node]) -> Node:
+    """The view ops `ops` (bottom up) applied again over `bottom`."""
+    node = bottom
+    for n in ops:
+        node = ir.detach(node) if n.op is Op.DETACH else \
+            ir.cast(node, n.dtype, bitcast=True) if n.op is Op.BITCAST else \
+            ir.movement(n.op, node, n.arg)
+    return node
+
+
+def settle(view) -> bool:
+    """`view.realize()` for a view of realized storage: it has nothing to compute and stays the
+    view (tinygrad keeps a realized view a view; PyTorch has no copy either). A write pending in
+    its base (an ASSIGN) is realized first and the view rebuilt over the base's new version.
+    False when `view` is no view of realized storage (it is computed like any value)."""
+    if not is_view(view):
+        return False
+    bottom, ops = view_chain(view.node)
+    if bottom.op is Op.ASSIGN:
+        base = _holder(bottom, type(view))
+        base.realize()
+        if base.node.op is Op.BUFFER and base.node.buffer is _storage(bottom):
+            view.node = _rebuild(base.node, ops)
+            register(view)
+    return True
 
 
 def _pending_entry(tensor):
@@ -92,15 +154,13 @@ def materialize(tensor) -> bool:
     while node is not base_node:
         ops.append(node)
         node = node.src[0]
-    base.realize()
-    del _PENDING[id(tensor)]
-    if base.node.op is not Op.BUFFER:
-        return False
-    node = base.node
-    for n in reversed(ops):
-        node = ir.detach(node) if n.op is Op.DETACH else ir.movement(n.op, node, n.arg)
-    tensor.node = node
-    register(tensor)
+    base.realize()  # promotes tensor (and the base's other pending views)
+    if _PENDING.get(id(tensor)) is entry:
+        del _PENDING[id(tensor)]
+        if base.node.op is not Op.BUFFER:
+            return False
+        tensor.node = _rebuild(base.node, ops[::-1])
+        register(tensor)
     return is_view(tensor)
 
 
@@ -115,7 +175,8 @@ def is_view(tensor) -> bool:
 def chain_text(bottom: Node, ops: list[Node]) -> str:
     """`BUFFER float32[3, 3] -> PERMUTE (1, 0) -> SHRINK ((0, 1), (0, 3))`, for errors."""
     steps = [f"{bottom.op.name} {bottom.dtype.name}{list(bottom.shape)}"]
-    steps += [n.op.name if n.op is Op.DETACH else f"{n.op.name} {n.arg}" for n in ops]
+    steps += [n.op.name if n.op is Op.DETACH else f"BITCAST {n.dtype.name}" if n.op is Op.BITCAST
+              else f"{n.op.name} {n.arg}" for n in ops]
     return " -> ".join(steps)
 
 
@@ -132,7 +193,7 @@ def check_writable(bottom: Node, ops: list[Node], what: str) -> None:
     # the view's index map on base positions 1..numel (ir/movement_ops.py's table; 0: padding)
     positions = np.arange(1, bottom.numel + 1, dtype=np.int64).reshape(bottom.shape)
     for n in ops:
-        if n.op is not Op.DETACH:
+        if n.op not in (Op.DETACH, Op.BITCAST):
             positions = MOVEMENTS[n.op].array(positions, n.arg)
     flat = positions.reshape(-1)
     if (flat == 0).any():
@@ -150,7 +211,9 @@ def _to_base(ops: list[Node], value: Node, written: Node) -> tuple[Node, Node]:
     at the base elements the view does not reach."""
     for n in reversed(ops):
         source = n.src[0].shape
-        if n.op is Op.RESHAPE:
+        if n.op is Op.BITCAST:  # the same bytes, read back as the storage's dtype
+            value = ir.cast(value, n.src[0].dtype, bitcast=True)
+        elif n.op is Op.RESHAPE:
             value, written = value.reshape(source), written.reshape(source)
         elif n.op is Op.PERMUTE:
             order = ir.inverse_permutation(n.order)
@@ -199,11 +262,7 @@ def write(view, value, base=None) -> None:
 
 def repoint_one(view, base_node: Node) -> None:
     """Rebuild `view`'s ops over `base_node` (the storage's newest value)."""
-    _, ops = view_chain(view.node)
-    node = base_node
-    for n in ops:
-        node = ir.detach(node) if n.op is Op.DETACH else ir.movement(n.op, node, n.arg)
-    view.node = node
+    view.node = _rebuild(base_node, view_chain(view.node)[1])
 
 
 def repoint(base) -> None:

@@ -10,7 +10,7 @@ import math
 import weakref
 from typing import Any
 
-from ..dtype import DType, dtypes
+from ..dtype import DType, dtypes, round_to_bfloat16
 from ..errors import IRError, ShapeError
 from .ops import ALU, BINARY, COMPARISON, REDUCE, Op
 
@@ -214,6 +214,8 @@ def normalize_const(value, dtype: DType):
         value = int(value)
         lo, span = dtype.min_value(), 1 << dtype.bits
         return (value - lo) % span + lo
+    if dtype.scalar == dtypes.bfloat16:  # a bfloat16 literal holds a bfloat16 value
+        return round_to_bfloat16(float(value))
     return float(value)
 
 

@@ -190,10 +190,11 @@ class BatchNorm:
         self.weight = Tensor.ones(num_features) if affine else None
         self.bias = Tensor.zeros(num_features) if affine else None
         if track_running_stats:
-            self.running_mean = Tensor.zeros(num_features, requires_grad=False)
-            self.running_var = Tensor.ones(num_features, requires_grad=False)
+            self.running_mean = Tensor.zeros(num_features, requires_grad=False).is_param_(False)
+            self.running_var = Tensor.ones(num_features, requires_grad=False).is_param_(False)
             # shape () int64 like PyTorch's, so its state dicts load unchanged
-            self.num_batches_tracked = Tensor.zeros(dtype="int64", requires_grad=False)
+            self.num_batches_tracked = Tensor.zeros(dtype="int64",
+                                                    requires_grad=False).is_param_(False)
 
     def calc_stats(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """The batch mean and biased variance per channel."""

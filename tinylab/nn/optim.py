@@ -1,7 +1,8 @@
 """Optimizers with torch.optim's update rules, step for step: SGD (momentum, dampening, nesterov,
-weight decay), Adam, AdamW, and LAMB (You et al. 2019). `opt.step()` realizes every parameter and
-every piece of state in one schedule. All state (step count, lr, moments) lives in tensors
-updated with `assign`, so a TinyJit-captured step replays correctly. Public Tensor API only.
+weight decay), Adam, AdamW, and LAMB (You et al. 2019); tinygrad's Muon and LARS. `opt.step()`
+realizes every parameter and every piece of state in one schedule. All state (step count, lr,
+moments) lives in tensors updated with `assign`, so a TinyJit-captured step replays correctly.
+Public Tensor API only.
 """
 from __future__ import annotations
 
@@ -50,12 +51,13 @@ class Optimizer:
         lr = _check_number(lr, "lr", name)
         tensors = _unique_tensors(params, name)
         for p in tensors:
-            if p.requires_grad is None and p.dtype.is_float:
+            if p.requires_grad is None and p.dtype.is_float and p.is_param:
                 p.requires_grad = True
-        self.params = [p for p in tensors if p.requires_grad and p.dtype.is_float]
+        trained = [p.is_param and p.requires_grad and p.dtype.is_float for p in tensors]
+        self.params = [p for p, t in zip(tensors, trained) if t]
         if not self.params:
             raise ValueError(f"{name}: got no float parameters that require gradients")
-        self.buffers = [p for p in tensors if not (p.requires_grad and p.dtype.is_float)]
+        self.buffers = [p for p, t in zip(tensors, trained) if not t]  # is_param_(False) too
         Tensor.realize(*tensors)  # lazy initial values (random init) in one schedule
         self.device = self.params[0].device
         self.lr = Tensor([lr], device=self.device, dtype=dtypes.float32, requires_grad=False)
@@ -263,4 +265,48 @@ class Muon(Optimizer):
             rows = p.shape[0] if p.ndim else 1
             g = newton_schulz(g.reshape(rows, -1), self.ns_steps, self.ns_coefficients)
             p.assign(p.detach() - (g.reshape(p.shape) * lr).cast(p.dtype))
+        return self.b
+
+
+class LARS(Optimizer):
+    """tinygrad's LARS (You et al. 2017, layer-wise adaptive rate scaling), rule for rule: per
+    tensor the trust ratio r = tcoef·‖p‖ / (‖g‖ + wd·‖p‖) (1 where either norm is 0, or with
+    tcoef 0); g += wd·p (pre_wd); g *= r·lr (classic: before the momentum); b = momentum·b + g;
+    g = g + momentum·b (nesterov) or b; g *= r·lr (not classic: after it); g += wd·lr·p (not
+    pre_wd); p -= g."""
+
+    def __init__(self, params, lr: float = 0.001, momentum: float = 0.9,
+                 weight_decay: float = 1e-4, nesterov: bool = False, classic: bool = True,
+                 pre_wd: bool = True, tcoef: float = 0.001):
+        super().__init__(params, lr)
+        self.momentum = _check_number(momentum, "momentum", "LARS")
+        self.weight_decay = _check_number(weight_decay, "weight_decay", "LARS")
+        self.tcoef = _check_number(tcoef, "tcoef", "LARS")
+        self.nesterov, self.classic, self.pre_wd = nesterov, classic, pre_wd
+        self.b = [_zeros_like(p) for p in self.params] if self.momentum else []
+
+    def _trust_ratio(self, p: Tensor, g: Tensor):
+        if not self.tcoef:
+            return 1.0
+        weight_norm, grad_norm = (p.detach() * p.detach()).sum().sqrt(), (g * g).sum().sqrt()
+        ratio = self.tcoef * weight_norm / (grad_norm + self.weight_decay * weight_norm)
+        return (weight_norm > 0).where((grad_norm > 0).where(ratio, 1.0), 1.0)
+
+    def _update(self, lr: Tensor, step: Tensor) -> list[Tensor]:
+        wd = self.weight_decay
+        for index, p in enumerate(self.params):
+            g = p.grad
+            r = self._trust_ratio(p, g)
+            if self.pre_wd and wd:
+                g = g + wd * p.detach()
+            if self.classic:
+                g = g * r * lr
+            if self.momentum:
+                self.b[index].assign(self.momentum * self.b[index] + g)
+                g = g + self.momentum * self.b[index] if self.nesterov else self.b[index]
+            if not self.classic:
+                g = g * r * lr
+            if not self.pre_wd and wd:
+                g = g + wd * lr * p.detach()
+            p.assign(p.detach() - g.cast(p.dtype))
         return self.b

@@ -26,10 +26,10 @@ DTYPE_ORDER = ("BOOL", "U8", "I8", "F8_E5M2", "F8_E4M3", "I16", "U16", "F16", "B
                "U32", "F32", "F64", "I64", "U64")
 CODE_OF = {dtypes.bool: "BOOL", dtypes.uint8: "U8", dtypes.int8: "I8", dtypes.int16: "I16",
            dtypes.uint16: "U16", dtypes.float16: "F16", dtypes.int32: "I32", dtypes.uint32: "U32",
-           dtypes.float32: "F32", dtypes.float64: "F64", dtypes.int64: "I64", dtypes.uint64: "U64"}
-# file dtype -> little-endian numpy dtype of its bytes; BF16 is read as uint16 and widened
+           dtypes.float32: "F32", dtypes.float64: "F64", dtypes.int64: "I64", dtypes.uint64: "U64",
+           dtypes.bfloat16: "BF16"}
+# file dtype -> little-endian numpy dtype of its bytes (BF16: its uint16 bits)
 NUMPY_OF = {code: np.dtype(dtype.np).newbyteorder("<") for dtype, code in CODE_OF.items()}
-NUMPY_OF["BF16"] = np.dtype("<u2")
 
 
 class SafetensorsError(ValueError):
@@ -91,7 +91,14 @@ def safe_save(tensors: dict[str, Tensor], path, metadata: dict[str, str] | None 
         f.write(struct.pack("<Q", len(header)))
         f.write(header)
         for e in entries:
-            f.write(np.ascontiguousarray(tensors[e.name].numpy(), NUMPY_OF[e.code]).tobytes())
+            f.write(np.ascontiguousarray(_file_values(tensors[e.name]), NUMPY_OF[e.code]).tobytes())
+
+
+def _file_values(tensor: Tensor) -> np.ndarray:
+    """What the file holds of a tensor: its values, or a bfloat16's bits."""
+    if tensor.dtype == dtypes.bfloat16:
+        return tensor.bitcast(dtypes.uint16).numpy()
+    return tensor.numpy()
 
 
 # ---- reading: validate everything first ----
@@ -210,14 +217,15 @@ def read_index(f, file_size: int, where: str) -> tuple[int, list[Entry], dict[st
 
 def _to_tensor(data: bytes, entry: Entry) -> Tensor:
     array = np.frombuffer(data, dtype=NUMPY_OF[entry.code]).reshape(entry.shape)
-    if entry.code == "BF16":  # bfloat16 is the top half of a float32
-        array = (array.astype(np.uint32) << 16).view(np.float32)
-    return Tensor(array.astype(array.dtype.newbyteorder("="), copy=True))
+    tensor = Tensor(array.astype(array.dtype.newbyteorder("="), copy=True))
+    if entry.code == "BF16":  # its bits, into a bfloat16 buffer of its own (one copy kernel)
+        return tensor.bitcast(dtypes.bfloat16).contiguous().realize()
+    return tensor
 
 
 def safe_load(source) -> dict[str, Tensor]:
-    """name -> Tensor from a .safetensors path (or its bytes), in file order. BF16 tensors are
-    widened to float32 (tinylab has no bfloat16). Raises SafetensorsError (a ValueError) for
+    """name -> Tensor from a .safetensors path (or its bytes), in file order (BF16 as bfloat16,
+    as tinygrad's). Raises SafetensorsError (a ValueError) for
     any malformed header before reading tensor data."""
     f, where = _open(source)
     with f:

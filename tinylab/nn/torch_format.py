@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..dtype import dtypes
 from ..errors import TinylabError
 from ..frontend.tensor import Tensor
 
@@ -94,9 +95,10 @@ def _tensor(storage, offset, size, stride, dtype: str) -> Tensor:
     offset = _check_ints((offset,), "storage_offset")[0]
     size, stride = _check_ints(size, "size"), _check_ints(stride, "stride")
     array = _strided(storage.elements(dtype), offset, size, stride, storage.key)
-    if dtype == "bfloat16":  # tinylab has no bfloat16: widen to float32 (exact)
-        array = (array.astype(np.uint32) << 16).view(np.float32)
-    return Tensor(array.astype(array.dtype.newbyteorder("="), copy=False))
+    tensor = Tensor(array.astype(array.dtype.newbyteorder("="), copy=False))
+    if dtype == "bfloat16":  # its uint16 bits, into a bfloat16 buffer of its own
+        return tensor.bitcast(dtypes.bfloat16).contiguous().realize()
+    return tensor
 
 
 def _rebuild_tensor(storage, storage_offset, size, stride, *_ignored):
@@ -195,7 +197,7 @@ def _pickle_entry(archive: zipfile.ZipFile, where: str) -> str:
 
 def torch_load(path) -> object:
     """What torch.save stored (usually a state dict: name -> Tensor), with every torch tensor
-    turned into a Tensor (bfloat16 widened to float32). Raises UnsafePickleError for anything
+    turned into a Tensor (bfloat16 as bfloat16). Raises UnsafePickleError for anything
     that is not tensors, containers and numbers, TorchFileError for a malformed file."""
     where = str(Path(path)) if isinstance(path, (str, os.PathLike)) else "<file>"
     if isinstance(path, (str, os.PathLike)) and not Path(path).is_file():

@@ -158,10 +158,10 @@ class CStyleRenderer(Renderer):
         const = "const " if not is_output else ""
         return f"{self.buffer_qualifier}{const}{self.type_name(dtype)}* {self.restrict} data{index}"
 
-    def variable_param(self, name: str, position: int) -> str:
+    def variable_param(self, name: str, position: int, wide: bool = False) -> str:
         """A symbolic size the kernel takes by value, after the buffers (`position` counts every
-        parameter before it)."""
-        return f"const int {name}"
+        parameter before it); `wide`: its range leaves int32, so it is an int64."""
+        return f"const {self.type_name(dtypes.int64)} {name}" if wide else f"const int {name}"
 
     def range_open(self, name: str, size: int, kind: str, index_type: str, threads: int,
                    in_region: bool = False, balanced: bool = False) -> list:
@@ -256,8 +256,9 @@ class _Walk:
                 index, _size, is_out, is_in = instr.arg
                 params.append(self.r.param(index, instr.dtype, is_out, is_in))
                 self.names[i] = [f"data{index}"]
+        wide = self.p.wide_variables
         for name in self.p.variable_names:
-            params.append(self.r.variable_param(name, len(params)))
+            params.append(self.r.variable_param(name, len(params), name in wide))
         for i, instr in enumerate(self.p.instrs):
             if instr.op != LinearOp.PARAM:
                 self.shared = self.declare_repeats(i, instr)

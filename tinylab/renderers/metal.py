@@ -51,8 +51,8 @@ class MetalRenderer(GPURenderer):
         const = "const " if not is_output else ""
         return f"device {const}{self.memory_type(dtype)}* data{index} [[buffer({index})]]"
 
-    def variable_param(self, name: str, position: int) -> str:
-        return f"constant int& {name} [[buffer({position})]]"
+    def variable_param(self, name: str, position: int, wide: bool = False) -> str:
+        return f"constant {'long' if wide else 'int'}& {name} [[buffer({position})]]"
 
     def signature(self, name: str, params: list[str]) -> str:
         return f"{self.kernel_prefix} {name}({', '.join(params + list(POSITIONS))})"

@@ -17,6 +17,9 @@ class WGSLWalk(_GPUWalk):
     """The GPU walk writing WGSL statements: flat ids, packed memory, braces on every `if`."""
 
     def __init__(self, renderer: WGSLRenderer, program):
+        if program.wide_variables:
+            raise NotImplementedError(f"WGSLRenderer: variables {sorted(program.wide_variables)} "
+                                      f"range past int32; WGSL kernels take i32 variables")
         if program.index_dtype != dtypes.int32:
             largest = max(i.arg[1] * i.dtype.itemsize for i in program.instrs if i.op == LinearOp.PARAM)
             raise MemoryError(f"cannot allocate {largest / 2**20:.1f} MiB on WEBGPU for kernel "

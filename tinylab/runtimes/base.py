@@ -5,7 +5,21 @@ Subclassed by every runtime here: cpu, python, and (through open_once.py) opencl
 """
 from __future__ import annotations
 
+import ctypes
 from abc import ABC, abstractmethod
+
+import numpy as np
+
+
+def c_scalar(value):
+    """A kernel's scalar argument (a symbolic size) as ctypes passes it by value: an np.int64
+    (a variable whose range leaves int32) as int64, anything else as int."""
+    return ctypes.c_int64(value) if isinstance(value, np.int64) else ctypes.c_int(value)
+
+
+def device_scalar(value):
+    """The same for GPU launches (numpy scalars): int64 for an np.int64, else int32."""
+    return value if isinstance(value, np.int64) else np.int32(value)
 
 
 class Program(ABC):

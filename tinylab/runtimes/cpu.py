@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import config
 from ..errors import CompileError, CompilerNotFoundError
 from ..target.cpu_target import INSTALL_HINT, CPUTarget, compiler_macros, detect, find_compiler
-from .base import Program, Runtime
+from .base import Program, Runtime, c_scalar
 from .buffer import HostAllocator
 from .compile_cache import cached_build, discard, key_of
 
@@ -289,7 +289,7 @@ class CPUProgram(Program):
 
     def __call__(self, *handles, wait: bool = True, scalars=(), **launch) -> float:
         pointers = [h.ctypes.data for h in handles]
-        ints = [ctypes.c_int(v) for v in scalars]  # symbolic sizes, by value after the buffers
+        ints = [c_scalar(v) for v in scalars]  # symbolic sizes, by value after the buffers
         start = time.perf_counter()
         self.pointers_call([*[ctypes.c_void_p(p) for p in pointers], *ints])
         return time.perf_counter() - start

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CompileError, CompilerNotFoundError, DeviceError
-from .base import Program
+from .base import Program, device_scalar
 from .buffer import Allocator
 from .compile_cache import cached_build, key_of
 from ..target.launch import require_dims
@@ -122,7 +122,7 @@ class CUDAProgram(Program):
     def __call__(self, *handles, dims=None, wait: bool = True, scalars=(),
                  **launch) -> float:
         dims = require_dims(self.name, dims)  # as the renderer folded it (the record shows it)
-        ints = [np.int32(v) for v in scalars]  # symbolic sizes, by value after the buffers
+        ints = [device_scalar(v) for v in scalars]  # symbolic sizes, by value after the buffers
         seconds = self.function(*handles, *ints, grid=dims.grid, block=dims.block,
                                 time_kernel=wait)
         return seconds or 0.0

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CompileError, DeviceError
-from .base import Program
+from .base import Program, device_scalar
 from .buffer import Allocator
 from .compile_cache import cached_build, key_of
 from ..target.launch import require_dims
@@ -147,7 +147,7 @@ class CLProgram(Program):
     def __call__(self, *handles, dims=None, wait: bool = True, scalars=(),
                  **launch) -> float:
         dims = require_dims(self.name, dims)  # as the renderer folded it (the record shows it)
-        ints = [np.int32(v) for v in scalars]  # symbolic sizes, by value after the buffers
+        ints = [device_scalar(v) for v in scalars]  # symbolic sizes, by value after the buffers
         event = self.kernel(self.queue, dims.global_size, dims.block, *handles, *ints)
         if not wait:
             return 0.0

@@ -59,5 +59,5 @@ class PythonProgram(Program):
                  **launch) -> float:
         arrays = [h.view(d) for h, d in zip(handles, dtypes)] if dtypes else list(handles)
         start = time.perf_counter()
-        self.fn(*arrays, *scalars)
+        self.fn(*arrays, *[int(v) for v in scalars])  # Python ints: no numpy overflow
         return time.perf_counter() - start

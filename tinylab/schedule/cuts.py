@@ -9,7 +9,8 @@ from ..ir.node import Node, toposort
 from ..ir.ops import ALU, MOVEMENT, REDUCE, Op
 from ..ir.view import ViewStack
 from .fusion import Reason
-from .graph import MovementTable, consumers_of, is_alias, is_leaf, kernel_root, through_movement
+from .graph import (SNAPSHOT, MovementTable, buffer_leaf, consumers_of, is_alias, is_leaf,
+                    kernel_root, through_movement)
 from .items import ScheduleError
 from .regions import CutContext, Region, fused_ops, walk_region
 
@@ -44,7 +45,22 @@ def _initial_cuts(graph, outputs, realized, options) -> dict:
     for out in outputs:
         if not is_leaf(out, realized) or out.op is Op.CONST:
             cut.setdefault(out, (Reason.REQUESTED, None))
+    _snapshots(graph, realized, cut)
     return cut
+
+
+def _snapshots(graph, realized, cut: dict) -> None:
+    """A contiguous() of a buffer that an assign of this schedule overwrites is a copy, not an
+    alias: the value was built before the write and keeps what it read, even where it is
+    asked for, or read by a kernel that also reads the new value, in the same realize."""
+    targets = {buffer_leaf(n.src[0], realized) for n in graph
+               if n.op is Op.ASSIGN and n not in realized}
+    if not targets:
+        return
+    for node in graph:
+        if node.op is Op.CONTIGUOUS and node not in realized and \
+                buffer_leaf(node.src[0], realized) in targets:
+            cut[node] = (Reason.CONTIGUOUS, SNAPSHOT)
 
 
 class _Regions:
@@ -206,8 +222,8 @@ def _assign_hazards(regions, context: CutContext) -> dict:
     for node, region in regions.items():
         value = node.src[1] if node.op is Op.ASSIGN else None
         if value is not None and value not in cut and not is_leaf(value, realized):
-            assigns[node] = (value, _buffer_of(node.src[0], realized),
-                             _buffer_reads(value, region, realized))
+            assigns[node] = (value, _buffer_of(node.src[0], realized, cut),
+                             _buffer_reads(value, region, realized, cut))
     out = {}
     for node, (value, target, reads) in assigns.items():
         written = ViewStack.contiguous(node.shape)
@@ -244,12 +260,12 @@ def _assigns_in_cycles(assigns: dict) -> list:
     return on_cycle
 
 
-def _buffer_of(node: Node, realized):
-    leaf = realized.get(node, node)
+def _buffer_of(node: Node, realized, cut=None):
+    leaf = buffer_leaf(node, realized, cut)
     return leaf.buffer if leaf.op is Op.BUFFER else None
 
 
-def _buffer_reads(value: Node, region: Region, realized) -> dict:
+def _buffer_reads(value: Node, region: Region, realized, cut=None) -> dict:
     """{buffer: the views through which `value`'s kernel reads it (None: in a reduce loop)}."""
     reads: dict = {}
     seen: set = set()
@@ -261,7 +277,7 @@ def _buffer_reads(value: Node, region: Region, realized) -> dict:
             continue
         seen.add((node, movs, in_reduce))
         if node in region.leaves or is_leaf(node, realized):
-            buffer = _buffer_of(node, realized)
+            buffer = _buffer_of(node, realized, cut)
             if buffer is not None:
                 view = None if in_reduce else movements.view(node.shape, movs)
                 reads.setdefault(buffer, []).append(view)

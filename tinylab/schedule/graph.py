@@ -50,10 +50,25 @@ def consumers_of(graph, realized) -> dict:
     return out
 
 
+# the detail of a contiguous() cut that must copy, though its source is in a buffer already
+SNAPSHOT = "a copy: an assign in the same realize overwrites the buffer it reads"
+
+
 def is_alias(node: Node, cut, realized) -> bool:
-    """contiguous() of something already in a plain buffer needs no kernel."""
+    """contiguous() of something already in a plain buffer needs no kernel (unless it is a
+    requested value whose buffer an assign of the same schedule overwrites: SNAPSHOT)."""
     return node.op is Op.CONTIGUOUS and (node.src[0] in cut or is_leaf(node.src[0], realized)) \
-        and node.src[0].op is not Op.CONST
+        and node.src[0].op is not Op.CONST and cut.get(node, (None, None))[1] != SNAPSHOT
+
+
+def buffer_leaf(node: Node, realized, cut=None) -> Node:
+    """The node a leaf reads: its BUFFER node when it is realized or a contiguous() alias of a
+    realized buffer (whose old value an assign in the same schedule may overwrite); a
+    SNAPSHOT contiguous() in `cut` is a copy with a buffer of its own."""
+    leaf = realized.get(node, node)
+    while leaf.op is Op.CONTIGUOUS and (cut is None or cut.get(leaf, (None, None))[1] != SNAPSHOT):
+        leaf = realized.get(leaf.src[0], leaf.src[0])
+    return leaf
 
 
 class Movements:

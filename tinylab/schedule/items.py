@@ -70,3 +70,8 @@ class Schedule:
 
 class ScheduleError(TinylabError, RuntimeError):
     pass
+
+
+class AssignCycleError(ScheduleError):
+    """A kernel would read a buffer's old value and, through other kernels, the assign that
+    overwrites it: no order runs both. The engine copies the old value first and reads that."""

@@ -14,7 +14,7 @@ from ..ir.ops import ALU, MOVEMENT, REDUCE, Op
 from ..ir.symbolic import unbind_args
 from ..ir.view import ViewStack
 from .axes import RAW_AXES, NormalAxes, normal_axes
-from .graph import MovementTable, Movements, kernel_root
+from .graph import MovementTable, Movements, buffer_leaf, kernel_root
 from .items import BufferSlot, ScheduleItem
 from .regions import Region
 
@@ -95,7 +95,7 @@ class _Lowerer:
         if node not in self.region.nodes:  # a buffer: load it through the accumulated view
             slot = self.slot_of(node)
             self.reads.add(node)
-            leaf = self.realized.get(node, node)
+            leaf = buffer_leaf(node, self.realized, self.cut)
             if leaf.op is Op.BUFFER:
                 self.reads_old.add(leaf)
             view = self.view_of(node, movs)

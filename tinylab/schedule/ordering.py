@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..ir.node import Node
 from ..ir.ops import Op
-from .items import ScheduleError, ScheduleItem
+from .items import AssignCycleError, ScheduleItem
 
 
 def order_items(items: list[ScheduleItem], realized) -> list[ScheduleItem]:
@@ -29,7 +29,7 @@ def order_items(items: list[ScheduleItem], realized) -> list[ScheduleItem]:
             if not waiting[id(reader)]:
                 ready.append(reader)
     if placed < len(items):
-        raise ScheduleError("cyclic dependency between an assign and a read of its old value")
+        raise AssignCycleError("cyclic dependency between an assign and a read of its old value")
     position = {id(i): n for n, i in enumerate(items)}
     return sorted(items, key=lambda i: (depth[id(i)], position[id(i)]))
 

@@ -25,7 +25,7 @@ from . import packing, relayout
 from .cuts import choose_cuts
 from .decisions import fusion_decisions
 from .fusion import SchedulerOptions
-from .graph import graph_order, is_alias, is_leaf
+from .graph import buffer_leaf, graph_order, is_alias, is_leaf
 from .items import BufferSlot, Schedule, ScheduleError, ScheduleItem
 from .lowering import lower_region
 from .ordering import order_items
@@ -151,7 +151,7 @@ def _cut_and_lower(requested: list, outputs: list, folds: list, copies: list,
             continue
         if node.op is Op.COPY:
             source = node.src[0]
-            leaf = realized.get(source, source)
+            leaf = buffer_leaf(source, realized, cut)
             items.append(ScheduleItem("copy", node, [slot_of(node), slot_of(source)],
                                       reads={source},
                                       reads_old={leaf} if leaf.op is Op.BUFFER else set()))
