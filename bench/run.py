@@ -14,7 +14,7 @@ import re
 import time
 from pathlib import Path
 
-from bench import (backends, cnn_step, conv, demo, elementwise, matmul, per_example,
+from bench import (backends, cnn_step, cold, conv, demo, elementwise, matmul, per_example,
                    small_work, tiny_gpt, trace_overhead)
 from bench.common import Row, cpu_description
 
@@ -41,6 +41,7 @@ def suites(quick: bool, runs: int) -> dict:
         "per_example": lambda: [per_example.run(32 if quick else 64, runs)],
         "tiny_gpt": lambda: tiny_gpt.run(tokens=50 if quick else 100, runs=runs),
         "webgpu": lambda: backends.as_rows(("WEBGPU", "CPU"), runs, quick),   # where wgpu runs
+        "cold": lambda: cold.run(quick),   # first calls, each in a new process (its own table)
     }
 
 
