@@ -34,7 +34,9 @@ def _open_device() -> float:
     from tinylab import Device
     start = time.perf_counter()
     _ = Device["CPU"].target  # calibrated on first use
-    Device["CPU"].runtime.prepare()
+    runtime = Device["CPU"].runtime
+    runtime.prepare("#include <immintrin.h>\n")   # the header a vector kernel includes
+    runtime.compile("#include <immintrin.h>\nvoid tl_first_use(void) {}\n")  # waits for it
     return time.perf_counter() - start
 
 

@@ -209,7 +209,7 @@ class _Build:
         self.pending: dict[str, list[_Job]] = {}    # device -> jobs not yet in a unit
         self.sources: dict[tuple, _Job] = {}         # (device, source) -> its first job
         self.keep = bool(config.COMPILER_CACHE_ON)
-        self.prepared: set[str] = set()              # devices whose runtime.prepare() ran
+        self.prepared: set[str] = set()              # devices runtime.prepare() answered
 
     def run(self, requests: list[tuple]) -> dict:
         start = time.perf_counter()
@@ -243,12 +243,11 @@ class _Build:
             job.build = KernelBuild(PROGRAM_CACHED)
             GlobalCounters.programs_loaded += 1
         else:
-            if not spec.render_only and job.device not in self.prepared and self.threads > 1:
-                self.prepared.add(job.device)  # its header builds while planning goes on
-                self.pool = self.pool or ThreadPoolExecutor(self.threads)
-                self.pool.submit(contextvars.copy_context().run, spec.runtime.prepare)
             job.record = compile_record(job.device, job.ast, self.noopt, self.beam)
             job.name, job.source = job.record.plan.name, job.record.source
+            if not spec.render_only and job.device not in self.prepared and self.threads > 1 \
+                    and spec.runtime.prepare(job.source):  # built while planning goes on
+                self.prepared.add(job.device)
             plan_s, render_s = job.record.timings
             job.build = KernelBuild(RENDER_ONLY if spec.render_only else COMPILED,
                                     plan_s=plan_s, render_s=render_s)

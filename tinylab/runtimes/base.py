@@ -44,10 +44,11 @@ class Runtime(ABC):
     def load(self, artifact, name: str) -> Program:
         """The kernel `name` from a compiled artifact."""
 
-    def prepare(self) -> None:
-        """Make ready what compiles will need (the CPU: its precompiled header); called on a
-        compile thread while the first kernels of a build are planned. Default: nothing."""
-        return None
+    def prepare(self, source: str) -> bool:
+        """Begin, on a thread of its own, making ready what compiling `source` needs (the CPU:
+        the precompiled header it includes), while the engine plans the next kernels; True once
+        that is done or under way (the engine stops asking). Default: nothing to make ready."""
+        return True
 
     def compile_unit(self, kernels: list[tuple[str, str]]) -> list[tuple]:
         """For each (name, source): (artifact, the name to load it by, True if it came from the

@@ -8,6 +8,7 @@ a missing compiler or a failed compile raises with the kernel source and the com
 """
 from __future__ import annotations
 
+import contextvars
 import ctypes
 import os
 import subprocess
@@ -94,11 +95,16 @@ class CPURuntime(UnitCompiler, Runtime):
                 + (FLOAT16_FLAGS if "_Float16" in source else ())
                 + tuple(config.CPU_CFLAGS.value.split()))
 
-    def prepare(self) -> None:
-        """Build the precompiled header kernels will include, if the cache lacks it (the
-        engine calls this on a compile thread while the first kernels are planned)."""
-        if self.target.arch == "x86_64":
-            self._header_flags("#include <immintrin.h>", self.flags(""))
+    def prepare(self, source: str) -> bool:
+        """Start building the precompiled header `source` includes, when this process has not
+        (the compiles that need it wait for it); False for a source that includes none."""
+        if "#include <immintrin.h>" not in source:
+            return False
+        flags = self.flags(source)
+        if flags not in self._headers:
+            threading.Thread(target=contextvars.copy_context().run,
+                             args=(self._header_flags, source, flags)).start()
+        return True
 
     def _key(self, text: str, flags: tuple[str, ...]) -> str:
         return key_of(text, self.compiler, self.version(), " ".join(flags), self.target.key)
