@@ -62,14 +62,25 @@ def program_key(device: str, ast: Node, settings: tuple) -> str | None:
     return hashlib.sha256((head + "\n" + text).encode()).hexdigest()[:32]
 
 
+_CHECKED: set = set()  # folders secure_dir passed in this process (a check per entry cost a
+                      # mkdir and a stat each: 30 ms for a step's 100 kernels)
+
+
 def _path(key: str) -> Path:
     return config.cache_dir() / FOLDER / f"{key}.json"
+
+
+def _folder(path: Path) -> Path:
+    if path not in _CHECKED:
+        secure_dir(path)
+        _CHECKED.add(path)
+    return path
 
 
 def load(key: str) -> dict | None:
     """The entry stored for `key` (name, source, flops, bytes moved, variable names)."""
     try:
-        secure_dir(_path(key).parent)  # a source read here is compiled and run: the user's own
+        _folder(_path(key).parent)  # a source read here is compiled and run: the user's own
         entry = json.loads(_path(key).read_text())
     except (OSError, ValueError):
         return None
@@ -80,7 +91,7 @@ def load(key: str) -> dict | None:
 
 def store(key: str, entry: dict) -> None:
     """Write the entry for `key` (whole, then renamed: readers never see half of it)."""
-    folder = secure_dir(config.cache_dir() / FOLDER)
+    folder = _folder(config.cache_dir() / FOLDER)
     fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
     with os.fdopen(fd, "w") as file:
         json.dump({name: entry[name] for name in ENTRY_FIELDS}, file)
