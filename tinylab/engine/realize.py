@@ -253,10 +253,12 @@ def cached_schedule(todo: list[Node], realized) -> Schedule:
         GlobalCounters.schedule_cache_hits += 1
         cached, stand_ins, held, walk = known
         return reuse(cached, stand_ins, leaves, held, realized, walk, order)
+    start = time.perf_counter()
     sched = schedule(todo, options, realized=realized, caps=caps)
     made = template(sched, leaves, realized, order)
     STATE.remember_schedule(key, False if made is None else made)
-    if made is not None and on_disk is not None:
+    if made is not None and on_disk is not None and \
+            time.perf_counter() - start >= schedule_store.WORTH_S:
         schedule_store.store(on_disk, made)
     return sched
 

@@ -28,6 +28,8 @@ from ..schedule.cache import Placeholder
 from .planned_cache import code_fingerprint
 
 FOLDER = "schedules"
+WORTH_S = 0.02  # a schedule that took less to make is not written (writing one costs ~3 ms: a
+                # test suite's thousands of small graphs would pay more than they ever save)
 VERSION = b"tinylab schedule template 1\n"
 
 
