@@ -1,7 +1,8 @@
 """Long scans (frontend/reduce.py): cumprod's values and gradient against PyTorch at lengths where
 its scan has many levels, zeros and negatives included; and the plan's size: the kernels of a
-cumprod or cumsum with its backward stay few (about log n) and each stays small as n grows (one
-backward kernel of a 1,024-cumprod was 3.6 MB of C and took 25-43 s to compile)."""
+scan (cumprod, cumsum, cummax, logcumsumexp) with its backward stay few (about log n) and each
+stays small as n grows (one backward kernel of a 1,024-cumprod was 3.6 MB of C and took 25-43 s
+to compile)."""
 import numpy as np
 import pytest
 
@@ -52,10 +53,11 @@ def scan_kernels(op: str, n: int) -> list[str]:
     return [render_for(kernel.ast, "CPU") for kernel in kernels]
 
 
-@pytest.mark.parametrize("op", ["cumprod", "cumsum"])
-def test_a_scans_kernels_stay_few_and_small_as_it_grows(op):
+@pytest.mark.parametrize("op,largest", [("cumprod", 16_000), ("cumsum", 16_000),
+                                        ("cummax", 32_000), ("logcumsumexp", 32_000)])
+def test_a_scans_kernels_stay_few_and_small_as_it_grows(op, largest):
     sizes = {n: scan_kernels(op, n) for n in (256, 1024, 4096)}
     for n, sources in sizes.items():
-        assert len(sources) <= 2 * np.log2(n), (n, len(sources))
-        assert max(map(len, sources)) < 16_000, (n, max(map(len, sources)))
+        assert len(sources) <= 3 * np.log2(n), (n, len(sources))
+        assert max(map(len, sources)) < largest, (n, max(map(len, sources)))
     assert max(map(len, sizes[4096])) < 1.5 * max(map(len, sizes[256])) + 8_000
