@@ -1,7 +1,8 @@
-"""How kernels are made ready (engine/kernel_builder.py, engine/planned_cache.py): a schedule's new
-kernels compile in fewer compiler runs than kernels, and compute what numpy computes; a new
-process on that cache plans nothing (its programs and binaries come from disk), computes the same
-numbers, and its compile records, made when shown, hold the source that ran; a changed setting or
+"""How kernels are made ready (engine/kernel_builder.py, engine/planned_cache.py,
+engine/schedule_store.py): a schedule's new kernels compile in fewer compiler runs than kernels,
+and compute what numpy computes; a new process on that cache schedules and plans nothing (its
+schedules, programs and binaries come from disk), computes the same numbers, and its compile
+records, made when shown, hold the source that ran; a changed setting or
 a changed tinylab plans again; the inspector shows each kernel's build as its record says."""
 import json
 import os
@@ -22,6 +23,8 @@ from tinylab.runtimes.cpu import CPURuntime
 WORK = textwrap.dedent("""
     import json, numpy as np
     from tinylab import Context, GlobalCounters, Tensor
+    from tinylab.engine import schedule_store
+    schedule_store.WORTH_S = 0   # keep every schedule, however quick to make
     x = np.linspace(-2, 3, 96, dtype=np.float32).reshape(8, 12)
     t = Tensor(x)
     with Context(PARALLEL_COMPILE=1, THREADS=2):
@@ -34,6 +37,7 @@ WORK = textwrap.dedent("""
                       "built": GlobalCounters.kernels_built,
                       "loaded": GlobalCounters.programs_loaded,
                       "plan_s": GlobalCounters.plan_s,
+                      "schedules": GlobalCounters.schedules_loaded,
                       "how": kernel.build.how,
                       "same_source": kernel.record.source == kernel.source,
                       "record_how": kernel.record.build.how}))
@@ -68,6 +72,7 @@ def test_a_new_process_on_a_warm_cache_plans_nothing(tmp_path):
     check(warm["values"])
     assert warm["built"] == cold["built"] and warm["loaded"] == warm["built"]
     assert warm["compiled"] == 0 and warm["plan_s"] == 0
+    assert cold["schedules"] == 0 and warm["schedules"] >= 1   # cut and lowered by the first
     assert warm["how"] == warm["record_how"] == kernel_builder.PROGRAM_CACHED
     assert warm["same_source"]          # the record made on demand holds the text that ran
 

@@ -247,10 +247,11 @@ def cached_schedule(todo: list[Node], realized) -> Schedule:
         known = schedule_store.load(on_disk)
         if known is not None:
             STATE.remember_schedule(key, known)
+            GlobalCounters.schedules_loaded += 1
     if known is False:  # a structure whose schedule cannot be templated (schedule/cache.py)
         return schedule(todo, options, realized=realized, caps=caps)
     if known is not None:
-        GlobalCounters.schedule_cache_hits += 1
+        GlobalCounters.schedule_cache_hits += on_disk is None
         cached, stand_ins, held, walk = known
         return reuse(cached, stand_ins, leaves, held, realized, walk, order)
     start = time.perf_counter()
