@@ -90,9 +90,13 @@ def load(key: str) -> dict | None:
 
 
 def store(key: str, entry: dict) -> None:
-    """Write the entry for `key` (whole, then renamed: readers never see half of it)."""
-    folder = _folder(config.cache_dir() / FOLDER)
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    with os.fdopen(fd, "w") as file:
-        json.dump({name: entry[name] for name in ENTRY_FIELDS}, file)
-    os.replace(tmp, folder / f"{key}.json")
+    """Write the entry for `key` (whole, then renamed: readers never see half of it); a disk
+    that refuses it is no error."""
+    try:
+        folder = _folder(config.cache_dir() / FOLDER)
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "w") as file:
+            json.dump({name: entry[name] for name in ENTRY_FIELDS}, file)
+        os.replace(tmp, folder / f"{key}.json")
+    except OSError:  # a full or read-only disk: the program is planned again next time
+        return

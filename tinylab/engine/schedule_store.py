@@ -106,7 +106,7 @@ class _Reader(pickle.Unpickler):
 
 def store(digest: str, template: tuple) -> None:
     """Write `template` for `digest` (whole, then renamed); a template that cannot be written
-    (an object pickle refuses) is simply not kept."""
+    (an object pickle refuses, a full or read-only disk) is simply not kept."""
     nodes = _nodes(template)
     number = {node: i for i, node in enumerate(nodes)}
     holders: dict = {}
@@ -120,13 +120,16 @@ def store(digest: str, template: tuple) -> None:
                                                                         key=lambda h: h[0])])
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
         return
-    folder = secure_dir(config.cache_dir() / FOLDER)
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    with os.fdopen(fd, "wb") as file:
-        file.write(VERSION)
-        for part in (places, table.getvalue(), body.getvalue()):
-            file.write(len(part).to_bytes(8, "little") + part)
-    os.replace(tmp, folder / f"{digest}.pickle")
+    try:
+        folder = secure_dir(config.cache_dir() / FOLDER)
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "wb") as file:
+            file.write(VERSION)
+            for part in (places, table.getvalue(), body.getvalue()):
+                file.write(len(part).to_bytes(8, "little") + part)
+        os.replace(tmp, folder / f"{digest}.pickle")
+    except OSError:  # a full or read-only disk: the graph is scheduled again next time
+        return
 
 
 def load(digest: str) -> tuple | None:
