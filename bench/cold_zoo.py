@@ -76,8 +76,8 @@ def _tinylab_transformer(compiled=False):
     Tensor.manual_seed(0)
     block = Block(GPTConfig(vocab_size=64, context=64, dim=128, heads=4))
     parameters = nn.state.get_parameters(block)
-    for parameter in parameters:
-        parameter.requires_grad = True
+    for parameter in parameters:  # a buffer each, as TinyGPT does (equal lazy values are one node)
+        parameter.replace(Tensor(parameter.numpy(), requires_grad=True))
     x = Tensor(np.random.default_rng(RNG_SEED).standard_normal((4, 64, 128),
                                                                dtype=np.float32)).realize()
 
