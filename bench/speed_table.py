@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 RESULTS = Path(__file__).parent / "results"
+COLD_RESULTS = RESULTS / "cold"   # bench/cold.py's rows, one file per CPU and target
 PAGE = Path(__file__).parent.parent / "docs" / "speed.md"
 BEGIN = "<!-- speed table: python -m bench.speed_table --write; edit the JSON, not this -->"
 END = "<!-- end of speed table -->"
@@ -141,9 +142,8 @@ def page_table(text: str, begin: str = BEGIN, end: str = END) -> str:
 
 def write(page: Path = PAGE) -> None:
     text = page.read_text()
-    reports = load()
-    for begin, end, made in ((BEGIN, END, table(reports)),
-                             (COLD_BEGIN, COLD_END, cold_table(reports))):
+    for begin, end, made in ((BEGIN, END, table(load())),
+                             (COLD_BEGIN, COLD_END, cold_table(load(COLD_RESULTS)))):
         old = page_table(text, begin, end)
         text = text.replace(f"{begin}\n{old}\n{end}", f"{begin}\n{made}\n{end}")
     page.write_text(text)
@@ -155,7 +155,7 @@ def main(argv=None) -> None:
     if parser.parse_args(argv).write:
         write()
     else:
-        print(table(load()), cold_table(load()), sep="\n\n")
+        print(table(load()), cold_table(load(COLD_RESULTS)), sep="\n\n")
 
 
 if __name__ == "__main__":

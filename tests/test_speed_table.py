@@ -12,7 +12,7 @@ def test_the_speed_page_holds_the_generated_tables():
     assert speed_table.page_table(page) == speed_table.table(speed_table.load()), \
         "run python -m bench.speed_table --write"
     cold = speed_table.page_table(page, speed_table.COLD_BEGIN, speed_table.COLD_END)
-    assert cold == speed_table.cold_table(speed_table.load()), \
+    assert cold == speed_table.cold_table(speed_table.load(speed_table.COLD_RESULTS)), \
         "run python -m bench.speed_table --write"
 
 
@@ -38,6 +38,16 @@ def test_cells_speak_of_speed_or_time():
                ratio=0.8, reference="torch").as_dict()
     assert speed_table.cell(speed) == "0.90× numpy (90 GFLOPS)"
     assert speed_table.cell(time) == "1.25× PyTorch's time (50 ms)"
+
+
+def test_cold_rows_go_to_their_own_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(run, "RESULTS", tmp_path)
+    cpu = {"model": "Test CPU, family 1", "isa": ["avx2"], "target_fields": {"name": "avx2"}}
+    run.save(cpu, [Row("a", "ms", {"tinylab": 1.0}), Row("c", "s cold", {"tinylab cold": 2.0})],
+             1.0)
+    speeds, colds = speed_table.load(tmp_path), speed_table.load(tmp_path / "cold")
+    assert [r["workload"] for r in speeds[0]["rows"]] == ["a"]
+    assert [r["workload"] for r in colds[0]["rows"]] == ["c"]
 
 
 def test_a_run_replaces_its_rows_and_keeps_the_others(tmp_path, monkeypatch):
