@@ -14,7 +14,7 @@ import re
 import time
 from pathlib import Path
 
-from bench import (backends, cnn_step, conv, demo, elementwise, matmul, per_example,
+from bench import (backends, cnn_step, cold, conv, demo, elementwise, matmul, per_example,
                    small_work, tiny_gpt, torch_bridge, trace_overhead)
 from bench.common import Row, cpu_description
 
@@ -43,6 +43,7 @@ def suites(quick: bool, runs: int) -> dict:
         "webgpu": lambda: backends.as_rows(("WEBGPU", "CPU"), runs, quick),   # where wgpu runs
         # PyTorch models through torch.compile(backend="tinylab"), eager and Inductor beside
         "torch_bridge": lambda: torch_bridge.run(runs, quick),
+        "cold": lambda: cold.run(quick),   # first calls, each in a new process (its own table)
     }
 
 
@@ -71,17 +72,25 @@ def main(argv=None) -> list[Row]:
     return rows
 
 
-def results_path(cpu: dict, target: str) -> Path:
-    """bench/results/<cpu model>--<target>.json: one file per CPU and CPU target."""
+def results_path(cpu: dict, target: str, folder: Path | None = None) -> Path:
+    """bench/results/<cpu model>--<target>.json: one file per CPU and CPU target (the cold-start
+    suite's rows in bench/results/cold/, so its runs date no speed column)."""
     slug = re.sub(r"[^a-z0-9]+", "-", cpu["model"].lower()).strip("-")
-    return RESULTS / f"{slug}--{target}.json"
+    return (folder or RESULTS) / f"{slug}--{target}.json"
 
 
 def save(cpu: dict, rows: list[Row], seconds: float) -> Path:
-    """Merge `rows` into this CPU's results file: a workload run again replaces its row, the
-    others keep theirs (each the latest run of that row)."""
+    """Merge `rows` into this CPU's results files: a workload run again replaces its row, the
+    others keep theirs (each the latest run of that row). Rows of the cold-start suite (metric
+    cold.METRIC) go to their own file; the path of the last file written."""
+    split = {RESULTS: [r for r in rows if r.metric != cold.METRIC],
+             RESULTS / "cold": [r for r in rows if r.metric == cold.METRIC]}
+    return [_save(cpu, found, seconds, folder) for folder, found in split.items() if found][-1]
+
+
+def _save(cpu: dict, rows: list[Row], seconds: float, folder: Path) -> Path:
     target = cpu.get("target_fields", {}).get("name", "native")
-    path = results_path(cpu, target)
+    path = results_path(cpu, target, folder)
     old = json.loads(path.read_text()).get("rows", []) if path.exists() else []
     new = {r.workload: r.as_dict() for r in rows}
     kept = [r for r in old if r["workload"] not in new]
@@ -92,7 +101,7 @@ def save(cpu: dict, rows: list[Row], seconds: float) -> Path:
               "load": f"{os.getloadavg()[0]:.1f}",  # the 1-minute load average at the end
               "machine": platform.platform(), "seconds": seconds,
               "source": "python -m bench.run", "rows": kept + list(new.values())}
-    RESULTS.mkdir(exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
     return path
 

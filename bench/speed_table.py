@@ -1,8 +1,9 @@
 """`python -m bench.speed_table [--write]`: the speed table of docs/speed.md, generated from
 bench/results/*.json (one file per CPU and target, the latest `bench.run` of each row there).
 One column per file, its CPU, ISA and date in the header; one line per workload with the
-issue's bar. Prints the table, or with --write replaces it in docs/speed.md between its markers
-(tests/test_speed_table.py checks the page holds exactly this table).
+issue's bar. The cold-start rows (bench/cold.py, metric "s cold") make a second table. Prints
+the tables, or with --write replaces them in docs/speed.md between their markers
+(tests/test_speed_table.py checks the page holds exactly these tables).
 """
 from __future__ import annotations
 
@@ -12,9 +13,13 @@ import re
 from pathlib import Path
 
 RESULTS = Path(__file__).parent / "results"
+COLD_RESULTS = RESULTS / "cold"   # bench/cold.py's rows, one file per CPU and target
 PAGE = Path(__file__).parent.parent / "docs" / "speed.md"
 BEGIN = "<!-- speed table: python -m bench.speed_table --write; edit the JSON, not this -->"
 END = "<!-- end of speed table -->"
+COLD_BEGIN = "<!-- cold-start table: python -m bench.speed_table --write; edit the JSON -->"
+COLD_END = "<!-- end of cold-start table -->"
+COLD = "s cold"  # the metric of bench/cold.py's rows: their own table (cold_table)
 SPEEDS = ("GFLOPS", "GB/s eq.", "tokens/s")  # higher is better; the rest are times
 BARS = {  # workload -> the bar it is held to (issue 30), when its row names none
     "matmul 1024x1024 fp32": "≥ 0.9× numpy",
@@ -73,7 +78,8 @@ def table(reports: list[dict]) -> str:
     workloads: list[str] = []
     for report in reports:
         for row in report["rows"]:
-            if row["workload"] not in workloads and row.get("values") is not None:
+            if row["workload"] not in workloads and row.get("values") is not None \
+                    and row.get("metric") != COLD:
                 workloads.append(row["workload"])
     order = list(BARS)
     workloads.sort(key=lambda w: (order.index(w) if w in order else len(order)))
@@ -87,27 +93,69 @@ def table(reports: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def page_table(text: str) -> str:
+def cold_cell(row: dict) -> str:
+    """A cold-start row in words: first call from an empty cache (its parts), in a new process
+    on a warm cache, warm; PyTorch's first and warm calls, torch.compile's first."""
+    v = row["values"]
+    if set(v) == {"tinylab cold"}:
+        return f"{v['tinylab cold']:.2f} s"
+    parts = " + ".join(f"{name} {v[f'cold {key}']:.2f}" for key, name in
+                       (("schedule", "schedule"), ("plan", "plan"), ("render", "render"),
+                        ("compile_wait", "compile"), ("load", "load")))
+    text = (f"**{v['tinylab cold']:.2f} s** ({parts}; {v['cold kernels']:.0f} kernels) · "
+            f"warm disk {v['tinylab warm disk']:.2f} s · warm {_seconds(v['tinylab warm'])}")
+    if "torch first" in v:
+        text += f" · PyTorch {_seconds(v['torch first'])} / {_seconds(v['torch warm'])}"
+    if "torch.compile first" in v:
+        text += f", torch.compile {v['torch.compile first']:.1f} s"
+    return text
+
+
+def _seconds(value: float) -> str:
+    return f"{value * 1e3:.1f} ms" if value < 0.1 else f"{value:.2f} s"
+
+
+def cold_table(reports: list[dict]) -> str:
+    """bench/cold.py's rows: one line per workload, one column per CPU that ran them."""
+    reports = [r for r in reports if any(row.get("metric") == COLD for row in r["rows"])]
+    workloads: list[str] = []
+    for report in reports:
+        workloads += [row["workload"] for row in report["rows"]
+                      if row.get("metric") == COLD and row["workload"] not in workloads]
+    lines = ["| first call | goal | " + " | ".join(column(r) for r in reports) + " |",
+             "|---|---|" + "---|" * len(reports)]
+    for workload in workloads:
+        rows = [{r["workload"]: r for r in report["rows"]}.get(workload) for report in reports]
+        goal = next((r.get("target", "") for r in rows if r), "")
+        lines.append(f"| {workload} | {goal} | "
+                     + " | ".join(cold_cell(r) if r else "—" for r in rows) + " |")
+    return "\n".join(lines)
+
+
+def page_table(text: str, begin: str = BEGIN, end: str = END) -> str:
     """The table as the page holds it now (between the markers)."""
-    match = re.search(re.escape(BEGIN) + r"\n(.*?)\n" + re.escape(END), text, re.S)
+    match = re.search(re.escape(begin) + r"\n(.*?)\n" + re.escape(end), text, re.S)
     if match is None:
-        raise SystemExit(f"{PAGE} has no speed-table markers ({BEGIN!r})")
+        raise SystemExit(f"{PAGE} has no table markers ({begin!r})")
     return match.group(1)
 
 
 def write(page: Path = PAGE) -> None:
     text = page.read_text()
-    old = page_table(text)
-    page.write_text(text.replace(f"{BEGIN}\n{old}\n{END}", f"{BEGIN}\n{table(load())}\n{END}"))
+    for begin, end, made in ((BEGIN, END, table(load())),
+                             (COLD_BEGIN, COLD_END, cold_table(load(COLD_RESULTS)))):
+        old = page_table(text, begin, end)
+        text = text.replace(f"{begin}\n{old}\n{end}", f"{begin}\n{made}\n{end}")
+    page.write_text(text)
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--write", action="store_true", help="replace the table in docs/speed.md")
+    parser.add_argument("--write", action="store_true", help="replace the tables in docs/speed.md")
     if parser.parse_args(argv).write:
         write()
     else:
-        print(table(load()))
+        print(table(load()), cold_table(load(COLD_RESULTS)), sep="\n\n")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import cuda_check
+import session_claims
 import wgsl_check
 from tinylab import Context, Device
 
@@ -69,36 +70,39 @@ def launch_dims(monkeypatch):
 
 
 @pytest.fixture(scope="session", autouse=True)
-def every_kernel_compiles_for_cuda():
+def every_kernel_compiles_for_cuda(request):
     """Teardown of the session (of each xdist worker): all kernels the tests produced, rendered
     for CUDA, compile to PTX with nvcc where it exists (CUDA_RENDER_CHECK=0 skips)."""
     yield
     if os.environ.get("CUDA_RENDER_CHECK", "1") != "0" and cuda_check.nvcc_present():
-        with _timed_check("CUDA render + nvcc") as asts:
+        with _timed_check("CUDA render + nvcc", request.config) as asts:
             cuda_check.compile_for_cuda(asts)
 
 
 @pytest.fixture(scope="session", autouse=True)
-def every_kernel_renders_as_validated_wgsl():
+def every_kernel_renders_as_validated_wgsl(request):
     """Teardown of the session (of each xdist worker): all kernels the tests produced, on any
     backend, render as WGSL, and naga validates each where wgpu runs (WGSL_RENDER_CHECK=0 skips);
     a kernel of a dtype WGSL lacks must be refused by name."""
     yield
     if os.environ.get("WGSL_RENDER_CHECK", "1") != "0":
-        with _timed_check("WGSL render + naga") as asts:
+        with _timed_check("WGSL render + naga", request.config) as asts:
             wgsl_check.check_wgsl(asts)
 
 
 @contextlib.contextmanager
-def _timed_check(what: str):
-    """The session's kernel ASTs for an end-of-session check; its time lands in
+def _timed_check(what: str, config):
+    """The session's kernel ASTs for an end-of-session check, less those another xdist worker of
+    this run claimed (session_claims.py: each kernel checked once per run); its time lands in
     test-artifacts/session-checks.log (a line per xdist worker: part of the suite's time)."""
-    asts, start = cuda_check.session_asts(), time.perf_counter()
+    produced, start = cuda_check.session_asts(), time.perf_counter()
+    asts = session_claims.claim(produced, what, session_claims.run_folder(config))
     yield asts
     ARTIFACTS.mkdir(exist_ok=True)
     with open(ARTIFACTS / "session-checks.log", "a") as log:
         log.write(f"{time.strftime('%H:%M:%S')} {os.environ.get('PYTEST_XDIST_WORKER', 'main')}: "
-                  f"{what}: {len(asts)} kernels in {time.perf_counter() - start:.1f} s\n")
+                  f"{what}: {len(asts)} kernels (of {len(produced)} made here) in "
+                  f"{time.perf_counter() - start:.1f} s\n")
 
 
 @pytest.fixture

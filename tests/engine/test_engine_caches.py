@@ -9,7 +9,7 @@ import pytest
 
 from tinylab import Context, Device, Tensor, trace
 from tinylab import memo
-from tinylab.engine import realize
+from tinylab.engine import kernel_builder, realize
 from tinylab.engine.engine_state import BoundedTable, EngineState
 
 STATE = realize.STATE
@@ -76,12 +76,12 @@ def test_threads_compile_each_kernel_once_and_compute_right(monkeypatch):
     assert len(set(asts)) == len(asts) == len(scales)
     STATE.reset()                      # none of them compiled in this process now
     built = Counter()
-    original = realize._compile_new
+    original = kernel_builder._Build.add
 
-    def counting(device, spec, key, *rest):
-        built[key] += 1
-        return original(device, spec, key, *rest)
-    monkeypatch.setattr(realize, "_compile_new", counting)
+    def counting(build, job):  # once per kernel a builder makes (plans or loads)
+        built[job.key] += 1
+        return original(build, job)
+    monkeypatch.setattr(kernel_builder._Build, "add", counting)
     asked = [asts[0], asts[0], asts[0], asts[1], asts[1], asts[2], asts[3], asts[4]] + [asts[5]]
     start, runners, errors = threading.Barrier(len(asked)), [None] * len(asked), []
 

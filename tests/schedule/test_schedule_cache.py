@@ -118,7 +118,7 @@ def test_two_copies_of_one_value_stay_two_buffers_through_the_cache():
                                    np.stack([x * 2 + step, x]), rtol=1e-6)
 
 
-def test_an_eager_conv_training_step_is_scheduled_once(monkeypatch):
+def test_an_eager_conv_training_step_is_scheduled_once(monkeypatch, tmp_path):
     """A conv's weight is copied to a contiguous layout (a CONTIGUOUS node, a new serial each
     call): from the second step on the step reuses its schedule, and the weights it trains
     equal those of the same steps scheduled afresh each time (SCHEDULE_CACHE=0)."""
@@ -138,7 +138,8 @@ def test_an_eager_conv_training_step_is_scheduled_once(monkeypatch):
         images = Tensor(rng.standard_normal((4, 2, 6, 6)).astype(np.float32)).realize()
         labels = Tensor(rng.integers(0, 5, 4).astype(np.int32)).realize()
         made = []
-        with Context(SCHEDULE_CACHE=cache), Tensor.train():
+        # an empty cache folder: no schedule from an earlier process (engine/schedule_store.py)
+        with Context(SCHEDULE_CACHE=cache, TINYLAB_CACHE=str(tmp_path)), Tensor.train():
             for _ in range(steps):
                 before = len(fresh_schedules)
                 opt.zero_grad()

@@ -47,7 +47,7 @@ class CapturedStep:
                 continue
             fn = launch.runner.fn
             direct = fn.pointers_call
-            names = launch.runner.program.variable_names
+            names = launch.runner.variable_names
             if direct is not None:  # CPU: ctypes pointers made once
                 pointers = [ctypes.c_void_p(b.handle.ctypes.data) for b in launch.buffers]
                 self._calls.append(("pointers", direct, pointers, patches, launch, names))

@@ -6,6 +6,7 @@ it in the Runner; DEBUG, the Trace and every inspection view read the record and
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass, field
 
 from .. import config
@@ -33,6 +34,35 @@ def source_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+@dataclass
+class KernelBuild:
+    """How one kernel came to be ready to launch, as it happened (the inspector reads it).
+    `how`: "compiled" (planned, rendered and compiled here), "binary from the disk cache"
+    (planned and rendered here; the compile cache had its binary), "planned program from the
+    disk cache" (source and binary from an earlier process: not planned again here), or
+    "render only". One tier: every binary is the full build (`tier`)."""
+    how: str
+    tier: str = "full"
+    unit_kernels: int = 1     # kernels compiled in its translation unit (1: alone or none)
+    plan_s: float = 0.0       # decompose, heuristic, actions and linearize
+    render_s: float = 0.0     # the renderer's text
+    compile_s: float = 0.0    # the compiler's wall time for its whole unit (0 on a cache hit)
+    load_s: float = 0.0       # loading the binary and finding the kernel in it
+
+    @property
+    def seconds(self) -> float:
+        """This kernel's share of the work: planning, rendering, its part of the unit's
+        compile, loading."""
+        return self.plan_s + self.render_s + self.compile_s / self.unit_kernels + self.load_s
+
+    def describe(self) -> str:
+        """One line: how it was built and what it cost."""
+        unit = f" in a unit of {self.unit_kernels} kernels" if self.unit_kernels > 1 else ""
+        compiled = f", compile {self.compile_s:.3f} s{unit}" if self.compile_s else ""
+        return (f"{self.how} ({self.tier} build): plan {self.plan_s:.3f} s, render "
+                f"{self.render_s:.3f} s{compiled}, load {self.load_s:.3f} s")
+
+
 @dataclass(eq=False)
 class CompileRecord:
     """Every stage of one kernel's compilation for one device, as it happened."""
@@ -49,6 +79,8 @@ class CompileRecord:
     settings: dict                  # what chose the plan: NOOPT, BEAM, TUNE, target, chooser
     source_hash: str
     compiled_hash: str | None = None   # hash of the text the runtime compiled (None: not compiled)
+    build: KernelBuild | None = None   # how its binary was made (None: display only, not built)
+    timings: tuple = (0.0, 0.0)        # (plan, render) seconds this record took to make
     _printed: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -110,6 +142,7 @@ def compile_record(device: str, ast: Node, noopt: bool, beam: int) -> CompileRec
     spec = Device[device]
     renderer = spec.renderer
     memo: dict = {}
+    start = time.perf_counter()
     decomposed = decompose(ast, renderer, memo)  # ops the renderer lacks, by rule
     base = KernelPlan.from_ast(decomposed)
     chosen, chooser = plan_kernel(spec, base, noopt, beam)
@@ -118,15 +151,19 @@ def compile_record(device: str, ast: Node, noopt: bool, beam: int) -> CompileRec
         plans.append((f"action {number}: {opt}", plans[-1][1].apply(opt)))
     plans[-1] = (plans[-1][0], chosen)   # the chosen plan itself, not a replay's copy
     program = linearize(chosen, chosen.name, origins=True)
+    planned = time.perf_counter()
     if renderer.line_maps:
         source, owners = renderer.render_with_lines(program)
     else:
         source, owners = renderer.render(program), None
+    rendered = time.perf_counter()
     settings = {"NOOPT": noopt, "BEAM": beam, "TUNE": int(config.TUNE.value),
                 "target": spec.target.name if spec.target else "", "chosen_by": chooser,
                 "opts": [str(o) for o in chosen.opts]}
-    return CompileRecord(spec.name, spec.language, ast, decomposed, memo, plans,
-                         program.plan, program, source, owners, settings, source_hash(source))
+    record = CompileRecord(spec.name, spec.language, ast, decomposed, memo, plans,
+                           program.plan, program, source, owners, settings, source_hash(source))
+    record.timings = (planned - start, rendered - planned)
+    return record
 
 
 def choose_plan(device: str, ast: Node, noopt: bool, beam: int) -> KernelPlan:

@@ -14,7 +14,16 @@ class GlobalCounters:
     kernels_built: int = 0     # kernels made ready in this process: compiled or loaded from disk
     compile_time_s: float = 0.0
     bytes_saved: int = 0       # bytes the memory planner did not allocate (buffers shared)
-    schedule_cache_hits: int = 0  # realizes whose schedule came from the structure cache
+    schedule_cache_hits: int = 0  # realizes whose schedule this process had made before
+    # where a cold start's time goes (engine/kernel_builder.py; bench/cold.py reads them)
+    schedule_s: float = 0.0    # cutting the graph into kernels (a structure-cache hit: reuse)
+    plan_s: float = 0.0        # decompose, heuristic, actions, linearize
+    render_s: float = 0.0      # kernel source text
+    compile_wall_s: float = 0.0  # compiler units' wall time (on threads, beside planning)
+    compile_wait_s: float = 0.0  # the part of it a realize waited for, once all was planned
+    load_s: float = 0.0        # binaries loaded and kernels found in them
+    programs_loaded: int = 0   # kernels whose planned program came from the disk cache
+    schedules_loaded: int = 0  # realizes whose schedule came from the disk cache
 
     @staticmethod
     def reset() -> None:
@@ -27,3 +36,7 @@ class GlobalCounters:
         GlobalCounters.compile_time_s = 0.0
         GlobalCounters.bytes_saved = 0
         GlobalCounters.schedule_cache_hits = 0
+        GlobalCounters.schedule_s = GlobalCounters.plan_s = GlobalCounters.render_s = 0.0
+        GlobalCounters.compile_wall_s = GlobalCounters.load_s = 0.0
+        GlobalCounters.compile_wait_s = 0.0
+        GlobalCounters.programs_loaded = GlobalCounters.schedules_loaded = 0

@@ -8,19 +8,11 @@ and passes them down as arguments.
 """
 from __future__ import annotations
 
-import contextvars
 import sys
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
-
-import numpy as np
 
 from .. import config
 from ..caps import caps_for
-from ..codegen.linear_program import LinearProgram, program_cost
-from ..codegen.plan import KernelPlan
 from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import Op
@@ -30,63 +22,18 @@ from ..schedule.fusion import SchedulerOptions
 from ..schedule.cache import reuse, structure_key, template
 from ..schedule.memory import plan_schedule
 from ..schedule.schedule import Schedule, schedule
-from ..target.threads import thread_count
-from . import progress
+from . import progress, schedule_store
 from . import trace as tracing
-from .calibrate import calibration_note
 from .counters import GlobalCounters
 from .devices import Device
 from .compile_record import (TUNE_WORK, CompileRecord, choose_plan,  # noqa: F401 (API)
                              compile_record, source_hash)
 from .engine_state import FreshRealized
+from .kernel_builder import Runner, build_runners, runner_key
 
 
 STATE = Device.state       # the engine's caches, one object with one lock (engine/engine_state.py)
 REALIZED = STATE.realized  # lazy node -> the BUFFER node holding its value
-
-
-@dataclass(eq=False)
-class Runner:
-    """One compiled kernel on one device."""
-    device: str
-    name: str
-    ast: Node
-    plan: KernelPlan
-    program: LinearProgram
-    source: str
-    fn: object              # runtime Program, None when render-only
-    flops: int
-    bytes_moved: int
-    compile_s: float
-    cache_hit: bool
-    target: str = ""        # the CPU target it was planned and compiled for ("" off the CPU)
-    runtime: object = None  # the Runtime that loaded fn: it launches it
-    record: CompileRecord | None = None  # every stage of its compilation (compile_record.py)
-    calibration: str = ""   # what calibration measured for its CPU target (calibrate.py)
-
-    def __call__(self, buffers: list[Buffer], var_vals: dict | None = None) -> float:
-        """Launch on `buffers`; a symbolic kernel takes its variables' values from var_vals."""
-        return self.runtime.launch(self.fn, self.program.launch, *[b.handle for b in buffers],
-                                   scalars=self.variable_values(var_vals))
-
-    def launch_flops(self, var_vals: dict | None) -> int:
-        """FLOPs of one launch: a symbolic kernel's loops run to this launch's values."""
-        if not self.program.variables:
-            return self.flops
-        return program_cost(self.program, var_vals)[0]
-
-    def variable_values(self, var_vals: dict | None) -> list[int]:
-        names, wide = self.program.variable_names, self.program.wide_variables
-        missing = [n for n in names if n not in (var_vals or {})]
-        if missing:
-            raise ValueError(f"kernel {self.name} takes symbolic sizes {names}; no value was "
-                             f"bound for {missing}")
-        # typed as the kernel declares them: int64 where a variable's range leaves int32
-        return [np.int64(var_vals[n]) if n in wide else np.int32(var_vals[n]) for n in names]
-
-    def passes(self) -> dict[str, str]:
-        """The printed passes, from the compile record ("plan": the plan as linearized)."""
-        return self.record.passes()
 
 
 def render_for(ast: Node, device: str) -> str:
@@ -100,10 +47,10 @@ def record_for(ast: Node, device: str) -> CompileRecord:
     pipeline for display only, once per kernel and settings)."""
     noopt, beam = bool(config.NOOPT.value), int(config.BEAM.value)
     with STATE.lock:
-        known = STATE.runners.get(_runner_key(device, ast, noopt, beam))
+        known = STATE.runners.get(runner_key(device, ast, noopt, beam))
     if known is not None:
         return known.record
-    key = ("display",) + _runner_key(device, ast, noopt, 0)
+    key = ("display",) + runner_key(device, ast, noopt, 0)
     with STATE.lock:
         found = STATE.display_records.get(key)
     if found is None:
@@ -115,71 +62,11 @@ def record_for(ast: Node, device: str) -> CompileRecord:
 
 def compile_kernel(device: str, ast: Node, noopt: bool | None = None,
                    beam: int | None = None) -> Runner:
+    """The Runner of one kernel (built once per process, engine/kernel_builder.py)."""
     noopt = bool(config.NOOPT.value) if noopt is None else noopt
     beam = int(config.BEAM.value) if beam is None else beam
-    spec = Device[device]
-    key = _runner_key(device, ast, noopt, beam)
-    while True:   # one thread compiles a kernel; others asking for it meanwhile wait for it
-        with STATE.lock:
-            known = STATE.runners.get(key)
-            underway = STATE.compiling.get(key) if known is None else None
-            if known is None and underway is None:
-                announce = (device, key[-1]) not in STATE.announced
-                STATE.announced[(device, key[-1])] = None
-                done = STATE.compiling[key] = threading.Event()
-                break
-        if known is not None:
-            return known
-        underway.wait()
-    try:
-        return _compile_new(device, spec, key, ast, noopt, beam, announce)
-    finally:
-        with STATE.lock:
-            STATE.compiling.pop(key, None)
-        done.set()
-
-
-def _compile_new(device: str, spec, key: tuple, ast: Node, noopt: bool, beam: int,
-                 announce: bool) -> Runner:
-    """Compile a kernel no runner holds yet (compile_kernel made sure no other thread does)."""
-    target = spec.target
-    if announce:
-        if int(config.DEBUG.value) >= 1:
-            print(f"opened device {device}: {spec.backend.description}"
-                  + (" (render only)" if spec.render_only else "")
-                  + (f"; target {target.describe()}" if target else ""))
-    record = compile_record(device, ast, noopt, beam)
-    plan, program, source = record.plan, record.program, record.source
-    # named by its loops alone, whatever the process compiled before: the same kernel compiles
-    # to the same text (and hits the disk cache) everywhere; a trace tells same-named kernels
-    # apart with n1, n2... of its own (trace.KernelNames)
-    name = plan.name
-    flops, moved = program_cost(program)
-    start = time.perf_counter()
-    fn, hit, runtime = None, False, None
-    if not spec.render_only:
-        runtime = spec.runtime
-        library, hit = runtime.compile(source)
-        record.compiled_hash = source_hash(source)   # the text the runtime compiled
-        fn = runtime.load(library, plan.name)
-    compile_s = time.perf_counter() - start
-    GlobalCounters.compile_count += 0 if hit else 1
-    GlobalCounters.kernels_built += 1
-    GlobalCounters.compile_time_s += compile_s
-    runner = Runner(device, name, ast, plan, program, source, fn, flops, moved, compile_s, hit,
-                    target.name if target else "", runtime, record,
-                    calibration_note(target) if target else "")
-    with STATE.lock:  # another thread may have compiled the same kernel meanwhile: keep one
-        return STATE.runners.setdefault(key, runner)
-
-
-def _runner_key(device: str, ast: Node, noopt: bool, beam: int) -> tuple:
-    """What makes a compiled kernel reusable in this process: the kernel, its device, the
-    NOOPT/BEAM settings, whether the disk cache may be used and the CPU target it was planned
-    for (DISABLE_COMPILER_CACHE=1 compiles each kernel again once)."""
-    target = Device[device].target
-    return (device, ast, noopt, beam, bool(config.COMPILER_CACHE_ON),
-            target.key if target else None)
+    key = runner_key(device, ast, noopt, beam)
+    return build_runners([(key, device, ast)], noopt, beam)[key]
 
 
 def _item_device(item) -> str:
@@ -187,39 +74,23 @@ def _item_device(item) -> str:
 
 
 def compile_schedule(sched: Schedule) -> list[Runner | None]:
-    """Runners for every kernel of a schedule; kernels not yet compiled build in parallel, as
-    one progress task (engine/progress.py) when there are any."""
-    kernels = [(i, item) for i, item in enumerate(sched.items)
-               if item.kind == "kernel" and ir.prod(max_shape(item.slots[0].shape)) > 0]  # 0: no work
-    runners: list[Runner | None] = [None] * len(sched.items)
+    """Runners for every kernel of a schedule; kernels not yet built in this process are built
+    together (engine/kernel_builder.py), as one progress task (engine/progress.py) when there
+    are any."""
     noopt, beam = bool(config.NOOPT.value), int(config.BEAM.value)
-    work = []
-    for i, item in kernels:
-        key = _runner_key(_item_device(item), item.ast, noopt, beam)
-        with STATE.lock:
-            known = STATE.runners.get(key)
-        if known is not None:
-            runners[i] = known
-        else:
-            work.append((i, item))
-    if not work:
-        return runners
-    with progress.task("compile", f"{len(work)} kernels", len(work)) as compiling:
-        if config.PARALLEL_COMPILE.value and len(work) > 1 and thread_count().count > 1:
-            def build(item):
-                with progress.within(compiling.id):  # a TUNE / BEAM nests in this task
-                    return compile_kernel(_item_device(item), item.ast, noopt, beam)
-            with ThreadPoolExecutor(thread_count().count) as pool:
-                # each thread runs in a copy of this context: it sees the Context() overrides
-                futures = {pool.submit(contextvars.copy_context().run, build, item): i
-                           for i, item in work}
-                for future in as_completed(futures):
-                    runners[futures[future]] = future.result()
-                    compiling.advance()
-        else:
-            for i, item in work:
-                runners[i] = compile_kernel(_item_device(item), item.ast, noopt, beam)
-                compiling.advance()
+    requests = {i: (runner_key(_item_device(item), item.ast, noopt, beam), _item_device(item),
+                    item.ast) for i, item in enumerate(sched.items)
+                if item.kind == "kernel" and ir.prod(max_shape(item.slots[0].shape)) > 0}
+    with STATE.lock:   # a kernel over zero elements (above) is never compiled nor launched
+        new = len({key for key, _, _ in requests.values() if key not in STATE.runners})
+    if new:
+        with progress.task("compile", f"{new} kernels", new) as compiling:
+            built = build_runners(list(requests.values()), noopt, beam, compiling.advance)
+    else:
+        built = build_runners(list(requests.values()), noopt, beam)
+    runners: list[Runner | None] = [None] * len(sched.items)
+    for i, (key, _, _) in requests.items():
+        runners[i] = built[key]
     return runners
 
 
@@ -359,7 +230,8 @@ def scheduler_options() -> SchedulerOptions:
 def cached_schedule(todo: list[Node], realized) -> Schedule:
     """The schedule of `todo`; a graph whose structure was scheduled before (same ops, shapes,
     consts, which leaves are the same buffer, scheduler options and devices' panel, rows and lane
-    widths) reuses that schedule over its own buffers (schedule/cache.py)."""
+    widths) reuses that schedule over its own buffers (schedule/cache.py), in this process or,
+    from the disk cache, in an earlier one (engine/schedule_store.py)."""
     options, caps = scheduler_options(), Device.caps()
     if not config.SCHEDULE_CACHE.value:
         return schedule(todo, options, realized=realized, caps=caps)
@@ -369,15 +241,26 @@ def cached_schedule(todo: list[Node], realized) -> Schedule:
     key = (structure, options,
            tuple((c.device, c.panel_width, c.pack_rows, c.relayout_lanes) for c in declared))
     known = STATE.known_schedule(key)
+    on_disk = schedule_store.disk_key(key, declared) if known is None and \
+        config.COMPILER_CACHE_ON else None   # a new process: what an earlier one scheduled
+    if on_disk is not None:
+        known = schedule_store.load(on_disk)
+        if known is not None:
+            STATE.remember_schedule(key, known)
+            GlobalCounters.schedules_loaded += 1
     if known is False:  # a structure whose schedule cannot be templated (schedule/cache.py)
         return schedule(todo, options, realized=realized, caps=caps)
     if known is not None:
-        GlobalCounters.schedule_cache_hits += 1
+        GlobalCounters.schedule_cache_hits += on_disk is None
         cached, stand_ins, held, walk = known
         return reuse(cached, stand_ins, leaves, held, realized, walk, order)
+    start = time.perf_counter()
     sched = schedule(todo, options, realized=realized, caps=caps)
     made = template(sched, leaves, realized, order)
     STATE.remember_schedule(key, False if made is None else made)
+    if made is not None and on_disk is not None and \
+            time.perf_counter() - start >= schedule_store.WORTH_S:
+        schedule_store.store(on_disk, made)
     return sched
 
 
@@ -405,7 +288,9 @@ def realize(nodes: list[Node], computed_outside: dict | None = None,
                   if n.op is not Op.BUFFER and n not in todo}
     results = {}
     if todo:
+        start = time.perf_counter()
         sched = cached_schedule(todo, realized)
+        GlobalCounters.schedule_s += time.perf_counter() - start
         debug = int(config.DEBUG.value)
         if debug >= 1:
             print(f"scheduled {len(sched.kernels)} kernel(s) for {len(todo)} output(s)")

@@ -86,6 +86,8 @@ def _kernel_details(model: dict, kernel: dict, passes: bool = True) -> str:
         body.append(f'<div style="{MUTED}">actions: {escape(", ".join(kernel["opts"]))}</div>')
     if kernel.get("calibration"):
         body.append(f'<div style="{MUTED}">calibration: {escape(kernel["calibration"])}</div>')
+    if kernel.get("build"):
+        body.append(f'<div style="{MUTED}">build: {escape(kernel["build"]["text"])}</div>')
     body.append(_decision_items(model, kernel))
     mine = kernel_user_lines(model, kernel)
     if mine:

@@ -211,6 +211,12 @@ def _cost(run, timings: bool) -> dict:
     if timings:
         cost.update(compile_s=run.compile_s, run_s=run.run_s, gflops=run.gflops, gbps=run.gbps,
                     cache_hit=run.cache_hit)
+        build = run.compiled.build if run.compiled is not None else None
+        if build is not None:  # how it was built, as its compile record says
+            cost["build"] = {"how": build.how, "tier": build.tier,
+                             "unit_kernels": build.unit_kernels, "plan_s": build.plan_s,
+                             "render_s": build.render_s, "compile_s": build.compile_s,
+                             "load_s": build.load_s, "text": build.describe()}
     return cost
 
 

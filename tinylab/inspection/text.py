@@ -117,6 +117,8 @@ def _kernel_block(model: dict, kernel: dict, source: bool) -> list[str]:
         lines.append(f"      actions: {', '.join(kernel['opts'])}")
     if kernel.get("calibration"):
         lines.append(f"      calibration: {kernel['calibration']}")
+    if kernel.get("build"):
+        lines.append(f"      build: {kernel['build']['text']}")
     for text in dict.fromkeys(decisions[d]["text"] for d in kernel["decisions"]):
         lines.append(f"      {text}")
     program = model["programs"].get(kernel["name"])

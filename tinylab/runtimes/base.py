@@ -58,6 +58,19 @@ class Runtime(ABC):
     def load(self, artifact, name: str) -> Program:
         """The kernel `name` from a compiled artifact."""
 
+    def prepare(self, source: str) -> bool:
+        """Begin, on a thread of its own, making ready what compiling `source` needs (the CPU:
+        the precompiled header it includes), while the engine plans the next kernels; True once
+        that is done or under way (the engine stops asking). Default: nothing to make ready."""
+        return True
+
+    def compile_unit(self, kernels: list[tuple[str, str]]) -> list[tuple]:
+        """For each (name, source): (artifact, the name to load it by, True if it came from the
+        on-disk cache). This default compiles each alone; a runtime that builds several kernels
+        in one go (the CPU: one translation unit) overrides it."""
+        return [(artifact, name, hit) for (name, source) in kernels
+                for artifact, hit in [self.compile(source)]]
+
     def launch(self, program: Program, dims, *handles, scalars=(),
                wait: bool = True) -> float:
         """Run a loaded kernel with the launch dimensions its renderer recorded (`dims`, None on

@@ -5,6 +5,8 @@ the directory is created 0700 and refused when others can write to it (a shared 
 from there would run their code); artifacts are written to a temp file and renamed atomically,
 so two processes compiling the same kernel both succeed; a truncated entry (size 0 or failing
 its checksum) is rebuilt. Used by the CPU runtime (shared objects) and BEAM (winners).
+`write_reference` / `read_reference`: a kernel built inside a shared translation unit points at
+that unit's artifact and its symbol there.
 """
 from __future__ import annotations
 
@@ -47,16 +49,56 @@ def _checksum_path(path: Path) -> Path:
     return path.with_suffix(path.suffix + ".sha256")
 
 
+_CHECKED: dict = {}  # (path, size, mtime_ns, inode) -> True: checksums this process verified
+
+
 def _valid(path: Path) -> bool:
-    if not path.exists() or path.stat().st_size == 0:
+    try:
+        info = path.stat()
+    except OSError:
         return False
-    info = path.stat()
+    if info.st_size == 0:
+        return False
     if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         raise CacheError(f"cached file {path} is writable by others; refusing to load it")
+    seen = (str(path), info.st_size, info.st_mtime_ns, info.st_ino)
+    if seen in _CHECKED:  # a unit's artifact serves many kernels: its bytes are hashed once
+        return True
     check = _checksum_path(path)
     if not check.exists():
         return False
-    return check.read_text().strip() == hashlib.sha256(path.read_bytes()).hexdigest()
+    good = check.read_text().strip() == hashlib.sha256(path.read_bytes()).hexdigest()
+    if good:
+        _CHECKED[seen] = True
+    return good
+
+
+def lookup(directory: Path, key: str, suffix: str) -> Path | None:
+    """The artifact of `key` when it is cached and passes its checksum, else None."""
+    path = directory / f"{key}{suffix}"
+    return path if _valid(path) else None
+
+
+def write_reference(directory: Path, key: str, suffix: str, artifact: Path,
+                    symbol: str) -> None:
+    """Say that the artifact of `key` is `symbol` inside `artifact` (a unit in `directory`)."""
+    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".ref")
+    with os.fdopen(fd, "w") as f:
+        f.write(f"{artifact.name}\n{symbol}\n")
+    os.replace(tmp, directory / f"{key}{suffix}.ref")
+
+
+def read_reference(directory: Path, key: str, suffix: str) -> tuple[Path, str] | None:
+    """(the unit artifact, the kernel's symbol in it) for `key`, when one is recorded and the
+    artifact passes its checksum; None otherwise."""
+    try:
+        name, symbol = (directory / f"{key}{suffix}.ref").read_text().split("\n")[:2]
+    except (OSError, ValueError):
+        return None
+    artifact = directory / name
+    if "/" in name or not name.endswith(suffix) or not symbol.isidentifier():
+        return None
+    return (artifact, symbol) if _valid(artifact) else None
 
 
 def discard(path: Path) -> None:

@@ -8,6 +8,7 @@ a missing compiler or a failed compile raises with the kernel source and the com
 """
 from __future__ import annotations
 
+import contextvars
 import ctypes
 import os
 import subprocess
@@ -20,6 +21,7 @@ from ..errors import CompileError, CompilerNotFoundError
 from ..target.cpu_target import INSTALL_HINT, CPUTarget, compiler_macros, detect, find_compiler
 from .base import Program, Runtime, c_scalar
 from .buffer import HostAllocator
+from .c_units import UnitCompiler
 from .compile_cache import cached_build, discard, key_of
 
 # -fno-tree-loop-vectorize: gcc 12.2's loop vectorizer miscompiles an in-order float sum read
@@ -44,7 +46,7 @@ PRECOMPILED_HEADER = "#include <math.h>\n#include <stdbool.h>\n#include <immintr
 
 _FIRST_LOAD = threading.Lock()  # one first kernel load at a time sets libgomp's environment
 
-class CPURuntime(Runtime):
+class CPURuntime(UnitCompiler, Runtime):
     name = "CPU"
 
     def __init__(self, compiler: str = "", cache_dir: Path | None = None, use_cache: bool = True,
@@ -60,6 +62,7 @@ class CPURuntime(Runtime):
         self._headers: dict[tuple[str, ...], Path | None] = {}  # flags -> precompiled header
         self._headers_lock = threading.Lock()
         self._threads_started = False  # OpenMP's thread pool (_start_threads)
+        self._parallel: dict[tuple[str, str], bool] = {}  # (library, symbol) -> runs threads
 
     @property
     def compiler(self) -> str:
@@ -85,14 +88,31 @@ class CPURuntime(Runtime):
         return f"{self.target.name} target ({self.target.isa})"
 
     def flags(self, source: str) -> tuple[str, ...]:
-        return (BASE_FLAGS + self.target.flags + (OPENMP_FLAGS if "#pragma omp" in source else ())
+        """Every kernel builds with OpenMP on (one flag set: one precompiled header, which costs
+        ~1.2 s of CPU to build on a Zen 3, and kernels of a schedule share units); whether a
+        kernel runs threads is read from its own source (load)."""
+        return (BASE_FLAGS + self.target.flags + OPENMP_FLAGS
                 + (FLOAT16_FLAGS if "_Float16" in source else ())
                 + tuple(config.CPU_CFLAGS.value.split()))
+
+    def prepare(self, source: str) -> bool:
+        """Start building the precompiled header `source` includes, when this process has not
+        (the compiles that need it wait for it); False for a source that includes none."""
+        if "#include <immintrin.h>" not in source:
+            return False
+        flags = self.flags(source)
+        if flags not in self._headers:
+            threading.Thread(target=contextvars.copy_context().run,
+                             args=(self._header_flags, source, flags)).start()
+        return True
+
+    def _key(self, text: str, flags: tuple[str, ...]) -> str:
+        return key_of(text, self.compiler, self.version(), " ".join(flags), self.target.key)
 
     def compile(self, source: str) -> tuple[Path, bool]:
         """(shared object for `source`, True if it came from the on-disk cache)."""
         flags = self.flags(source)
-        key = key_of(source, self.compiler, self.version(), " ".join(flags), self.target.key)
+        key = self._key(source, flags)
 
         def build(out: Path) -> None:
             try:
@@ -102,7 +122,9 @@ class CPURuntime(Runtime):
                     raise
                 self._build(source, flags + FLOAT16_FALLBACK_FLAGS, out)
 
-        return cached_build(self.cache_dir, key, build, ".so", self.use_cache)
+        built = cached_build(self.cache_dir, key, build, ".so", self.use_cache)
+        self._parallel[(str(built[0]), "")] = "#pragma omp" in source  # its one kernel
+        return built
 
     def is_gcc(self) -> bool:
         """gcc itself (its precompiled headers are its own format; clang's differ)."""
@@ -196,7 +218,9 @@ class CPURuntime(Runtime):
         fn.restype = None
         if not self._threads_started:
             self._start_threads(lib)
-        return CPUProgram(name, lib, fn, self.target.cores if hasattr(lib, "GOMP_parallel") else 0)
+        parallel = self._parallel.get((str(library), name), self._parallel.get(
+            (str(library), ""), hasattr(lib, "GOMP_parallel")))  # known from its source
+        return CPUProgram(name, lib, fn, self.target.cores if parallel else 0)
 
     def _start_threads(self, lib) -> None:
         """Start OpenMP's threads when the first kernel that uses them loads, not in its first

@@ -11,6 +11,11 @@ const COLUMNS = [
   ["cache_hit", "cache"],
 ];
 
+const BUILD_WORDS = {   // engine/kernel_builder.py's KernelBuild.how, short
+  "compiled": "compiled", "binary from the disk cache": "disk: binary",
+  "planned program from the disk cache": "disk: program", "render only": "render only",
+};
+
 function cellText(kernel, key, index) {
   switch (key) {
     case "index": return String(index + 1);
@@ -22,8 +27,10 @@ function cellText(kernel, key, index) {
     case "percent_of_peak":   // of the roof at its intensity (inspection/roofline.py)
       return kernel.percent_of_peak === null || kernel.percent_of_peak === undefined ? "–"
         : `${kernel.percent_of_peak.toFixed(1)}% ${kernel.bound === "compute" ? "C" : "M"}`;
-    case "cache_hit":
+    case "cache_hit":   // how it was built, from its compile record (engine/compile_record.py)
       if (kernel.cache_hit === undefined) return "–";
+      if (kernel.build) return kernel.build.unit_kernels > 1 && !kernel.cache_hit
+        ? `compiled (unit of ${kernel.build.unit_kernels})` : BUILD_WORDS[kernel.build.how] || kernel.build.how;
       return kernel.cache_hit ? "hit" : "compiled";
     default: return String(kernel[key] ?? "");
   }
@@ -163,7 +170,7 @@ class DetailsPanel {
     if (kernel.run_s !== undefined) {
       const compiled = kernel.cache_hit ? "cache hit" : `compiled in ${formatSeconds(kernel.compile_s)}`;
       cost.push(`run ${formatSeconds(kernel.run_s)}`, `${formatRate(kernel.gflops)} GFLOPS`,
-                `${formatRate(kernel.gbps)} GB/s`, compiled);
+                `${formatRate(kernel.gbps)} GB/s`, kernel.build ? `build: ${kernel.build.text}` : compiled);
     }
     return cost.join(" · ");
   }
