@@ -48,7 +48,8 @@ def scan_kernels(op: str, n: int) -> list[str]:
     """The C source of every kernel of `op` over n elements with its backward (planned and
     rendered, not compiled)."""
     x = Tensor(values(n), requires_grad=True)
-    getattr(x, op)(0).sum().backward()
+    out = getattr(x, op)(0)
+    (out[0] if isinstance(out, tuple) else out).sum().backward()  # cummax: (values, indices)
     kernels = schedule([x.grad.node], realized=REALIZED).kernels
     return [render_for(kernel.ast, "CPU") for kernel in kernels]
 

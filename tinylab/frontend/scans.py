@@ -118,21 +118,27 @@ class ScanMixin:
         return values, self._running_index(values, axis, "cummin")
 
     def _running_index(self, values, axis: int, op: str):
-        """int32 index j <= i where self[j] equals values[i]: the last such j (PyTorch's), or
-        the first (tinygrad's), found by comparing every pair of an axis (O(n²), as tinygrad)."""
+        """int32 index j <= i where self[j] equals values[i]: the last such j (PyTorch's), or the
+        first (tinygrad's). The last is the latest j where self[j] reached the running value
+        (values only change where one does); the first, the latest j where the running value
+        changed. Either is a running maximum of those positions: O(n) work, as the values."""
         a = self._axis(axis, op)
         if self.ndim == 0 or self.shape[a] == 0:
             return type(self).zeros(*self.shape, dtype=dtypes.int32, device=self.device)
         x, v, n = self.transpose(a, -1), values.detach().transpose(a, -1), self.shape[a]
-        same = x.unsqueeze(-1) == v.unsqueeze(-2)    # [.., j, i]
-        if self.dtype.is_float:
-            same = same | (x.unsqueeze(-1).isnan() & v.unsqueeze(-2).isnan())
-        position = type(self).arange(n, device=self.device)
-        same = same & (position.reshape(n, 1) <= position.reshape(1, n))
-        if config.TINYGRAD_VALUES.value:  # the first j: the largest n - j
-            index = n - (same.cast(dtypes.int32) * (n - position).reshape(n, 1)).max(-2)
+        if config.TINYGRAD_VALUES.value:  # where the running value changed (or at the start)
+            before = v.pad(((0, 0),) * (v.ndim - 1) + ((1, 0),))[..., :n]
+            marked = x != before
+            if self.dtype.is_float:
+                marked = marked & ~(x.isnan() & before.isnan())
         else:
-            index = (same.cast(dtypes.int32) * (position + 1).reshape(n, 1)).max(-2) - 1
+            marked = x == v
+            if self.dtype.is_float:
+                marked = marked | (x.isnan() & v.isnan())
+        position = type(self).arange(n, dtype=dtypes.int32, device=self.device)
+        if config.TINYGRAD_VALUES.value:
+            marked = marked | (position == 0)
+        index = marked.where(position, -1)._cumulative(-1, "max")
         return index.transpose(a, -1)
 
     def logcumsumexp(self, axis: int = 0, dim=None):

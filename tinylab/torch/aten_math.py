@@ -168,14 +168,8 @@ def logspace(start, end, steps, base=10.0, dtype=None, **_):
 
 def running(method):
     """cummax / cummin along dim: (values, int64 index of the value each running extreme came
-    from, the latest where it repeats: the last j <= i where x[j] reached the running value)."""
+    from, the latest where it repeats), as Tensor.cummax / cummin give them (int32 there)."""
     def row(x, dim):
-        dim = dim % x.ndim if x.ndim else 0
-        values = method(x, dim)
-        if x.ndim == 0:
-            return values, Tensor.zeros((), dtype=dtypes.int64)
-        position = Tensor.arange(x.shape[dim], dtype=dtypes.int64)
-        position = position.reshape((-1,) + (1,) * (x.ndim - dim - 1))
-        reached = (x == values).where(position, -1)
-        return values, reached.cummax(dim)
+        values, index = method(x, dim % x.ndim if x.ndim else 0)
+        return values, index.cast(dtypes.int64)
     return row
