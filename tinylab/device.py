@@ -1,6 +1,7 @@
 """`python -m tinylab.device`: list every backend, whether it works here, and if not, why, how
 each is spelled and what it writes (all read from the backend registry, engine/backends.py), and
-the CPU target a C backend plans and compiles for, with what its calibration measured.
+the CPU target a C backend plans and compiles for, with what its calibration measured, and its
+roofs (engine/peak.py: compute and a bandwidth per memory level, the figures every view shows).
 `from tinylab.device import Device` is the same registry as `tinylab.Device`."""
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import dataclasses
 
 from .engine.backends import BACKENDS
 from .engine.devices import Device
+from .engine.peak import device_peak
 from .runtimes.cpu import thread_placement
 from .target.threads import thread_count
 
@@ -48,6 +50,10 @@ def _cpu_target(row) -> None:
     if renders.key != dataclasses.replace(runs, micro_kernel=(), measured="").key:
         print(f"{row.null_alias} target: {renders.describe()} (rendered only: this CPU cannot "
               "run it)")
+    peak = device_peak(row.name)
+    print(f"{row.name} roofs: compute {peak.flops_per_s / 1e9:.0f} GFLOPS; memory "
+          f"{peak.roofs_text()} (the best ever measured on this CPU, as the inspector and the "
+          "notebooks show them)")
 
 
 if __name__ == "__main__":

@@ -15,15 +15,23 @@
 #
 # | notebook | the layer it opens |
 # |---|---|
-# | 01_tensors_and_autograd | the Tensor API, broadcasting, the primitive ops, backward as rules |
-# | 02_laziness_and_fusion | lazy graphs, kernels, *why* a boundary exists, "what if" |
+# | 00_tour | this tour: one line of tensor code through every stage |
+# | 01_tensors_and_autograd | the Tensor API, broadcasting, the primitive ops, backward as rules; build the backward walk |
+# | 02_laziness_and_fusion | lazy graphs, kernels, *why* a boundary exists, "what if"; build a cut rule |
 # | 03_ir_and_codegen | views and index math, the loop IR, each pass, the C source |
 # | 04_backends | the same kernel as C, OpenCL and CUDA; PoCL; the Python interpreter |
 # | 05_train_mnist | a CNN on Fashion-MNIST with the training monitor; saving weights |
-# | 06_write_a_backend | a renderer written in a cell, checked by the test suite's op checks |
-# | 07_actions_blocks_targets | optimization actions, cache blocks, CPU targets |
-# | 07b_search_jit_roofline | BEAM search, TinyJit, a roofline |
+# | 06_write_a_backend | a renderer written in a cell, checked by the test suite's op checks; build a C one |
+# | 07_actions_blocks_targets | optimization actions, cache blocks, CPU targets; build a plan near the heuristic's |
+# | 07b_search_jit_roofline | BEAM search, TinyJit, a roofline with a roof per memory level |
 # | 08_symbolic_shapes | variables in shapes: one kernel for every length, a tiny GPT's KV cache |
+# | 09_transforms | jvp, vjp and vmap as graph rewrites; build a vjp by transposing a jvp |
+# | 10_your_pytorch_model | `torch.compile(model, backend="tinylab")`: a PyTorch model through every layer; build a row of the ATen table |
+#
+# Each notebook ends with **Next**; the last one comes back here. `inspector.ipynb` tours the
+# inspector widget itself. Every claim the text makes about a number, a count or a comparison
+# is checked by the cell after it (`claim(...)` prints what it checked), so a rebuilt notebook
+# stops where its text and the engine part.
 #
 # Every number and every piece of source below is computed by the cell above it — rerun any cell
 # and compare. `%load_ext tinylab` adds the `%%tinygrad` inspector magic.
@@ -31,9 +39,11 @@
 # %%
 # %load_ext tinylab
 import numpy as np
-from tinylab import Device, GlobalCounters, Tensor, trace
+from exercises import check, claim
+from tinylab import Device, GlobalCounters, Tensor, config, trace
 from tinylab.ir.graph_printer import print_graph
 
+config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine (07 shows yours)
 print("default device:", Device.DEFAULT)
 
 # %% [markdown]
@@ -49,6 +59,7 @@ b = Tensor(rng.standard_normal((4, 8)).astype(np.float32))
 GlobalCounters.reset()
 c = (a * b).sum(axis=1) + 1          # a row-wise dot product plus one
 print(c.shape, c.dtype.name, "| kernels run so far:", GlobalCounters.kernel_count)
+claim("building c ran no kernel", GlobalCounters.kernel_count, 0)
 
 # %% [markdown]
 # ## 2. The graph is made of a few primitive ops
@@ -72,6 +83,9 @@ print(values)
 print("kernels:", len(recorded.kernels), [kernel.name for kernel in recorded.kernels])
 for decision in recorded.decisions:
     print(decision)
+claim("one kernel, named r_4_8", [k.name for k in recorded.kernels], ["r_4_8"])
+claim("the only boundary is the requested output",
+      [d.reason.value for d in recorded.decisions if not d.merged], ["requested"])
 
 # %% [markdown]
 # The multiply is computed *inside* the reduce loop (`into_reduce`), the reshape and the `+ 1`
@@ -107,6 +121,8 @@ d = Tensor(rng.standard_normal((4, 8)).astype(np.float32))
 kernel = recorded.kernels[0]
 print("actions:", [str(opt) for opt in kernel.opts])
 print(kernel.passes["plan"])
+claim("the 8-long reduce axis is read as one vector of 8 lanes", [str(o) for o in kernel.opts],
+      ["VECTORIZE(1, 8)"])
 
 # %% [markdown]
 # ## 6. The linear program
@@ -138,7 +154,10 @@ print(annotated_source(build_model(recorded, timings=False)))
 # so does the name: `r_8_4` lists the reduce loop of 8, then the 4 local threads.
 
 # %%
-print(kernel.render("CUDA"))
+cuda = kernel.render("CUDA")
+print(cuda)
+claim("the CUDA kernel is r_8_4, its rows are threadIdx.x and its reduce a loop of 8",
+      "void r_8_4(" in cuda and "threadIdx.x" in cuda and "ridx0 < 8" in cuda)
 
 # %% [markdown]
 # ## 9. What it cost
@@ -154,6 +173,9 @@ GlobalCounters.reset()                   # count this cell's work only
 print(f"{GlobalCounters.kernel_count} kernel, {GlobalCounters.global_ops} FLOPs, "
       f"{GlobalCounters.global_mem} bytes moved")
 print(f"kernel {kernel.name}: {kernel.flops} FLOPs, {kernel.bytes_moved} bytes")
+claim("the counters saw this cell's one kernel", GlobalCounters.kernel_count, 1)
+claim("more FLOPs than the textbook's 4 x 8 multiplies and adds (lane folds and + 1 counted)",
+      kernel.flops > 2 * 4 * 8)
 
 # %% [markdown]
 # ## 10. Your turn: predict, then check
@@ -165,13 +187,13 @@ print(f"kernel {kernel.name}: {kernel.flops} FLOPs, {kernel.bytes_moved} bytes")
 guess = ...
 
 # %%
-from exercises import check
-
 fresh = Tensor(rng.standard_normal((4, 8)).astype(np.float32))
 with trace() as softmax_trace:
     fresh.softmax(axis=1).realize()
 cuts = sorted({d.reason.value for d in softmax_trace.decisions if not d.merged})
-check("kernels in softmax", guess, len(softmax_trace.kernels), "boundaries: " + ", ".join(cuts))
+check("kernels in softmax", guess, len(softmax_trace.kernels), "boundaries: " + ", ".join(cuts),
+      hint="which values must be complete before the next step can start: can a row's max be "
+           "used before every element of the row has been read?")
 
 # %% [markdown]
 # **Next:** `01_tensors_and_autograd`. The inspector's own tour (clicking around the widget) is

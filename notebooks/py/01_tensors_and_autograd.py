@@ -6,8 +6,10 @@
 # shows the API, broadcasting, the primitive-op table, and backward as a table of rules.
 #
 # After it you can say which primitives a method lowers to, predict broadcast shapes and
-# gradients, and build two things autograd checks: a sigmoid from primitives and a reverse rule
-# attached with `tinylab.custom_backward` (checked against central differences).
+# gradients, and build three things autograd checks: a sigmoid from primitives, a reverse rule
+# attached with `tinylab.custom_backward` (against central differences), and the backward walk
+# itself — micrograd's heart: a topological order and gradients that add up where a value is used
+# twice (against `.backward()` on a graph with a diamond).
 #
 # Kernel names, loop IR, masks and ranges are explained in the [reading guide](READING.md).
 
@@ -16,11 +18,14 @@
 import inspect
 
 import numpy as np
-from exercises import check, check_my_sigmoid, check_reverse_rule
-from tinylab import Tensor, dtypes
+from autograd_exercises import check_backward_walk, check_my_sigmoid, check_reverse_rule
+from exercises import check, claim
+from tinylab import Tensor, config, dtypes
 from tinylab.frontend import autograd
 from tinylab.ir import ops
 from tinylab.ir.graph_printer import print_graph
+
+config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine (07 shows yours)
 
 # %% [markdown]
 # ## The API you already know
@@ -51,7 +56,10 @@ row = Tensor([10.0, 20.0, 30.0, 40.0])          # shape (4,)
 total = column + row
 print(total.shape)
 print(print_graph(total.node))
+sizes = [n.shape for n in total.node.toposort() if n.op is ops.Op.BUFFER]
 print(total.numpy())
+claim("the only buffers are the two inputs, (3, 1) and (4,): no 3 x 4 copy", sizes,
+      [(3, 1), (4,)])
 
 # %% [markdown]
 # ## The primitive ops
@@ -79,6 +87,11 @@ examples = {"m.exp()": m.exp(), "m.relu()": m.relu(), "m.sigmoid()": m.sigmoid()
             "m.mean()": m.mean(), "m @ m.T": m @ m.T, "m.softmax(1)": m.softmax(1)}
 for text, tensor in examples.items():
     print(f"{text:<13} {primitives(tensor)}")
+claim("exp is EXP2 of a product (by log2 e)", primitives(m.exp()), "EXP2 MUL")
+claim("relu is a WHERE with a CMPNE", {"WHERE", "CMPNE"} <= set(primitives(m.relu()).split()))
+claim("a matmul is a MUL and a REDUCE_SUM, no matmul op",
+      {"MUL", "REDUCE_SUM"} <= set(primitives(m @ m.T).split())
+      and all("MATMUL" not in op.name for op in ops.Op))
 
 # %% [markdown]
 # `exp` is `EXP2` of `x · log2(e)`; `relu` is a `WHERE` (with a `CMPNE x x` so NaN stays NaN);
@@ -95,48 +108,52 @@ table = source[source.index("RULES = {"):source.index("}\n", source.index("RULES
 print(table)
 
 # %% [markdown]
-# `gradients()` walks the graph from the loss backwards and applies the rules. Here is that walk
-# written out in a few lines — it uses the same table, so it must agree with `.backward()`:
+# `autograd.gradients()` walks the graph from the loss backwards and applies the rules: it
+# visits every node after all the nodes that use it (a reversed topological order), so a node's
+# gradient is complete before its rule hands gradients on to its sources, and a source reached
+# from two users gets the sum of both. Exercise 5 asks you to write that walk; here is the
+# library's, against `.backward()` and the derivative by hand:
 
 # %%
-def my_gradients(loss: Tensor, targets: list[Tensor]) -> list[Tensor]:
-    grads = {loss.node: autograd.ones_like(loss.node)}
-    for node in reversed(loss.node.toposort()):          # users before their sources
-        if node not in grads or node.op not in autograd.RULES:
-            continue
-        for src, grad in zip(node.src, autograd.RULES[node.op](grads[node], node)):
-            if grad is not None and src.dtype.is_float:
-                grads[src] = grads[src] + grad if src in grads else grad   # sum over uses
-    return [Tensor(grads[t.node]) for t in targets]
-
-
 p = Tensor([[0.5, -1.0, 2.0]], requires_grad=True)
 q = Tensor([[1.5, 0.25, -0.5]], requires_grad=True)
 loss = (p * q + p.exp()).sum()
-mine = my_gradients(loss, [p, q])
+walked = autograd.gradients(loss.node, autograd.ones_like(loss.node), [p.node, q.node])
 loss.backward()
-print("d loss/d p:", mine[0].numpy().round(4), "backward():", p.grad.numpy().round(4))
-print("d loss/d q:", mine[1].numpy().round(4), "backward():", q.grad.numpy().round(4))
-print("by hand: d/dp = q + exp(p) =", (q.numpy() + np.exp(p.numpy())).round(4),
-      " d/dq = p =", p.numpy())
+by_hand = q.numpy() + np.exp(p.numpy())
+print("d loss/d p:", Tensor(walked[p.node]).numpy().round(4), "backward():", p.grad.numpy().round(4))
+print("d loss/d q:", Tensor(walked[q.node]).numpy().round(4), "backward():", q.grad.numpy().round(4))
+print("by hand: d/dp = q + exp(p) =", by_hand.round(4), " d/dq = p =", p.numpy())
+claim("the walk, backward() and the derivative by hand agree",
+      np.allclose(p.grad.numpy(), by_hand) and np.allclose(q.grad.numpy(), p.numpy())
+      and np.allclose(Tensor(walked[p.node]).numpy(), by_hand))
 
 # %% [markdown]
 # One exception to "one rule per primitive": a sliding window (`conv2d`, `avg_pool2d` with stride
 # 1) is a chain of reshapes, expands and shrinks, and chaining their rules gives a correct but
-# wasteful gradient — a sum over repeated copies with masks (6×6 masked taps for a 5×5 kernel).
-# So `_pool` registers one rule for its whole chain with `autograd.composite(...)`: the transposed
-# window, 5×5 taps, the shape PyTorch's convolution backward has. The walk above skips
-# composites, so it computes the same numbers the long way:
+# wasteful gradient, a sum over repeated copies with masks. So `_pool` registers one rule for its
+# whole chain with `autograd.composite(...)`: the transposed window, the shape PyTorch's
+# convolution backward has. With the registration taken away for a moment, the same walk takes
+# the long way through the chain's own rules, and gets the same numbers:
 
 # %%
 x = Tensor(np.arange(36.0).reshape(1, 1, 6, 6), requires_grad=True)
 w = Tensor(np.ones((1, 1, 3, 3)))
 conv_loss = x.conv2d(w).sum()
-long_way = my_gradients(conv_loss, [x])[0].numpy()
+registered = dict(autograd.COMPOSITE)
+autograd.COMPOSITE.clear()                      # the chain's primitives' rules only
+long_way = Tensor(autograd.gradients(conv_loss.node, autograd.ones_like(conv_loss.node),
+                                     [x.node])[x.node]).numpy()
+autograd.COMPOSITE.update(registered)
 conv_loss.backward()
-print("composites registered:", len(autograd.COMPOSITE) > 0,
+print("composites registered:", len(registered) > 0,
       " same gradient:", np.allclose(long_way, x.grad.numpy()))
 print(x.grad.numpy()[0, 0])  # how many 3x3 windows cover each pixel
+covering = np.array([min(i, 2, 5 - i) + 1 for i in range(6)])
+claim("the gradient counts the 3x3 windows that cover each pixel",
+      np.array_equal(x.grad.numpy()[0, 0], np.outer(covering, covering)))
+claim("the long way and the composite rule give the same gradient",
+      np.allclose(long_way, x.grad.numpy()))
 
 # %% [markdown]
 # The backward graph is as lazy as the forward one: `p.grad` is a graph until it is read.
@@ -146,6 +163,8 @@ print(x.grad.numpy()[0, 0])  # how many 3x3 windows cover each pixel
 fresh = Tensor([[0.5, -1.0, 2.0]], requires_grad=True)
 fresh.exp().sum().backward()
 print(print_graph(fresh.grad.node))
+consts = sorted(n.arg for n in fresh.grad.node.toposort() if n.op is ops.Op.CONST)
+claim("the constants are ln 2 and log2(e)", np.allclose(consts, [np.log(2), 1 / np.log(2)]))
 
 # %% [markdown]
 # ## Exercises
@@ -157,7 +176,9 @@ answer_shape = ...
 
 # %%
 check("broadcast shape", answer_shape, (Tensor.ones(2, 1, 3) * Tensor.ones(4, 1)).shape,
-      "align from the right: (2,1,3) and (1,4,1) -> (2,4,3)")
+      "align from the right: (2,1,3) and (1,4,1) -> (2,4,3)",
+      hint="write the shorter shape under the longer one, right-aligned: which axes are 1 in "
+           "one of them?")
 
 # %% [markdown]
 # **2.** For `loss = (w * w * w).sum()` with `w = 2.0`, what is `d loss / d w`?
@@ -168,7 +189,9 @@ answer_grad = ...
 # %%
 w = Tensor([2.0], requires_grad=True)
 (w * w * w).sum().backward()
-check("d(w³)/dw at 2", answer_grad, float(w.grad.numpy()[0]), "3·w² = 12; MUL's rule applied twice")
+check("d(w³)/dw at 2", answer_grad, float(w.grad.numpy()[0]), "3·w² = 12; MUL's rule applied twice",
+      hint="w * w * w is two MULs: what does MUL's rule give for each, and how do the "
+           "gradients of w's three uses combine?")
 
 # %% [markdown]
 # **3.** Write `sigmoid(t) = 1 / (1 + exp(-t))` yourself from `exp`, `+`, `-` and
@@ -203,6 +226,33 @@ def softsign_rule(grad: Tensor, x: Tensor, out: Tensor) -> Tensor:
 
 # %%
 rule_passes = check_reverse_rule(softsign_rule)
+
+# %% [markdown]
+# **5. Build the backward walk.** Write the two halves of `autograd.gradients`:
+#
+# - `my_order(root)`: every node of `root`'s graph (follow `node.src`), each once and after all
+#   of its sources — a topological order;
+# - `my_gradients(loss, targets)`: start from `{loss.node: autograd.ones_like(loss.node)}`, walk
+#   your order backwards and apply `autograd.RULES[node.op](grad, node)`, which returns one
+#   gradient per source (`None` where none flows; skip sources that are not float); return one
+#   `Tensor(...)` per target.
+#
+# The check runs them on a graph with a diamond — `a = x * y` feeds both `a.exp()` and `a * x`,
+# so two gradients reach `a`, and two reach `x` — and compares with `.backward()` and central
+# differences. `.backward()`, `autograd.gradients` and `Node.toposort` refuse to run while it
+# checks: the walk must be yours.
+
+# %%
+def my_order(root) -> list:
+    return ...   # every node once, each after its sources
+
+
+def my_gradients(loss: Tensor, targets: list[Tensor]) -> list[Tensor]:
+    return ...   # walk my_order(loss.node) backwards with autograd.RULES
+
+
+# %%
+walk_passes = check_backward_walk(my_order, my_gradients)
 
 # %% [markdown]
 # **Next:** `02_laziness_and_fusion` — when these graphs run, and how many kernels they become.

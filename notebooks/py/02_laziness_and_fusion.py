@@ -6,8 +6,9 @@
 # it places is recorded as a `FusionDecision` with a reason. This notebook reads those decisions.
 #
 # After it you can predict how many kernels an expression takes and why, price a fusion rule
-# with what-if, and build a fusion switch and a memory-sharing policy, checked by the scheduler
-# (kernel count, cut reasons, numbers) and by the planner's rules (no live overlap, peak bytes).
+# with what-if (a measured time with its spread), and build a fusion switch, the scheduler's cut
+# rule for reduces and a memory-sharing policy, checked by the scheduler (kernel counts, cut
+# reasons, numbers) and by the planner's rules (no live overlap, peak bytes).
 #
 # Kernel names, loop IR, masks and ranges are explained in the [reading guide](READING.md).
 
@@ -16,11 +17,12 @@
 from collections import Counter
 
 import numpy as np
-from exercises import check_all
-from tinylab import Context, GlobalCounters, Tensor, trace
+from exercises import check_all, claim
+from tinylab import Context, GlobalCounters, Tensor, config, trace
 from tinylab.schedule.fusion import SchedulerOptions
 from tinylab.schedule.schedule import schedule
 
+config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine (07 shows yours)
 rng = np.random.default_rng(0)
 
 
@@ -54,23 +56,28 @@ z.realize()
 print("after z.realize(): ", GlobalCounters.kernel_count, "kernel")
 z.numpy()
 print("after z.numpy():   ", GlobalCounters.kernel_count, "kernel (the value is already there)")
+claim("nothing ran until z was realized, then one kernel, and numpy() ran none",
+      GlobalCounters.kernel_count, 1)
+elementwise = [n.op.name for n in z.node.toposort() if n.op.name not in ("BUFFER", "CONST")]
+print("its primitive ops:", " ".join(elementwise))
 
 # %% [markdown]
-# Five elementwise ops became one loop: each element is loaded once, computed through the whole
-# chain in registers, and stored once.
+# Every primitive op of the chain (printed last above: the add, the multiply, relu's compares and
+# selects, exp's multiply and `EXP2`) ran in that one loop: each element is loaded once, computed
+# through the whole chain in registers, and stored once.
 #
 # ## A matmul written as reshape, multiply and sum is one kernel
 #
 # `a.reshape(N, 1, N) * b.T.reshape(1, N, N)` describes an N × N × N tensor of products. It is
 # never stored: the reshapes, the transpose and the broadcast are views, the multiply happens
-# inside the reduce loop that sums it.
+# inside the reduce loop that sums it. (`inspector.ipynb` runs this cell under the inspector;
+# here the trace's numbers are enough.)
 
 # %%
 N = 16
 a, b = fresh(N, N), fresh(N, N)
 
 # %%
-# %%tinygrad
 c = (a.reshape(N, 1, N) * b.T.reshape(1, N, N)).sum(axis=2)
 c.numpy()[0, :4]
 
@@ -81,6 +88,8 @@ print("kernels:", len(recorded.kernels))
 print(f"bytes the kernel moves: {kernel.bytes_moved}  "
       f"(the N×N×N product would be {N ** 3 * 4} bytes on its own)")
 print("equals a @ b:", np.allclose(c.numpy(), a.numpy() @ b.numpy(), atol=1e-5))
+claim("one kernel, moving less than the product alone would take",
+      len(recorded.kernels) == 1 and kernel.bytes_moved < N ** 3 * 4)
 
 # %% [markdown]
 # With fusion switched off (`FUSE=0`, the scheduler's `fuse=False`) every op gets a kernel and
@@ -93,6 +102,8 @@ with Context(FUSE=0):
 print(f"FUSE=0: {len(unfused.kernels)} kernels, "
       f"{sum(k.bytes_moved for k in unfused.kernels)} bytes moved; "
       f"fused: {len(recorded.kernels)} kernel, {kernel.bytes_moved} bytes")
+claim("without fusion: more kernels, and more bytes through a buffer",
+      len(unfused.kernels) > 1 and sum(k.bytes_moved for k in unfused.kernels) > kernel.bytes_moved)
 
 # %% [markdown]
 # ## Softmax is several kernels — and each boundary says why
@@ -113,6 +124,12 @@ s.softmax(axis=1).numpy().round(3)
 # %%
 softmax_trace = run(lambda s: s.softmax(axis=1), (4, 5))
 print(softmax_trace.realizes[0].schedule)
+cut_nodes = {d.producer: d.reason.value for d in softmax_trace.decisions if not d.merged}
+claim("the max and the sum are cut (broadcast_reduce), the output requested",
+      sorted(cut_nodes.values()), ["broadcast_reduce", "broadcast_reduce", "requested"])
+claim("exp(x - max) is recomputed, never cut",
+      any(d.reason.value == "recomputed" for d in softmax_trace.decisions)
+      and not any(n.op.name == "EXP2" for n in cut_nodes))
 
 # %% [markdown]
 # Read the `CUT` lines: a row's max is a reduce whose result is read back across the axis it
@@ -133,15 +150,20 @@ scenarios = {"the real schedule": SchedulerOptions(),
              "recompute_shared=False": SchedulerOptions(recompute_shared=False),
              "fuse_into_reduce=False": SchedulerOptions(fuse_into_reduce=False),
              "fuse_after_reduce=False": SchedulerOptions(fuse_after_reduce=False)}
+counted = {}
 for title, options in scenarios.items():
     other = schedule(record.outputs, options, realized=record.schedule.leaves)
     moved = sum(slot.nbytes for item in other.items for slot in item.slots)
+    counted[title] = (len(other.kernels), moved)
     print(f"{title:<24} {len(other.kernels)} kernels, {moved:4d} bytes read+written")
+claim("recompute_shared=False: one kernel more, and more bytes, than the real schedule",
+      counted["recompute_shared=False"][0] == counted["the real schedule"][0] + 1
+      and counted["recompute_shared=False"][1] > counted["the real schedule"][1])
 
 # %% [markdown]
 # With `recompute_shared=False`, `exp(x - max)` gets a kernel and a buffer of its own instead of
 # being computed in both kernels that read it: compare that row's kernels and bytes with the
-# real schedule's. For a producer this cheap, recomputing it is the better trade.
+# real schedule's: in bytes, for a producer this cheap, recomputing it is the better trade.
 #
 # ### ... and what each one costs
 #
@@ -149,26 +171,36 @@ for title, options in scenarios.items():
 # the realize, compiles it and times it beside the actual schedule, on copies of its inputs (the
 # inspector's *What-if, measured* panel calls it from its **run** buttons and keeps the result
 # in the saved widget). Besides the fusion rules it knows "no optimization actions", "BEAM=2" and
-# "matmul not packed". Kernel and byte deltas are exact; the times are measurements.
+# "matmul not packed". Kernel and byte deltas are exact; the times are measurements: both
+# schedules run in interleaved rounds (`tinylab/engine/timing.py`, the helper every timing in
+# these notebooks uses), and each time is the median with its quartiles.
 
 # %%
 from tinylab.inspection.what_if_run import run_scenario  # noqa: E402
 
-priced = {key: run_scenario(record, key) for key in ("fuse_off", "no_recompute", "no_opts")}
+priced = {key: run_scenario(record, key, repeats=15)
+          for key in ("fuse_off", "no_recompute", "no_opts")}
 for key, result in priced.items():
     print(f"{key:<14} {result['delta_kernels']:+d} kernels, {result['delta_bytes']:+5d} bytes")
+claim("fuse_off adds 5 kernels, no_recompute 1, no_opts none",
+      [priced[k]["delta_kernels"] for k in priced], [5, 1, 0])
 
 # %% tags=["nbval-ignore-output"]
 from machine import measured_on  # noqa: E402
 
 print("measured on", measured_on())
 for key, result in priced.items():
+    low, high = result["ratio_quartiles"]
     print(f"{key:<14} {result['actual_s'] * 1e6:6.1f} µs -> {result['scenario_s'] * 1e6:6.1f} µs"
-          f"  ({result['ratio']:.2f}x the actual schedule's time)")
+          f"  ({result['ratio']:.2f}x, quartiles {low:.2f}-{high:.2f}): {result['verdict']}")
 
 # %% [markdown]
-# On inputs this small, launching a kernel costs more than the arithmetic, so the extra kernels
-# of `fuse_off` show up as time even though every one of them is tiny.
+# Each line's verdict says whether this run can tell the two schedules apart: the scenario counts
+# as slower only when even the lower quartile of its per-round ratio is above 1. On inputs this
+# small a kernel launch costs more than its arithmetic, so `fuse_off`'s five extra launches are
+# usually slower beyond the spread. `no_opts` runs the same kernels without optimization
+# actions: on these few elements the difference is a few percent at most, and the verdict may go
+# either way. A busy machine widens the spread, and then the cell says it cannot tell.
 
 # %% [markdown]
 # ### Exercise: move a kernel boundary
@@ -180,7 +212,7 @@ for key, result in priced.items():
 # the real schedule's, and runs its kernels against numpy's layernorm.
 
 # %%
-from exercises import check_fusion_options  # noqa: E402
+from schedule_exercises import check_fusion_options  # noqa: E402
 from tinylab.schedule.fusion import Reason  # noqa: E402, F401  (for my_reason)
 
 my_options = ...   # e.g. SchedulerOptions(some_rule=False)
@@ -216,6 +248,10 @@ for buffer in memory["buffers"]:
           f"kernels {buffer['first'] + 1}-{buffer['last'] + 1}{shared}")
 print(f"{memory['bytes_without_plan']} bytes without the planner, {memory['bytes_with_plan']} "
       f"with it; at most {memory['peak_live']} live at once")
+claim("3(2x + 1) takes 2x's storage", memory["buffers"][3]["storage"], memory["buffers"][0]["id"])
+claim("bytes without the planner, with it, and live at once",
+      (memory["bytes_without_plan"], memory["bytes_with_plan"], memory["peak_live"]),
+      (1024, 768, 512))
 
 # %%
 HTML(memory_html(build_model(chain, timings=False)).replace("<details", "<details open"))
@@ -238,7 +274,7 @@ HTML(memory_html(build_model(chain, timings=False)).replace("<details", "<detail
 # plan allocates no more bytes than `share_by_lifetime` does.
 
 # %%
-from exercises import check_memory_policy  # noqa: E402
+from schedule_exercises import check_memory_policy  # noqa: E402
 
 
 def my_policy(steps, size_of, keep):
@@ -264,17 +300,21 @@ t[1][1] = 5             # chained indexing writes through the view t[1]
 t.reshape(9)[8] = 1     # element 8 of the flat view is t[2, 2]
 print(t.numpy())
 print("sum before the writes:", before.item(), "  after:", t.sum().item())
+claim("the writes landed in t[0, 2], t[1, 1] and t[2, 2]; the lazy sum kept 0",
+      (t.numpy()[0, 2], t.numpy()[1, 1], t.numpy()[2, 2], before.item()), (7.0, 5.0, 1.0, 0.0))
 t.reshape(9)[1:].assign(t.reshape(9)[:-1])  # shift every element one place on
 with trace() as recorded:
     t.realize()
 print(t.numpy())
 print("cuts:", cut_reasons(recorded))
+claim("the shift is cut by assign_hazard", cut_reasons(recorded), "assign_hazard×1")
 
 # %% [markdown]
 # ## A table of kernel counts, computed here
 #
-# Each row is realized from fresh inputs and counted from the trace. Cut reasons other than
-# `requested` are the boundaries the scheduler chose.
+# Each row is realized from fresh inputs and counted from the trace; each count is the one
+# tinygrad 0.14 reports for the same expression. Cut reasons other than `requested` are the
+# boundaries the scheduler chose.
 
 # %%
 EXPRESSIONS = {
@@ -289,9 +329,36 @@ EXPRESSIONS = {
     "m = x @ y; m + m.T": (lambda x, y, w: (lambda m: m + m.T)(x @ y)),
     "x.cumsum(1)": (lambda x, y, w: x.cumsum(1)),
 }
+table = {}
 for text, fn in EXPRESSIONS.items():
     counted = run(fn, (8, 8), (8, 8), (8, 8))
+    table[text] = len(counted.kernels)
     print(f"{text:<28} {len(counted.kernels)} kernel(s)   cuts: {cut_reasons(counted)}")
+claim("each count is the one tinygrad 0.14 reports for the same expression",
+      list(table.values()), [1, 1, 1, 1, 2, 3, 3, 1, 2, 1])
+
+# %% [markdown]
+# ### Exercise: write the cut rule for reduces
+#
+# Every count above 1 comes from a reduce whose result is read somewhere that one loop
+# nest cannot serve. Write that rule: `my_cut_rule(reduce, views)` gets a reduce node and the
+# movement ops (`views`, each a node with `.op`) on one path from it to where its value is read
+# (elementwise ops on the way fuse after the reduce and are skipped), and returns the `Reason`
+# the scheduler records for cutting there, or `None` to fuse. The check runs a scheduler whose
+# only choice is your rule on every row of the table above and compares its kernel counts and
+# cut reasons with the real scheduler's.
+
+# %%
+from schedule_exercises import check_cut_rule  # noqa: E402
+from tinylab.ir.ops import Op  # noqa: E402, F401  (view.op is an Op)
+from tinylab.schedule.fusion import Reason  # noqa: E402, F401  (for the rule's answer)
+
+
+def my_cut_rule(reduce, views):
+    return ...   # a Reason, or None to fuse
+
+
+cut_rule_ok = check_cut_rule(my_cut_rule, EXPRESSIONS)
 
 # %% [markdown]
 # tinygrad users asked why `a + (b - a) * w` is one kernel there but `a * (1 - w) + b * w` is
@@ -302,18 +369,48 @@ for text, fn in EXPRESSIONS.items():
 # %%
 LERPS = {"x + (y - x) * w": (lambda x, y, w: x + (y - x) * w),
          "x * (1 - w) + y * w": (lambda x, y, w: x * (1 - w) + y * w)}
+lerp_counts = {}
 for text, fn in LERPS.items():
     counted = run(fn, (8, 8), (8, 8), (1,))
+    lerp_counts[text] = (len(counted.kernels), cut_reasons(counted))
     print(f"{text:<28} w of shape (1,): {len(counted.kernels)} kernel(s)   "
           f"cuts: {cut_reasons(counted)}")
+lerp_cut = next(d for d in counted.decisions if d.reason.value == "expensive_recompute")
+print("the cut's detail:", lerp_cut.evidence["detail"])
+claim("one kernel, then two with an expensive_recompute cut", list(lerp_counts.values()),
+      [(1, "requested×1"), (2, "expensive_recompute×1, requested×1")])
 
 # %% [markdown]
 # The two forms differ here too, and the cut says why: in `x * (1 - w) + y * w` the value
-# `1 - w` is read through the broadcast, so fusing it would redo that computation for each of the
-# 64 outputs (`expensive_recompute`; the decision's detail gives the op counts and the limit), and
-# the scheduler computes it once in a kernel of its own. `x + (y - x) * w` broadcasts `w` itself,
+# `1 - w` is read through the broadcast, so fusing it would redo its 2 ops for each of the 64
+# outputs; the rule counts that work (the detail above: 2 x 64 reaches its 128 ops per value), not
+# time, and computes `1 - w` once in a kernel of its own. `x + (y - x) * w` broadcasts `w` itself,
 # a buffer, which costs only a load: one kernel.
 #
+# The rule is written for large tensors, where the recomputation grows with every output and a
+# launch does not. At 8 x 8, as the what-if above showed for softmax, a launch costs more than
+# the arithmetic it saves: the cell below times the real schedule against the same graph with
+# the rule switched off (`recompute_limit=0`, one kernel) in interleaved rounds, and says which
+# is faster only where the spread allows.
+
+# %% tags=["nbval-ignore-output"]
+from tinylab.engine.timing import interleaved, verdict  # noqa: E402
+from tinylab.inspection.what_if_run import prepare_schedule, run_prepared  # noqa: E402
+
+lerp = counted.realizes[0]
+fused = schedule(lerp.outputs, SchedulerOptions(recompute_limit=0), realized=lerp.schedule.leaves)
+runs = {"the real schedule": prepare_schedule(lerp.schedule, {}),
+        "recompute_limit=0": prepare_schedule(fused, {})}
+lerp_rounds = interleaved({name: (lambda r=r: run_prepared(*r)) for name, r in runs.items()})
+ratio = lerp_rounds.ratio("recompute_limit=0", "the real schedule")
+print("measured on", measured_on())
+for name in runs:
+    kernels = sum(1 for _, runner in runs[name][0] if runner is not None)
+    print(f"{name:<18} {kernels} kernel(s): {lerp_rounds[name].text(1e6, ' µs')}")
+print(f"the real schedule takes {ratio.text(1.0, 'x')} the one-kernel schedule's time: "
+      f"{verdict(ratio)} 1")
+
+# %% [markdown]
 # ## DEBUG levels
 #
 # `Context(DEBUG=n)` prints what each stage did, scoped to the block: 1 the schedule sizes,
@@ -350,7 +447,15 @@ actual, why = {}, {}
 for text, fn in QUESTIONS.items():
     counted = run(fn, (8, 8), (8, 8))
     actual[text], why[text] = len(counted.kernels), "cuts: " + cut_reasons(counted)
-check_all(guesses, actual, why)
+check_all(guesses, actual, why, hints={
+    "x.exp().sum(1) + 1": "is the sum read back across the axis it reduced, or only once per "
+                          "row?",
+    "(x - x.mean(1, keepdim=True)).exp()": "the mean is a sum times 1/8: which element of a row "
+                                           "needs the whole row's mean?",
+    "(x @ y).relu() @ y": "a matmul is a reduce: is the first product read at the same index it "
+                          "was computed at, or across a row of it?",
+    "x.max(1) + y.sum(0)": "two reduces of different inputs: can one kernel hold two reduce "
+                           "loops, and does either result need the other?"})
 
 # %% [markdown]
 # **Next:** `03_ir_and_codegen` — what happens inside one kernel.

@@ -14,8 +14,9 @@
 # %%
 # %load_ext tinylab
 import numpy as np
-from exercises import check, check_div_rewrite
-from tinylab import Device, Tensor, trace
+from codegen_exercises import check_div_rewrite
+from exercises import check, claim
+from tinylab import Device, Tensor, config, trace
 from tinylab.codegen.linearize import linearize
 from tinylab.codegen.plan import KernelPlan, Opt, OptError
 from tinylab.ir import symbolic as sym
@@ -23,6 +24,7 @@ from tinylab.ir.graph_printer import print_graph
 from tinylab.ir.view import ViewStack
 from tinylab.runtimes.python import NAMESPACE
 
+config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine (07 shows yours)
 rng = np.random.default_rng(0)
 
 # %% [markdown]
@@ -35,6 +37,7 @@ rng = np.random.default_rng(0)
 a = Tensor(rng.standard_normal((8, 8)).astype(np.float32))
 b = Tensor(rng.standard_normal((8, 8)).astype(np.float32))
 print((a + b).node is (a + b).node, (a + b).node is (b + a).node)
+claim("building a + b twice gives the same node", (a + b).node is (a + b).node)
 
 # %% [markdown]
 # ## Views: movement ops are index arithmetic
@@ -70,7 +73,10 @@ print("valid:", sym.render_cond(valid))
 # %%
 flat = base.permute((1, 0)).reshape((12,))
 k = sym.var("k", 0, 11)
-print(flat, "\n", "index:", sym.render(flat.to_index([k])[0]))
+flat_index = sym.render(flat.to_index([k])[0])
+print(flat, "\n", "index:", flat_index)
+claim("two views stacked, and the index needs a division and a modulo",
+      "->" in str(flat) and "//" in flat_index and "%" in flat_index)
 
 # %% [markdown]
 # ## The simplifier keeps indices small
@@ -87,6 +93,9 @@ for text, expr in [("(row*8 + col) // 8", (row * 8 + col) // 8),
                    ("(x//4)*4 + x%4", (x // 4) * 4 + x % 4),
                    ("(x % 12) // 4", (x % 12) // 4)]:
     print(f"{text:<20} -> {sym.render(expr)}")
+claim("each expression simplified using its variables' ranges",
+      [sym.render(e) for e in ((row * 8 + col) // 8, (row * 8 + col) % 8, col // 8,
+                               (x // 4) * 4 + x % 4)], ["row", "col", "0", "x"])
 
 # %% [markdown]
 # ## A scheduled kernel: the kernel AST
@@ -99,6 +108,9 @@ with trace() as recorded:
     product = (a @ b).numpy()
 kernel = recorded.kernels[0]
 print(kernel.passes["ast"])
+claim("a is read with a stride of 0 along the output columns, b along the output rows",
+      "buf1 View((8, 8, 8), strides=(8, 0, 1))" in kernel.passes["ast"]
+      and "buf2 View((8, 8, 8), strides=(0, 1, 8))" in kernel.passes["ast"])
 
 # %% [markdown]
 # The loads read `a` and `b` through views of the 8 × 8 × 8 loop space: a stride of 0 means
@@ -141,6 +153,9 @@ except OptError as error:
 # %%
 program = linearize(tiled, tiled.name)
 print(program.print())
+listing = program.print()
+claim("4 accumulators, and one load of b feeding 4 multiplies per reduce step",
+      (listing.count("= ACC "), listing.count("LOAD  buf2"), listing.count("LOAD  buf1")), (4, 1, 4))
 
 # %% [markdown]
 # ## Render: C source
@@ -148,7 +163,9 @@ print(program.print())
 # The C renderer walks the program; the 4 accumulators are 4 C variables.
 
 # %%
-print(Device["CPU"].renderer.render(program))
+c_source = Device["CPU"].renderer.render(program)
+print(c_source)
+claim("the 4 accumulators are 4 C variables", c_source.count("float acc"), 4)
 
 # %% [markdown]
 # Any plan can be checked by running it. The Python renderer turns the same program into
@@ -164,8 +181,10 @@ def run_in_python(plan: KernelPlan, *inputs: np.ndarray) -> np.ndarray:
     return out.reshape(product.shape)
 
 
-print("tiled plan == numpy:", np.allclose(run_in_python(tiled, a.numpy(), b.numpy()),
-                                         a.numpy() @ b.numpy(), atol=1e-5))
+tiled_ok = np.allclose(run_in_python(tiled, a.numpy(), b.numpy()), a.numpy() @ b.numpy(),
+                       atol=1e-5)
+print("tiled plan == numpy:", tiled_ok)
+claim("the tiled plan computes a @ b", tiled_ok)
 
 # %% [markdown]
 # ## Every pass, as the engine recorded it
@@ -213,7 +232,9 @@ answer_index = ...
 view = ViewStack.contiguous((4, 6)).permute((1, 0)).shrink(((1, 4), (0, 2)))
 where, _ = view.to_index([sym.const(2), sym.const(1)])
 check("buffer index of (2, 1)", answer_index, sym.evaluate(where, {}),
-      f"{view}: offset + 2·stride0 + 1·stride1")
+      f"{view}: offset + 2·stride0 + 1·stride1",
+      hint="write down the view's strides and offset after the permute and after the shrink: "
+           "which element of the original 4 x 6 buffer is row 2, column 1 of the result?")
 
 # %% [markdown]
 # **2.** Starting from the plain matmul plan `r_8_8_8`, apply `UPCAST(1, 2)` and then unroll the
@@ -227,7 +248,9 @@ step = plan.apply(Opt("UPCAST", 1, 2))
 reduce_axis = [n for n, axis in enumerate(step.axes) if axis.kind.value == "reduce"][0]
 step = step.apply(Opt("UNROLL", reduce_axis, 4))
 check("name after UPCAST(1,2) and UNROLL by 4", answer_name, step.name,
-      "axes " + ", ".join(f"{axis.size} ({axis.kind.value})" for axis in step.axes))
+      "axes " + ", ".join(f"{axis.size} ({axis.kind.value})" for axis in step.axes),
+      hint="UPCAST(0, 4) above turned r_8_8_8 into r_2_8_8_4: which loop does each action split, "
+           "into what, and where does the new tile go in the name?")
 print("and it still computes a @ b:",
       np.allclose(run_in_python(step, a.numpy(), b.numpy()), a.numpy() @ b.numpy(), atol=1e-5))
 

@@ -11,10 +11,11 @@
 # %%
 # %load_ext tinylab
 import numpy as np
-from exercises import check
-from tinylab import Context, Device, Tensor, trace
+from exercises import check, claim
+from tinylab import Context, Device, Tensor, config, trace
 from tinylab.runtimes.python import NAMESPACE
 
+config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine (07 shows yours)
 rng = np.random.default_rng(0)
 data = rng.standard_normal((4, 6)).astype(np.float32)
 
@@ -39,9 +40,13 @@ print("Device.DEFAULT =", Device.DEFAULT)
 with trace() as recorded:
     expected = (Tensor(data) ** 2).sum(axis=1).numpy()
 kernel = recorded.kernels[0]
-for backend in ("CPU", "CL", "CUDA", "PYTHON"):
+sources = {backend: kernel.render(backend) for backend in ("CPU", "CL", "CUDA", "PYTHON")}
+for backend, text in sources.items():
     print(f"======== {backend}")
-    print(kernel.render(backend))
+    print(text)
+claim("r_4_6 on the CPU and in Python, r_6_4 on the GPUs",
+      ["r_4_6(" in sources["CPU"], "r_6_4(" in sources["CL"], "r_6_4(" in sources["CUDA"],
+       "r_4_6(" in sources["PYTHON"]], [True] * 4)
 
 # %% [markdown]
 # ## WGSL (WebGPU) and Metal
@@ -63,17 +68,32 @@ for backend in ("CPU", "CL", "CUDA", "PYTHON"):
 
 # %%
 for backend in ("WGSL", "METAL"):
+    sources[backend] = kernel.render(backend)
     print(f"======== {backend}")
-    print(kernel.render(backend))
+    print(sources[backend])
+claim("all six loop over the 6-long reduce", all(
+    "ridx0 < 6" in text or "range(6)" in text for text in sources.values()))
+with trace() as softmax_trace:   # notebook 02's 4 x 5 softmax
+    Tensor(rng.standard_normal((4, 5)).astype(np.float32)).softmax(axis=1).realize()
+plans = {k.name: [str(o) for o in k.opts] for k in [kernel, *softmax_trace.kernels]}
+print(plans)
+claim("this kernel keeps scalar loops; the softmax's sum and last kernel get vectors", plans,
+      {"r_4_6": [], "r_4_5": [], "r_5_4": ["VECTORIZE(0, 4)"], "E_4_8": ["VECTORIZE(1, 8)"]})
 
 # %% [markdown]
 # The loop body — load, multiply, accumulate — is the same in all six. What differs is where
-# the rows go, and each backend's heuristic chooses that: a plain loop on the CPU (for this
-# 4 × 6 kernel neither axis is a multiple of the AVX2 target's 8 float lanes, so the plan keeps
-# scalar loops; bigger kernels get vectors, as in notebooks 00 and 07), one GPU thread per row
-# (`get_local_id(0)` / `threadIdx.x`), or one numpy array holding every row. (Names follow each
-# backend's plan: `r_4_6` on the CPU, `r_6_4` on the GPUs — see the
+# the rows go, and each backend's heuristic chooses that: a plain loop on the CPU, one GPU
+# thread per row (`get_local_id(0)` / `threadIdx.x`), or one numpy array holding every row.
+# (Names follow each backend's plan: `r_4_6` on the CPU, `r_6_4` on the GPUs — see the
 # [reading guide](READING.md).)
+#
+# Why no vectors on the CPU? The heuristic prices every choice of an axis and a lane count —
+# lanes past the end of an axis are masked and cost extra — and keeps scalar loops when none
+# is cheaper per element. Here the 6-long reduce would leave 2 of 8 lanes masked and end in a
+# horizontal sum, and the 4 rows are 6 floats apart. The last cell above shows both outcomes
+# on notebook 02's 4 × 5 softmax: its max keeps scalar loops for the same reasons, its sum reads
+# the 4 rows as 4 lanes (`r_5_4`: the plan moved the rows inside, next to their lanes), and its
+# elementwise last kernel reads each row of 5 as 8 lanes, 3 of them masked (`E_4_8`).
 #
 # ## Running on OpenCL (PoCL)
 #
@@ -107,11 +127,15 @@ if Device["CL"].available:
         row_sums = Tensor(wide, device="CL").sum(axis=1).numpy()
     print("ran on", grouped.kernels[0].device, "| matches numpy:",
           np.allclose(row_sums, wide.sum(axis=1), rtol=1e-5, atol=1e-4))
-    print(grouped.kernels[0].source)
+    cl_source = grouped.kernels[0].source
 else:
     with trace() as grouped:
         Tensor(wide).sum(axis=1).realize()
-    print(grouped.kernels[0].render("CL"))
+    cl_source = grouped.kernels[0].render("CL")
+print(cl_source)
+claim("a workgroup per row, 256 threads each adding 4 values, local memory and a barrier",
+      all(part in cl_source for part in ("r_64_4_256", "get_group_id(0)", "__local float",
+                                         "[256]", "ridx0 < 4", "barrier(CLK_LOCAL_MEM_FENCE)")))
 
 # %% [markdown]
 # ### Exercise: write a cooperative reduction
@@ -126,7 +150,7 @@ else:
 # 64, 1000 and 4099; a kernel without local memory or a barrier does not count.
 
 # %%
-from exercises import check_block_sum  # noqa: E402
+from backend_exercises import check_block_sum  # noqa: E402
 
 my_block_sum = ...   # a string of OpenCL C
 
@@ -158,6 +182,8 @@ with trace() as on_python:
 python_kernel = on_python.kernels[0]
 print("ran on", python_kernel.device, "| same as CPU:", np.allclose(result, expected))
 print(python_kernel.source)
+claim("the rows are one array of indices, the reduce a Python loop",
+      "gidx0 = arange(4" in python_kernel.source and "for ridx0 in range(6):" in python_kernel.source)
 
 # %% [markdown]
 # Because it is plain Python, we can watch it run: execute the same source with the helpers
@@ -193,6 +219,8 @@ with trace() as tiny:
 out = np.zeros(2, dtype=np.float32)
 calls = run_printing(tiny.kernels[0].source, tiny.kernels[0].name, out, small.ravel())
 print("result:", out, "| numpy:", (small ** 2).sum(axis=1))
+claim("per reduce step one load, a MUL and an ADD for both rows; one store at the end",
+      calls, ["load", "alu", "alu"] * 3 + ["store"])
 
 # %% [markdown]
 # Each `load` returns both rows' values at once (one array per loop trip), the `MUL` squares
@@ -212,6 +240,7 @@ for device in ("CPU", "PYTHON", "CL", "CUDA", "WEBGPU"):
     reference = np.exp(data - data.max(1, keepdims=True))
     reference = 3 * reference / reference.sum(1, keepdims=True)
     print(f"{device:<7} matches numpy: {np.allclose(got, reference, atol=1e-6)}")
+    claim(f"{device} computes numpy's numbers", np.allclose(got, reference, atol=1e-6))
 
 # %% [markdown]
 # ## Exercise
@@ -229,7 +258,9 @@ with trace() as counted:
 calls = run_printing(counted.kernels[0].source, counted.kernels[0].name,
                      np.zeros(4, dtype=np.float32), x45.ravel(), quiet=True)
 check("load calls", answer_loads, calls.count("load"),
-      "the 4 rows are one numpy array; only the reduce loop over 5 runs in Python")
+      "the 4 rows are one numpy array; only the reduce loop over 5 runs in Python",
+      hint="in the printed run above, how many loads did each trip of the reduce loop make, "
+           "and how many trips does a reduce over 5 columns take?")
 
 # %% [markdown]
 # **Next:** `05_train_mnist` — a real model on these kernels. To write a backend of your own,

@@ -18,13 +18,14 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from exercises import check
+from exercises import check, claim
 from machine import measured_on
-from tinylab import Tensor, nn, trace
+from tinylab import Tensor, config, nn, trace
 from tinylab.examples.beautiful_mnist import Model, make_steps, print_step_kernels
 from tinylab.schedule.fusion import EXPLANATION
 from tinylab_widgets import TrainingMonitor
 
+config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine (07 shows yours)
 STEPS, BATCH = 12, 32
 
 # %% [markdown]
@@ -105,10 +106,17 @@ print(f"step 1: loss {loss.item():.3f}; {len(first_step.realizes)} realizes, "
 boundaries = Counter(d.reason for d in first_step.decisions if not d.merged)
 for reason, count in boundaries.most_common():
     print(f"{count:4d} × {reason.value:<20} {EXPLANATION[reason]}")
+first_realize = first_step.realizes[0].schedule
+print("the first realize:", str(first_realize).splitlines()[1])
+claim("the first of the step's realizes is one kernel that fills a buffer from a constant",
+      len(first_realize.kernels) == 1 and "CONST -> float32[1]" in str(first_realize))
 
 # %% [markdown]
 # Each count is a rule of the scheduler firing; the sentence beside it is the rule's own
-# explanation. The largest kernels by arithmetic:
+# explanation. The first realize is not the step proper: Adam keeps `b1^t` and `b2^t` (tinygrad's
+# names) in tensors that start as `Tensor.ones(1)`, a lazy constant, and assigns to them every
+# step; an assign needs a buffer, so the first step fills one from the constant. That kernel runs
+# once. The largest kernels by arithmetic:
 
 # %%
 by_flops = sorted(first_step.kernels, key=lambda k: -k.flops)[:6]
@@ -120,7 +128,8 @@ for kernel in by_flops:
 #
 # `TrainingMonitor` is a live widget: progress, the loss curve, the kernels of the latest step
 # and where each step's time went. The second call of `train_step` captures its kernels; later
-# calls replay them without running Python — the monitor's step times drop accordingly.
+# calls replay them without running the Python body, scheduling or compiling (the monitor shows
+# each step's time; `07b_search_jit_roofline` measures what replay saves).
 
 # %%
 monitor = TrainingMonitor(total_steps=STEPS - 1, title="Fashion-MNIST CNN", jit=train_step)
@@ -141,10 +150,13 @@ monitor.summary()   # a static record of the run, for readers of the saved noteb
 runners = [launch.runner for launch in train_step.step.launches if launch.runner is not None]
 print(f"one step replays {train_step.kernel_count} kernel launches, "
       f"{sum(r.flops for r in runners) / 1e6:.1f} MFLOP in all")
+claim("the replay is step 1's kernels less the one that filled Adam's buffer",
+      train_step.kernel_count, len(first_step.kernels) - 1)
 
 # %% [markdown]
-# And where the time goes, measured by replaying each kernel once (timings differ on every run
-# and machine, so nbval does not compare this cell):
+# And where the time goes: the captured step replayed 9 times, kernel by kernel, each kernel's
+# median time with its quartiles (timings differ on every run and machine, so nbval does not
+# compare this cell):
 
 # %% tags=["nbval-ignore-output"]
 print("measured on", measured_on())
@@ -152,13 +164,38 @@ print_step_kernels(train_step)
 
 # %% [markdown]
 # ## How good is it after so few steps?
+#
+# The monitor's last loss is the training loss of one batch, computed in training mode: batch
+# norm normalizes each layer with *that batch's* mean and variance. Evaluation (`Tensor.test()`,
+# as `correct` runs) uses the *running* statistics instead, which each training step moves only
+# 10% of the way (momentum 0.1) from where they started (mean 0, variance 1): after 12 steps,
+# 0.9¹² ≈ 28% of each is still the starting value. The same weights, evaluated with batch
+# statistics (a copy of the model, in training mode), show how much of the gap that is:
 
 # %%
 EVAL = 250
-hits = sum(int(correct(Tensor(test_images[i:i + EVAL]), Tensor(test_labels[i:i + EVAL])).item())
-           for i in range(0, len(test_images), EVAL))
-print(f"test accuracy after {STEPS} steps of {BATCH}: {100 * hits / len(test_images):.1f}% "
-      f"({len(test_images)} test images)")
+
+
+def test_accuracy(net, training: bool) -> float:
+    hits = 0
+    for i in range(0, len(test_images), EVAL):
+        x, y = Tensor(test_images[i:i + EVAL]), Tensor(test_labels[i:i + EVAL])
+        if training:
+            with Tensor.train():
+                hits += int((net(x).argmax(axis=1) == y).sum().item())
+        else:
+            hits += int(correct(x, y).item())
+    return 100 * hits / len(test_images)
+
+
+with_running = test_accuracy(model, training=False)
+probe = Model()                          # a copy: training mode moves its running statistics
+nn.state.load_state_dict(probe, nn.state.get_state_dict(model))
+with_batch = test_accuracy(probe, training=True)
+print(f"test accuracy after {STEPS} steps of {BATCH} ({len(test_images)} test images): "
+      f"{with_running:.1f}% with the running statistics, {with_batch:.1f}% with each batch's")
+claim("0.9 ** 12 of the starting statistics is left", round(0.9 ** 12, 2), 0.28)
+claim("with batch statistics the same weights score higher", with_batch > with_running)
 
 # %% [markdown]
 # ## One layer in the inspector

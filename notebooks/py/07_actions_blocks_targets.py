@@ -4,28 +4,38 @@
 # The same kernel can run at very different speeds depending on how its loops are arranged.
 # tinylab makes each arrangement an explicit **optimization action** on the plan, chosen by a
 # readable heuristic. After this notebook you can read a plan's actions, say what each one buys,
-# see how the CPU target changes the plan, and build a plan of your own that beats the plain
-# loops. (`07b_search_jit_roofline` goes on with BEAM search, TinyJit and the roofline.)
-# Names, loop IR and masks are explained in the [reading guide](READING.md).
+# see how the CPU target changes the plan, and build a plan of your own that comes within 0.8× of
+# the heuristic's speed on a kernel it has not shown you. (`07b_search_jit_roofline` goes on with
+# BEAM search, TinyJit and the roofline.) Names, loop IR and masks are explained in the
+# [reading guide](READING.md).
 #
-# Timings depend on the machine and its load: cells that print them are marked for nbval not to
-# compare, say which CPU they were measured on, and everything else (actions, names, FLOPs,
-# bytes) is exact.
+# **The plans here are the model's, the same on every machine**: the first cell switches off
+# calibration (`TINYLAB_CALIBRATE`, which times a few micro-kernels on first use and plans
+# matmul tiles from the fastest), so what the text describes is what you see. The cell before
+# the exercise shows the plan your machine's calibration chooses.
+#
+# Timings depend on the machine and its load: every timing here is the median of interleaved
+# rounds with its quartiles (`tinylab/engine/timing.py`), the cells that print them are marked
+# for nbval not to compare and say which CPU they were measured on, and a claim about speed holds
+# only where the spread allows it. Everything else (actions, names, FLOPs, bytes) is exact.
 
 # %%
 # %load_ext tinylab
 
 import numpy as np
-from exercises import check_all, check_plan, heuristic_facts
+from exercises import check_all, claim
 from machine import measured_on
-from tinylab import Device, Tensor, trace
+from plan_exercises import MatmulKernel, check_plan, heuristic_facts
+from tinylab import Context, Device, Tensor, config, trace
 from tinylab.codegen.linearize import linearize
 from tinylab.codegen.plan import KernelPlan, Opt  # noqa: F401 - Opt: the exercise's actions
 from tinylab.engine.realize import choose_plan
+from tinylab.engine.timing import interleaved, verdict
 from tinylab.ir.node import prod
 from tinylab.runtimes.buffer import Buffer
 from tinylab.target.cpu_target import detect
 
+config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine
 rng = np.random.default_rng(0)
 cpu = Device["CPU"]
 N = 128
@@ -35,9 +45,9 @@ MEASURED_ON = measured_on()
 # %% [markdown]
 # ## One kernel, measured by hand
 #
-# Trace a matmul, then keep its kernel AST and the buffers it reads. `run_plan` compiles any
-# plan of that AST with the C renderer and the CPU runtime, checks the result against numpy and
-# returns the best of a few timings.
+# Trace a matmul, then keep its kernel AST and the buffers it reads. `launcher` compiles any
+# plan of that AST with the C renderer and the CPU runtime, checks its result against numpy
+# once, and returns a function that launches it (and reports the seconds it took).
 
 # %%
 a = Tensor(rng.standard_normal((N, N)).astype(np.float32))
@@ -50,15 +60,15 @@ buffers = [slot.existing if slot.existing is not None else
            Buffer("CPU", prod(slot.shape), slot.dtype, cpu.allocator) for slot in item.slots]
 
 
-def run_plan(plan: KernelPlan, repeats: int = 5) -> float:
+def launcher(plan: KernelPlan):
     program = linearize(plan, plan.name)
     library, _ = cpu.runtime.compile(cpu.renderer.render(program))
     launch = cpu.runtime.load(library, program.name)
-    seconds = min(launch(*[buf.handle for buf in buffers])
-                  for _ in range(repeats))
+    handles = [buf.handle for buf in buffers]
+    launch(*handles)
     result = buffers[0].numpy().reshape(expected.shape)
     assert np.allclose(result, expected, atol=1e-3), f"{plan.name} computed a wrong result"
-    return seconds
+    return lambda: launch(*handles)
 
 
 plain = choose_plan("CPU", kernel.ast, noopt=True, beam=0)      # NOOPT: no actions
@@ -66,20 +76,15 @@ chosen = choose_plan("CPU", kernel.ast, noopt=False, beam=0)    # the heuristic'
 print(f"{kernel.flops} FLOPs, {kernel.bytes_moved} bytes per run")
 print("plain plan:     ", plain.name)
 print("heuristic plan: ", chosen.name, "=", ", ".join(str(o) for o in chosen.opts))
-
-# %% tags=["nbval-ignore-output"]
-print("measured on", MEASURED_ON)
-for title, plan in (("plain (NOOPT)", plain), ("heuristic", chosen)):
-    seconds = run_plan(plan)
-    print(f"{title:<14} {seconds * 1e3:8.3f} ms  {kernel.flops / seconds / 1e9:7.2f} GFLOPS")
+claim("the FLOPs are the textbook 2 x 128³", kernel.flops, 2 * N ** 3)
 
 # %% [markdown]
 # ## What each action buys
 #
-# Apply the heuristic's actions one at a time and time each step. Each action is a rule of
+# Apply the heuristic's actions one at a time. Each action is a rule of
 # `tinylab/codegen/heuristic.py`: vectorize the axis where lanes save the most memory
 # operations, tile two output axes into registers so each load feeds several accumulators,
-# unroll the reduce loop, and spread the outer loop over the CPU's cores.
+# and spread the outer loop over the CPU's cores.
 
 # %%
 steps = [plain]
@@ -87,37 +92,61 @@ for opt in chosen.opts:
     steps.append(steps[-1].apply(opt))
 for plan in steps[1:]:
     print(f"{str(plan.opts[-1]):<16} -> {plan.name}")
-
-# %% tags=["nbval-ignore-output"]
-print("measured on", MEASURED_ON)
-for plan in steps:
-    seconds = run_plan(plan)
-    label = str(plan.opts[-1]) if plan.opts else "(none)"
-    print(f"{label:<16} {plan.name:<26} {kernel.flops / seconds / 1e9:7.2f} GFLOPS")
+labels = ["(none)"] + [str(plan.opts[-1]) for plan in steps[1:]]
 
 # %% [markdown]
-# Read the table from the top. **`VECTORIZE(1, 8)` is the big step**, close to the 8× its 8 lanes
-# promise: the plain plan is scalar code (the CPU runtime compiles with `-fno-tree-loop-vectorize`,
-# so gcc never vectorizes behind the planner's back), and one 8-lane fused multiply-add does the
-# work of eight. It still keeps **one** vector accumulator, so every multiply-add waits for the
-# previous one's result (about 4 cycles on current x86 cores, which can start 2 per cycle).
-# **The `UPCAST`s** add independent accumulators, 2 and then 8 in flight, enough to keep the FMA
-# units busy; how much each of the two adds on its own depends on the CPU's latencies and on the
-# load, which is why the CPU and its load are printed. **`THREAD(0, 2)`** splits the rows over two
-# cores: with 4 MFLOP per run the kernel is done in tens of microseconds, so starting the second
-# thread is a large share of the time, and on a shared machine whose cores are busy (the load
-# above) it can cost more than it saves. The exercise's reference plan leaves it out.
+# Every plan above, timed in the same 15 interleaved rounds (each round runs each plan, forward
+# then backward order in turn, best of 3 launches), so a burst of load from other processes
+# slows them alike. Each line gives the median GFLOPS with its quartiles, and the step's speedup
+# over the plan before it, a per-round ratio with its quartiles:
+
+# %% tags=["nbval-ignore-output"]
+timed = interleaved({label: launcher(plan) for label, plan in zip(labels, steps)},
+                    rounds=15, best_of=3)
+print("measured on", MEASURED_ON)
+speedups = {}
+for before, label, plan in zip([None] + labels, labels, steps):
+    rate = timed[label].median
+    line = (f"{label:<16} {plan.name:<18} {kernel.flops / rate / 1e9:7.2f} GFLOPS "
+            f"({kernel.flops / timed[label].high / 1e9:.1f}-{kernel.flops / timed[label].low / 1e9:.1f})")
+    if before is not None:
+        speedups[label] = timed.speedup(before, label)
+        line += f"  {speedups[label].text(1.0, 'x', 2)} the step before: {verdict(speedups[label])}"
+    print(line)
+upcasts = [label for label in labels if label.startswith("UPCAST")]
+claim("VECTORIZE is the largest step: its speedup's lower quartile is above every UPCAST's upper",
+      all(speedups["VECTORIZE(1, 8)"].low > speedups[label].high for label in upcasts))
+claim("each UPCAST makes the kernel faster, beyond the spread",
+      all(verdict(speedups[label]) == "above" for label in upcasts))
+
+# %% [markdown]
+# Read the table from the top. **`VECTORIZE(1, 8)` is the big step**: the plain plan is scalar
+# code (the CPU runtime compiles with `-fno-tree-loop-vectorize`, so gcc never vectorizes behind
+# the planner's back), and one 8-lane fused multiply-add does the work of eight. It still keeps
+# **one** vector accumulator, so every multiply-add waits for the previous one's result: a chain
+# runs at one step per FMA latency (a few cycles on current cores, which could start one or two
+# FMAs every cycle). **The `UPCAST`s** add independent accumulators, 2 and then 8 in flight, so
+# several chains overlap: each makes the kernel faster beyond the spread, as the claims above
+# check; how much each adds depends on the CPU's latencies and on the load. **`THREAD(0, 2)`**
+# splits the rows over two cores: with 4 MFLOP per run the kernel is done in tens of
+# microseconds, so waking the second thread is a large share of the time, and on a shared
+# machine whose cores are busy (the load above) it can cost more than it saves. Its line says
+# which it was on this run; the exercise leaves threads out.
 #
 # The register tile is visible in the loop IR: several accumulators per trip through the
 # reduce loop.
 
 # %%
 print(chosen.describe())
+claim("8 vector accumulators per trip (a 2 x 4 tile of 8-lane vectors)",
+      [(a.kind.value, a.size) for a in chosen.axes if a.kind.value in ("upcast", "vector")],
+      [("vector", 8), ("upcast", 2), ("upcast", 4)])
 
 # %% [markdown]
 # ## Cache blocks: when the operands stop fitting
 #
-# At 128 × 128 both matrices sit in the L2 cache. At 1024 × 1024 each is 4 MiB: a register tile
+# At 128 × 128 both matrices (64 KiB each) sit in the L2 cache. At 1024 × 1024 each is 4 MiB,
+# more than L2 holds (the target's size is printed in the next section): a register tile
 # that runs the whole reduce loop streams a 1024-deep panel of `b` from further away for every
 # row of tiles. `BLOCK` on the reduce axis splits it into cache-sized blocks and moves the block
 # loop *outside* the output loops; each pass adds its block's partial sums to the output
@@ -147,6 +176,12 @@ product = max(big_trace.kernels, key=lambda k: k.flops)
 big_plan = choose_plan("CPU", product.ast, noopt=False, beam=0)
 print(big_plan.name, "=", ", ".join(str(o) for o in big_plan.opts))
 print(big_plan.describe())
+claim("two copy kernels (no FLOPs) pack the operands, then one product",
+      [k.flops == 0 for k in big_trace.kernels], [True, True, False])
+claim("BLOCK(1, 4) blocks the column panels; the reduce loop runs all 1024 steps",
+      "BLOCK(1, 4)" in [str(o) for o in big_plan.opts] and "for ridx0 in 0..1024" in big_plan.describe())
+claim("128² floats fit L2, 1024² do not", (4 * 128 * 128 < cpu.target.l2_bytes,
+                                            4 * 1024 * 1024 > cpu.target.l2_bytes), (True, True))
 
 # %% [markdown]
 # ## The CPU target: the same rules on different data
@@ -183,13 +218,20 @@ print("CPU device:", cpu.target.describe())
 for preset in PRESETS.values():
     print(replace(preset, cores=2).describe())
 print()
+planned = {}
 for name in ("avx512", "avx2"):
     target = replace(PRESETS[name], cores=2)
     product_plan = KernelPlan.from_ast(product.ast)
     opts = choose_opts(product_plan, cpu.renderer.supported_actions, target)
+    planned[name] = ([str(o) for o in opts], cache_bytes(target) // 1024)
     print(f"{name}: {target.lanes_of(4)} lanes, {accumulator_budget(target)} accumulator "
           f"registers, blocks of B within {cache_bytes(target) // 1024} KiB")
     print(f"  {product_plan.apply_all(opts).name} = {', '.join(str(o) for o in opts)}")
+claim("AVX-512 blocks 8 column panels within 512 KiB, AVX2 4 within 256 KiB",
+      [("BLOCK(1, 8)" in planned["avx512"][0], planned["avx512"][1]),
+       ("BLOCK(1, 4)" in planned["avx2"][0], planned["avx2"][1])], [(True, 512), (True, 256)])
+claim("neither blocks the 1024-deep reduce (no BLOCK of the reduce axis, 4)",
+      not any(o.startswith("BLOCK(4") for o in planned["avx512"][0] + planned["avx2"][0]))
 
 # %% [markdown]
 # **Predict.** The `neon` preset is AArch64's: 128-bit vectors and 32 vector registers. For the
@@ -208,11 +250,12 @@ check_all(my_neon, heuristic_facts(kernel.ast, neon),
                "accumulator registers": "3/4 of the 32 vector registers; the rest hold operands",
                "vector accumulators in the tile": "the largest product of power-of-two UPCASTs "
                "within 24: 8 x 2 (AVX2's budget of 12 gives 2 x 4 = 8)"},
-          hints={"vector lanes": "a float32 is 32 bits wide",
-                 "accumulator registers": "compare the budgets printed above for avx512 and avx2 "
-                 "with their register counts",
-                 "vector accumulators in the tile": "multiply the UPCAST amounts of the plans "
-                 "above and compare each product with its target's budget"})
+          hints={"vector lanes": "how many 32-bit floats fit in one 128-bit register?",
+                 "accumulator registers": "what share of its registers does each target above "
+                 "give to accumulators (compare avx512's and avx2's budgets with their register "
+                 "counts)?",
+                 "vector accumulators in the tile": "what is the product of the UPCAST amounts "
+                 "in the plans above, and how does each compare with its target's budget?"})
 
 # %% [markdown]
 # The C renderer follows the target too: vector types no wider than its registers, and masked
@@ -228,33 +271,63 @@ odd = Tensor(rng.standard_normal((37, 53)).astype(np.float32)) @ \
     Tensor(rng.standard_normal((53, 29)).astype(np.float32))
 with trace() as odd_trace:
     odd.realize()
+helpers = {}
 for name in ("avx512", "avx2", "neon"):
     target = replace(PRESETS[name], cores=2)
     odd_plan = KernelPlan.from_ast(odd_trace.kernels[0].ast)
     odd_plan = odd_plan.apply_all(choose_opts(odd_plan, cpu.renderer.supported_actions, target))
     source = CRenderer(target).render(linearize(odd_plan, odd_plan.name))
     helper = source[source.index("static inline"):source.index("}\n") + 2]
+    helpers[name] = helper
     print(f"--- {name}: {odd_plan.name}\n{helper}")
+claim("AVX-512 masks with a mask register, AVX2 with vmaskmov, NEON loads a whole vector and "
+      "selects lanes", ["_mm512_maskz_loadu_ps" in helpers["avx512"],
+                        "_mm256_maskload_ps" in helpers["avx2"],
+                        "(int4)*(const float4_u*)p" in helpers["neon"]], [True, True, True])
 
 # %% [markdown]
+# ## Your machine's plan
 #
-# ## Exercise: arrange the loops yourself
-#
-# Pick actions for the 128 × 128 matmul's plain plan — a list of `Opt(action, axis, amount)`
-# with actions from `UPCAST`, `UNROLL`, `VECTORIZE`, `THREAD`, `SWAP`, `BLOCK`. Axis numbers refer to
-# the plan as it is when the action is applied (`print(plan.axes)` shows them). The check
-# (`check_plan` in `notebooks/exercises.py`) applies them, says whether each fits, verifies the
-# result against numpy, then times yours against NOOPT in the same run, back to back over 21
-# rounds, and takes the median ratio, so a busy machine slows both alike: **it must run at least
-# 2× faster than NOOPT**, with no BEAM. `notebooks/solutions.py` holds one answer.
+# Everything above is the model's plan. With calibration on (the default outside these
+# notebooks), the first use of a CPU times a few register tiles of a matmul micro-kernel (a few
+# seconds, kept in the kernel cache) and plans big matmul tiles from the fastest. This cell
+# switches it on for one plan: the 1024 product, as your machine would run it. It depends on
+# your machine (and on its load while it was timed), so nbval does not compare its lines.
 
 # %%
-SPEEDUP = 2
-print([f"{n}: {axis.size} {axis.kind.value}" for n, axis in enumerate(plain.axes)])
+from tinylab.engine.calibrate import calibration_note  # noqa: E402
+
+with Context(TINYLAB_CALIBRATE=1):
+    yours = choose_plan("CPU", product.ast, noopt=False, beam=0)
+    note = calibration_note(cpu.target)
+print(f"your machine: {yours.name} = {', '.join(str(o) for o in yours.opts)}")
+print(f"your machine: {note or 'not calibrated (no C compiler to time with)'}")
+print(f"the model's:  {big_plan.name}")
+
+# %% [markdown]
+# ## Exercise: arrange the loops yourself
+#
+# Pick actions for the plain plan of another kernel: `a @ b.T` for 128 × 128 matrices, whose
+# second operand is read transposed (the heuristic's plan for it is not shown here). Give a list
+# of `Opt(action, axis, amount)` with actions from `UPCAST`, `UNROLL`, `VECTORIZE`, `SWAP`,
+# `BLOCK`; axis numbers refer to the plan as it is when the action is applied
+# (`print(plan.axes)` shows them). The check (`check_plan` in `notebooks/plan_exercises.py`)
+# applies them, says whether each fits, verifies the result against numpy, then times yours
+# against the heuristic's plan in 15 interleaved rounds, both on one core (`THREAD` is left out:
+# a second core's speed depends on what else runs there): **it must run at least 0.8× as fast
+# as the heuristic's**. It passes when the lower quartile of the per-round ratio is above 0.8,
+# fails when the upper quartile is below it, and otherwise says this run cannot tell. Copying the
+# plan above does not pass: which axis is contiguous in both operands has changed.
+# `notebooks/solutions.py` holds one answer.
+
+# %%
+exercise = MatmulKernel()   # a @ b.T, 128 x 128
+print([f"{n}: {axis.size} {axis.kind.value}" for n, axis in enumerate(exercise.plain.axes)])
+print(exercise.plain.describe())
 my_actions = ...   # a list, e.g. [Opt("UNROLL", 2, 4), ...]
 
 # %% tags=["nbval-ignore-output"]
-plan_ok = check_plan(my_actions, SPEEDUP)   # times yours against NOOPT in this run
+plan_ok = check_plan(my_actions, matmul=exercise)   # times yours against the heuristic's
 
 # %% [markdown]
 # **Next:** `07b_search_jit_roofline` — BEAM search, TinyJit and a roofline of measured

@@ -17,8 +17,10 @@
 # %%
 # %load_ext tinylab
 import numpy as np
-from exercises import check
-from tinylab import GlobalCounters, Tensor, TinyJit, Variable, trace
+from exercises import check, claim
+from tinylab import GlobalCounters, Tensor, TinyJit, Variable, config, trace
+
+config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine (07 shows yours)
 
 x_host = np.arange(64, dtype=np.float32)
 x = Tensor(x_host).realize()
@@ -35,6 +37,7 @@ GlobalCounters.reset()
 for n in (3, 4, 5):
     assert (x[:n] * 2).sum().item() == (x_host[:n] * 2).sum()
 print("lengths 3, 4, 5 with ints:", GlobalCounters.kernels_built, "kernels built")
+claim("a kernel built per length", GlobalCounters.kernels_built, 3)
 
 # %% [markdown]
 # ## A bound variable in a shape
@@ -56,6 +59,7 @@ for n in (13, 14, 15):
     assert total == (x_host[:n] * 2).sum()
     print(f"i = {n}: sum {total}")
 print("lengths 13, 14, 15 with a variable:", GlobalCounters.kernels_built, "kernel built")
+claim("one kernel for the three lengths", GlobalCounters.kernels_built, 1)
 
 # %% [markdown]
 # ## The kernel source
@@ -71,6 +75,8 @@ with trace() as recorded:
 kernel = recorded.kernels[0]
 print(kernel.name)
 print(kernel.source)
+claim("the kernel r_i takes `const int i` and its reduce loop runs to i",
+      kernel.name == "r_i" and "const int i" in kernel.source and "ridx0 < i;" in kernel.source)
 
 # %% [markdown]
 # ## TinyJit replays one capture for every value
@@ -93,6 +99,8 @@ results = [prefix_sum_twice(x, i.bind(n)).item() for n in (2, 9, 30, 64, 1)]
 print("results:", results)
 print("numpy:  ", [float((x_host[:n] * 2).sum()) for n in (2, 9, 30, 64, 1)])
 print("body ran on calls", body_runs, "| kernels per replay:", prefix_sum_twice.kernel_count)
+claim("the body ran on calls 1 and 2 only, and every length gave numpy's sum",
+      body_runs == [1, 2] and results == [float((x_host[:n] * 2).sum()) for n in (2, 9, 30, 64, 1)])
 
 # %% [markdown]
 # A value outside the declared range is refused when it is bound, before anything runs:
@@ -161,15 +169,22 @@ answer_kernels_after_100 = ...
 check("kernels built after 100 tokens", answer_kernels_after_100, compiled[100],
       "the step's kernels take the position as a symbolic variable, so positions 21-100 replay "
       "the kernels built for the first two calls",
-      hint="compare with the count after 20 tokens: what would make it grow?")
+      hint="compare with the count after 20 tokens: what would make it grow, and does the "
+           "position ever appear in a shape as a plain int?")
 
 # %% [markdown]
 # After 12 training steps the text is mostly letters and spaces in a plausible rhythm; the
 # example's 150 steps get closer to words:
 
 # %%
-print(text.decode(tokens))
+generated = text.decode(tokens)
+print(generated)
+letters = sum(ch.isalpha() or ch == " " for ch in generated)
+claim("most of it is letters and spaces", letters / len(generated) > 0.8)
 
 # %% [markdown]
-# **Next:** `bench/tiny_gpt.py` (`make bench`) times this generation, tokens per second, and a
-# training step against the same model in PyTorch.
+# `bench/tiny_gpt.py` (`make bench`) times this generation, tokens per second, and a training
+# step against the same model in PyTorch.
+
+# %% [markdown]
+# **Next:** `09_transforms` — jvp, vjp and vmap as rewrites of the lazy graph.

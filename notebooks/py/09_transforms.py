@@ -7,21 +7,22 @@
 # for a value, so transforms compose: `vmap(grad(f))` is one graph.
 #
 # After it you can read each transform as a graph rewrite, compare vmap's kernels with a loop's,
-# and write a jvp rule and a batching rule that the parity harness checks.
+# and write a jvp rule, a batching rule and a vjp rule derived by transposing a jvp, each checked
+# by the parity harness against torch.
 #
 # All three rewrites read one table, `tinylab.func.TABLE`: a row per primitive op holding its
 # forward-mode (jvp) rule, its reverse (vjp) rule and its batching rule side by side.
 
 # %%
 # %load_ext tinylab
-import time
-
 import numpy as np
-from tinylab import GlobalCounters, Tensor
-from tinylab import func
-from tinylab.ir.ops import Op
-from exercises import check
+from exercises import check, claim
 from machine import measured_on
+from tinylab import GlobalCounters, Tensor, config, func
+from tinylab.engine.timing import interleaved, verdict
+from tinylab.ir.ops import Op
+
+config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine (07 shows yours)
 
 print("rows with each rule:", func.coverage())
 
@@ -37,6 +38,7 @@ by_hand = (x.cos() * x + x.sin()) * dx
 value, tangent = func.jvp(lambda x: x.sin() * x, (x,), (dx,))
 print("by hand:   ", by_hand.numpy())
 print("func.jvp:  ", tangent.numpy())
+claim("func.jvp gives the tangent by hand", np.allclose(by_hand.numpy(), tangent.numpy()))
 
 # %% [markdown]
 # `func.jvp` applied the MUL row (d(ab) = b·da + a·db) and the SIN row (d sin x = cos x·dx)
@@ -73,6 +75,8 @@ _, vjp_fn = func.vjp(g, a)
 (ju,) = vjp_fn(u)
 print("<u, J v> =", round(float((u * jv).sum().item()), 4))
 print("<J^T u, v> =", round(float((ju * v).sum().item()), 4))
+claim("<u, J v> = <J^T u, v>", np.isclose((u * jv).sum().item(), (ju * v).sum().item(),
+                                          rtol=1e-5))
 
 # %% [markdown]
 # ## vmap is a rewrite, not a loop
@@ -102,11 +106,15 @@ mapped_count, mapped = kernels(lambda: func.vmap(one)(batch))
 hand_count, hand = kernels(lambda: (batch @ w).relu().sum(-1))
 print("vmap(one):", mapped_count, "kernels; by hand:", hand_count, "kernels; same values:",
       np.allclose(mapped.numpy(), hand.numpy()))
+claim("vmap's graph fuses exactly as the hand-batched one, with the same values",
+      mapped_count == hand_count and np.allclose(mapped.numpy(), hand.numpy()))
 
 # %%
 guess = ...  # how many kernels does vmap(one)(batch) run? (one example ran the same graph)
 check("kernels of vmap(one)(batch)", guess, mapped_count,
-      "the batched graph fuses exactly as the hand-batched one")
+      "the batched graph fuses exactly as the hand-batched one",
+      hint="how many kernels does (x @ w).relu().sum() take for one example, and does a batch "
+           "axis in front add a boundary?")
 
 # %% [markdown]
 # ## Per-example gradients of a small MLP
@@ -151,6 +159,8 @@ loop_kernels = GlobalCounters.kernel_count
 print("same numbers:", all(np.allclose(m.numpy(), l.numpy(), atol=1e-5)
                            for m, l in zip(mapped_grads, loop_grads)))
 print("kernels: vmap(grad)", vmap_kernels, "· loop", loop_kernels)
+claim("the same numbers, with fewer kernels than the loop", vmap_kernels < loop_kernels and all(
+    np.allclose(m.numpy(), l.numpy(), atol=1e-5) for m, l in zip(mapped_grads, loop_grads)))
 
 # %% [markdown]
 # The inspector over a cell calling `vmap(grad(...))` (a one-layer loss, to keep the picture
@@ -165,19 +175,18 @@ def layer_loss(w, x):
 
 func.vmap(func.grad(layer_loss), in_dims=(None, 0))(params[0], xs[:4].realize()).numpy()
 
+# %% [markdown]
+# And in time: both, from building the graph to the numbers, in 7 interleaved rounds (the loop
+# builds 32 graphs, the vmap one), each the median with its quartiles:
+
 # %% tags=["nbval-ignore-output"]
-def median_time(fn, repeats=5):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]
-
-
-t_vmap, t_loop = median_time(per_example_vmap), median_time(per_example_loop, 3)
-print(f"vmap(grad): {t_vmap * 1e3:.1f} ms · loop: {t_loop * 1e3:.1f} ms "
-      f"({t_loop / t_vmap:.0f}x) — measured on {measured_on()}")
+both = interleaved({"vmap(grad)": lambda: per_example_vmap() and None,
+                    "loop": lambda: per_example_loop() and None}, rounds=7)
+faster = both.speedup("loop", "vmap(grad)")
+print("measured on", measured_on())
+for name in ("vmap(grad)", "loop"):
+    print(f"{name:<11} {both[name].text(1e3, ' ms', 1)}")
+print(f"vmap(grad) is {faster.text(1.0, 'x', 1)} as fast as the loop: {verdict(faster)} 1")
 
 # %% [markdown]
 # ## A Hessian-vector product
@@ -196,6 +205,9 @@ _, hvp = func.jvp(func.grad(f), (point,), (direction,))
 print("H v        :", hvp.numpy())
 print("12 x² ⊙ v  :", (12 * point.numpy() ** 2 * direction.numpy()))
 print("hessian @ v:", (func.hessian(f)(point) @ direction).numpy())
+claim("H v without H equals 12 x² v and the full Hessian times v",
+      np.allclose(hvp.numpy(), 12 * point.numpy() ** 2 * direction.numpy())
+      and np.allclose(hvp.numpy(), (func.hessian(f)(point) @ direction).numpy()))
 
 # %% [markdown]
 # ## Exercises: write a row of the table
@@ -205,7 +217,7 @@ print("hessian @ v:", (func.hessian(f)(point) @ direction).numpy())
 #    the parity harness's jvp column against `torch.func.jvp`.
 
 # %%
-from transforms_exercises import check_batch_rule, check_jvp_rule
+from transforms_exercises import check_batch_rule, check_jvp_rule, check_vjp_rule
 
 my_jvp = ...  # e.g. lambda node, tangents: ...
 passed = check_jvp_rule(my_jvp)
@@ -218,3 +230,23 @@ passed = check_jvp_rule(my_jvp)
 # %%
 my_batch = ...  # e.g. lambda node, sources, batched, size: ...
 passed = check_batch_rule(my_batch)
+
+# %% [markdown]
+# 3. The reverse rule of EXPAND, derived by transposing its jvp. EXPAND's jvp is
+#    `t.expand(node.shape)` — a linear map E that copies each element of the source along the
+#    broadcast axes. Its vjp is the transpose Eᵀ: the map with ⟨u, E v⟩ = ⟨Eᵀ u, v⟩ for every u
+#    and v. Write it as a reverse rule: `rule(grad, node)` gets the cotangent `grad` (a node of
+#    `node.shape`) and returns a tuple with the cotangent of `node.src[0]` (of its shape). Node
+#    methods: `grad.sum(axes)` keeps the summed axes with size 1, `grad.reshape(shape)`,
+#    `node.shape`, `node.src[0].shape`. The check puts your rule in autograd's reverse table
+#    (which `backward`, `grad` and `vjp` read; the table's own rule is out of reach meanwhile, so
+#    it must be derived, not looked up) and compares gradients through expands and broadcasts
+#    with torch's.
+
+# %%
+my_vjp = ...  # e.g. lambda grad, node: (...,)
+passed = check_vjp_rule(my_vjp)
+
+# %% [markdown]
+# **Next:** `10_your_pytorch_model` — a PyTorch model through `torch.compile(backend="tinylab")`,
+# every layer of this course under it.

@@ -19,6 +19,8 @@ def test_device_listing_runs():
                          check=True).stdout
     assert "CPU" in out and "PYTHON" in out and "Device.DEFAULT" in out
     assert "CPU threads: " in out  # how the OpenMP threads wait and where they run
+    roofs = next(line for line in out.splitlines() if line.startswith("CPU roofs: "))
+    assert all(f"{level} " in roofs for level in ("L1", "L2", "L3", "DRAM")) and "GFLOPS" in roofs
 
 
 def test_debug_levels_print(capsys):

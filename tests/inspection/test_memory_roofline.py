@@ -16,7 +16,7 @@ from tinylab import Tensor, trace
 from tinylab.engine import peak as peaks
 from tinylab.engine.peak import FMA_PIPES, cpu_clock_hz, cpu_compute_peak, device_peak, steady_best
 from tinylab.inspection import build_model, to_html
-from tinylab.inspection.roofline import bound, percent_of_peak, roof_level
+from tinylab.inspection.roofline import bound, level_bandwidth, percent_of_peak, roof_level
 from tinylab.inspection.what_if_run import prepare_schedule, run_prepared, run_scenario
 from tinylab.target.cpu_target import PRESETS
 from tinylab.schedule.memory import plan_schedule
@@ -113,20 +113,45 @@ def test_percent_of_peak_is_the_share_of_the_roof():
     assert percent_of_peak(0, 1e8, 0.001, peak) == 100.0   # 10x the roof: never shown above 100
 
 
-def test_a_kernel_is_compared_with_the_roof_of_the_level_its_buffers_fit():
-    peak = {"flops_per_s": 1e12, "bytes_per_s": 1e10, "cache_bytes_per_s": 1e11,
-            "cache_fits_bytes": 1 << 20}
-    small, large = 1 << 19, 1 << 24   # fits L2 / does not
-    assert roof_level(small, peak) == "L2" and roof_level(large, peak) == "DRAM"
-    assert percent_of_peak(0, small, small / 5e10, peak) == pytest.approx(50.0)   # of 1e11
-    assert percent_of_peak(0, large, large / 5e9, peak) == pytest.approx(50.0)    # of 1e10
+LEVELS = [{"level": "L1", "fits_bytes": 1 << 16, "bytes_per_s": 4e11, "how": ""},
+          {"level": "L2", "fits_bytes": 1 << 20, "bytes_per_s": 1e11, "how": ""},
+          {"level": "L3", "fits_bytes": 1 << 25, "bytes_per_s": 5e10, "how": ""},
+          {"level": "DRAM", "fits_bytes": None, "bytes_per_s": 1e10, "how": ""}]
+
+
+@pytest.mark.parametrize("nbytes, level, roof", [(1 << 15, "L1", 4e11), (1 << 16, "L1", 4e11),
+                                                 (1 << 19, "L2", 1e11), (4 << 20, "L3", 5e10),
+                                                 (1 << 26, "DRAM", 1e10)])
+def test_a_kernel_is_compared_with_the_roof_of_the_level_its_buffers_fit(nbytes, level, roof):
+    peak = {"flops_per_s": 1e12, "bytes_per_s": 1e10, "levels": LEVELS}
+    assert roof_level(nbytes, peak) == level and level_bandwidth(nbytes, peak) == roof
+    assert percent_of_peak(0, nbytes, nbytes / (roof / 2), peak) == pytest.approx(50.0)
+
+
+def test_a_roof_is_raised_only_for_the_level_a_kernel_fits_and_says_why(monkeypatch):
+    """A 4 MiB working set (an L3 one here) above the L3 roof raises L3 (and L2, L1 where they
+    would fall below it), never DRAM; the note names the kernel, its working set and its level."""
+    from tinylab.inspection.roofline import _raise_roofs
+    levels = [dict(row) for row in LEVELS]
+    fake = peaks.Peak("CPU", 1e12, 1e10, "", "", levels)
+    monkeypatch.setitem(peaks._PEAKS, "CPU", fake)
+    monkeypatch.setattr(peaks, "_write", lambda *args: None)
+    kernel = {"name": "r_sum", "id": "k2", "flops": 1 << 20, "bytes": 4 << 20, "run_s": 4e-5}
+    _raise_roofs("CPU", [kernel])        # 4 MiB in 40 us: 105 GB/s, above L3 (50) and L2 (100)
+    rates = {row["level"]: row["bytes_per_s"] for row in fake.levels}
+    assert rates["L3"] == pytest.approx((4 << 20) / 4e-5) and rates["DRAM"] == 1e10
+    assert rates["L2"] == rates["L3"] and rates["L1"] == 4e11      # monotone: L2 follows
+    assert fake.raised == [f"L3 roof raised to {(4 << 20) / 4e-5 / 1e9:.1f} GB/s: kernel r_sum "
+                           "(k2) was measured above it; its 4 MiB working set fits L3 (up to "
+                           "32 MiB), not L2 (up to 1 MiB)"]
 
 
 def test_a_kernel_above_its_roof_raises_it_and_the_model_says_so(chain, monkeypatch):
     from tinylab.engine import peak as peaks
     recorded = chain[0]
     real = device_peak("CPU")
-    low = dataclasses.replace(real, bytes_per_s=1.0, cache_bytes_per_s=1.0, raised=[])
+    low = dataclasses.replace(real, bytes_per_s=1.0, raised=[],
+                              levels=[dict(row, bytes_per_s=1.0) for row in real.levels])
     monkeypatch.setitem(peaks._PEAKS, "CPU", low)
     monkeypatch.setattr(peaks, "_write", lambda *args: None)   # keep the disk cache as it was
     model = build_model(recorded, timings=True)
@@ -150,10 +175,12 @@ def test_a_roof_first_timed_under_load_is_timed_again_until_steady():
 
 
 def test_roofs_hold_against_numpy_in_the_same_process(monkeypatch, tmp_path):
-    """The compute roof is at least numpy's matmul; the DRAM roof at least np.copyto's bandwidth
-    (the roof takes the best of both, measured in this process); it says how it was obtained.
-    Measured afresh: a kernel timed above a roof in an earlier run raises the kept best, which
-    then says so instead (the cache of a user who ran the suite before)."""
+    """The compute roof is at least numpy's matmul; there is a roof for L1, L2, L3 and DRAM, each
+    at least the next larger level's, sized by this machine's caches; the DRAM roof is at least
+    np.copyto's bandwidth over 4x the last-level cache; each says how it was obtained. Measured
+    afresh: a kernel timed above a roof in an earlier run raises the kept best, which then says
+    so instead (the cache of a user who ran the suite before)."""
+    from tinylab.target.cpu_target import detect
     monkeypatch.delitem(peaks._PEAKS, "CPU", raising=False)
     monkeypatch.setattr(peaks.config, "cache_dir", lambda: tmp_path)
     peak = device_peak("CPU")
@@ -161,8 +188,19 @@ def test_roofs_hold_against_numpy_in_the_same_process(monkeypatch, tmp_path):
     a = np.random.default_rng(1).random((n, n), dtype=np.float32)
     best = min(_seconds(lambda: a @ a) for _ in range(3))
     assert peak.flops_per_s >= 0.5 * 2 * n ** 3 / best   # 512: smaller than the roof's own 1024
-    assert "GHz" in peak.compute_from and "np.copyto" in peak.bandwidth_from
-    assert peak.cache_bytes_per_s >= peak.bytes_per_s > 0 and "fits L2" in peak.cache_from
+    assert "GHz" in peak.compute_from
+    machine = detect()
+    cores = peaks.Device["CPU"].target.cores
+    assert [row["level"] for row in peak.levels] == ["L1", "L2", "L3", "DRAM"]
+    assert [row["fits_bytes"] for row in peak.levels] == \
+        [machine.l1d_bytes * cores, machine.l2_bytes * cores, machine.l3_bytes, None]
+    rates = [row["bytes_per_s"] for row in peak.levels]
+    assert rates == sorted(rates, reverse=True) and rates[-1] == peak.bytes_per_s > 0
+    assert all(">= 256 MiB each" in row["how"] for row in peak.levels)   # no launch overhead
+    source = np.ones(4 * machine.l3_bytes // 4 // 2, dtype=np.float32)
+    copy = np.empty_like(source)
+    copied = 2 * source.nbytes / min(_seconds(lambda: np.copyto(copy, source)) for _ in range(3))
+    assert peak.bytes_per_s >= 0.8 * copied and "np.copyto" in peak.bandwidth_from
 
 
 def _seconds(run) -> float:
@@ -179,8 +217,9 @@ def test_model_roofline_matches_the_trace(chain):
     assert peak.bytes_per_s > 0
     peak = model["peaks"]["CPU"]   # after any raise
     for kernel, record in zip(model["kernels"], recorded.kernels):
-        bandwidth = peak["cache_bytes_per_s"] if kernel["roof_level"] == "L2" \
-            else peak["bytes_per_s"]
+        bandwidth = next(r["bytes_per_s"] for r in peak["levels"]
+                         if r["level"] == kernel["roof_level"])
+        assert kernel["roof_level"] == "L1"   # 8x8 float32 buffers: a few KiB
         share = max(record.flops / record.run_s / peak["flops_per_s"],
                     record.bytes_moved / record.run_s / bandwidth)
         assert kernel["percent_of_peak"] == pytest.approx(min(100.0, 100 * share))
@@ -210,6 +249,8 @@ def test_what_if_run_deltas(softmax_trace, key, options):
     assert result["kernels"] == len(direct.kernels)
     assert result["actual_s"] > 0 and result["scenario_s"] > 0
     assert result["delta_s"] == pytest.approx(result["scenario_s"] - result["actual_s"])
+    low, high = result["ratio_quartiles"]   # the per-round ratios' spread (engine/timing.py)
+    assert low <= result["ratio"] <= high and result["verdict"]
     np.testing.assert_array_equal(x.numpy(), host)     # ran on copies, never the user's input
 
 
@@ -296,8 +337,7 @@ def test_training_monitor_rows_carry_percent_of_peak():
     peak = device_peak("CPU").as_dict()
     assert monitor.kernels
     for row in monitor.kernels:
-        bandwidth = peak["cache_bytes_per_s"] if roof_level(row["bytes"], peak) == "L2" \
-            else peak["bytes_per_s"]
+        bandwidth = level_bandwidth(row["bytes"], peak)
         share = max(row["flops"] / row["run_s"] / peak["flops_per_s"],
                     row["bytes"] / row["run_s"] / bandwidth)
         assert row["percent_of_peak"] == pytest.approx(min(100.0, 100 * share))

@@ -55,6 +55,38 @@ def test_static_html_is_script_free(rendered, example, kind):
     assert "<!--" not in page and ' id="' not in page
 
 
+def _as_github_shows_it(page: str) -> str:
+    """The text a reader sees where the page's inline styles and SVG are stripped (as GitHub's
+    notebook view strips style attributes: jupyter/nbviewer#450, karolzak/ipyplot#3), with the
+    <details> opened: tags dropped, entities decoded."""
+    import html
+    page = re.sub(r"(?s)<svg.*?</svg>", "", page)
+    page = re.sub(r'\sstyle="[^"]*"', "", page)
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
+def test_static_html_reads_without_its_styles_and_pictures(rendered):
+    """Every kernel's name, its cut reasons, its loop IR and its source lines are text, not
+    colours or SVG: a view that drops styles and pictures still shows them."""
+    text = _as_github_shows_it(rendered["softmax"]["html"])
+    names = [k["name"] for k in json.loads(rendered["softmax"]["json"])["kernels"]]
+    assert len(names) == 3 and all(name in text for name in names)
+    assert "CUT    REDUCE_MAX[4, 1] -> EXPAND[4, 5]: broadcast_reduce" in text or \
+        "REDUCE_MAX[4, 1] -> EXPAND[4, 5]: broadcast_reduce" in text
+    assert "for gidx0 in 0..4 (global):" in text and "acc = acc max buf1" in text
+    assert "void r_4_5(float* restrict data0, const float* restrict data1) {" in text
+
+
+def test_static_html_does_not_repeat_a_kernels_text_per_pass(rendered):
+    """The passes show each text once: a step equal to the loop IR (or to the step before it)
+    says so instead of repeating it, and only the first kernel lists its passes."""
+    page = rendered["softmax"]["html"]
+    assert page.count('class="tinylab-passes"') == 1
+    assert "the loop IR shown above" in page
+    loop_ir = re.search(r"(?s)<div>loop IR</div><pre[^>]*>(.*?)</pre>", page).group(1)
+    assert page.count(loop_ir) == 1
+
+
 def test_graphviz_layout_is_cleaned(rendered):
     page = rendered["softmax"]["dot.html"]
     if not page:

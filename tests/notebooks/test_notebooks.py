@@ -19,12 +19,9 @@ NOTEBOOKS = ROOT / "notebooks"
 NOTEBOOK_TARGET = re.search(r'NOTEBOOK_TARGET = "(\w+)"',
                             (NOTEBOOKS / "build.py").read_text()).group(1)
 SANITIZE = NOTEBOOKS / "nbval_sanitize.cfg"
-TUTORIALS = ["00_tour", "01_tensors_and_autograd", "02_laziness_and_fusion", "03_ir_and_codegen",
-             "04_backends", "05_train_mnist", "06_write_a_backend", "07_actions_blocks_targets",
-             "07b_search_jit_roofline", "08_symbolic_shapes", "09_transforms",
-             "10_your_pytorch_model"]
+TUTORIALS = sorted(p.stem for p in (NOTEBOOKS / "py").glob("[0-9][0-9]*_*.py"))  # on disk
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-MAX_BYTES = 160_000     # small enough to review as a diff (05 holds a conv backward with its gutter)
+MAX_BYTES = 100_000     # small enough to review as a diff and to open on GitHub
 NBVAL_TIMEOUT_S = 900
 
 
@@ -81,15 +78,15 @@ def test_committed_notebook_is_clean_and_executed(name):
     ignored = [c for c in code if "nbval-ignore-output" in c.metadata.get("tags", ())]
     for cell in ignored:   # only measurements, what is drawn from them, the CPU detected, and
         # code another compiler generated for this CPU (Inductor's C++ has its vector width)
-        assert re.search(r"time|perf_counter|print_step_kernels|run_plan|BEAM|bandwidth|detect\(\)"
-                         r"|inductor_code",
+        assert re.search(r"(?i)time|perf_counter|interleaved|measured_on|device_peak|"
+                         r"print_step_kernels|run_plan|BEAM|bandwidth|detect\(\)|calibrat|"
+                         r"inductor_code",
                          cell.source), f"ignore-output tag on a cell without timings:\n{cell.source}"
 
 
-def test_every_tutorial_is_listed_and_nothing_else():
+def test_every_tutorial_has_its_twin_and_nothing_else():
     found = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb"))
-    assert found == TUTORIALS
-    assert sorted(p.stem for p in (NOTEBOOKS / "py").glob("[0-9][0-9]*_*.py")) == TUTORIALS
+    assert found == TUTORIALS and len(TUTORIALS) >= 11
 
 
 def test_sanitize_rules_parse_and_leave_reasons_alone():

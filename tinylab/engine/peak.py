@@ -1,16 +1,16 @@
-"""A device's roofs: peak compute (FLOP/s) and memory bandwidth (bytes/s) per memory level, which
-no kernel on this machine, numpy's included, may beat. `device_peak(name)` -> Peak, once per
-process per device; `raise_roof(...)` lifts a roof a kernel was measured above.
+"""A device's roofs: peak compute (FLOP/s) and one memory bandwidth (bytes/s) per level, which no
+kernel on this machine, numpy's included, may beat. `device_peak(name)` -> Peak, once per process
+per device; `raise_roof(...)` lifts a roof a kernel was measured above.
 
 CPU compute: max(float32 lanes x 2 (FMA) x FMA pipes per core x cores x clock, numpy's matmul
 measured here). The clock: cpufreq's maximum where the OS says, else measured with a generated FMA
 kernel of the target's vector width using half its vector registers as independent chains.
-Bandwidth, two roofs: DRAM (a buffer several times the last-level cache) and L2 (a buffer that
-fits half of L2); each is the best of a generated copy kernel and np.copyto (a measurement of
-the machine, not a Tensor result). The disk cache keeps the best ever seen per CPU; a process
+CPU bandwidth: L1, L2, L3 and DRAM roofs, each measured by a loop kernel over a working set of
+that level (engine/roofs.py). The disk cache keeps the best ever seen per CPU and level; a process
 measures again and keeps the larger, so one loaded run never lowers a roof.
 CL: compute units x clock x float width x 2; CUDA: SMs x FP32 cores x 2 x clock; both with a
-timed copy kernel. Used by inspection/roofline.py and the training monitor.
+timed copy kernel (one DRAM roof). Used by inspection/roofline.py, the training monitor and
+`python -m tinylab.device`.
 """
 from __future__ import annotations
 
@@ -24,13 +24,13 @@ from ..dtype import dtypes
 from ..ir import node as ir
 from ..runtimes.buffer import Buffer
 from .devices import Device
+from .roofs import memory_roofs
 
 FALLBACK_CLOCK_HZ = 3.0e9     # no clock from the OS nor a measurement: a typical boost clock
-COPY_BYTES = 1 << 26          # the DRAM copy moves at least 64 MiB each way ...
-LLC_TIMES = 4                 # ... and at least 4x the last-level cache
+COPY_BYTES = 1 << 26          # a device's copy kernel (CL, CUDA) moves 64 MiB each way
 COPY_RUNS = 5
 STEADY_ROUNDS, STEADY_GAIN = 6, 0.03   # copies are timed again while a round still gains 3%
-CACHE_COPY_RUNS = 200         # an L2-sized copy takes microseconds: best of many
+CACHE_VERSION = 2             # 2: a roof per level, loop kernels (1: DRAM and L2 copies)
 MATMUL_SIZE = 1024            # numpy's matmul, timed for the compute floor
 FMA_ITERATIONS = 1 << 20      # vector FMAs per chain in the clock kernel
 CUDA_CORES_PER_SM = {(6, 0): 64, (6, 1): 128, (7, 0): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128,
@@ -46,18 +46,32 @@ _PEAKS: dict = {}
 class Peak:
     device: str
     flops_per_s: float | None     # None: not known for this device
-    bytes_per_s: float | None     # DRAM (the roof of a working set larger than L2)
+    bytes_per_s: float | None     # DRAM: the roof of a working set larger than every cache
     compute_from: str             # how the compute roof was found, in words
-    bandwidth_from: str
-    cache_bytes_per_s: float | None = None   # L2: a working set that fits in L2
-    cache_from: str = "not measured"
-    cache_fits_bytes: int = 0     # a kernel's buffers up to this size use the L2 roof
+    bandwidth_from: str           # how the DRAM roof was found
+    levels: list = field(default_factory=list)   # [{"level", "fits_bytes", "bytes_per_s",
+                                                 # "how"}], L1 first, DRAM (fits None) last
     raised: list = field(default_factory=list)   # "roof raised by kernel k: ..." notes
 
     def as_dict(self) -> dict:
         out = asdict(self)
         out["raised"] = list(self.raised)
         return out
+
+    def roofs_text(self) -> str:
+        """'L1 459.1 GB/s (up to 64 KiB), ..., DRAM 13.6 GB/s': the figures the notebooks, the
+        inspector and `python -m tinylab.device` show."""
+        return roofs_text(self.levels)
+
+
+def roofs_text(levels: list[dict]) -> str:
+    return ", ".join(f"{row['level']} {row['bytes_per_s'] / 1e9:.1f} GB/s"
+                     + (f" (up to {size_words(row['fits_bytes'])})" if row["fits_bytes"] else "")
+                     for row in levels)
+
+
+def size_words(nbytes: int) -> str:
+    return f"{nbytes / 2**20:g} MiB" if nbytes >= 1 << 20 else f"{nbytes / 2**10:g} KiB"
 
 
 def cpu_clock_hz(cpufreq: Path = Path("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"),
@@ -108,16 +122,28 @@ def _find_peak(spec) -> Peak:
         return Peak(spec.name, compute, None, compute_from, "render-only: nothing runs")
     if family is None:
         return Peak(spec.name, None, None, "not known for this device", "not measured here")
-    bandwidth, bandwidth_from = _best_ever(spec, "dram", lambda: _dram_bandwidth(spec))
-    if declared is not None:
-        bandwidth_from += f"; the memory bus declares {declared / 1e9:.0f} GB/s"
-    peak = Peak(spec.name, compute, bandwidth, compute_from, bandwidth_from)
-    if spec.target is not None:
-        fits = spec.target.l2_bytes
-        cache, cache_from = _best_ever(spec, "l2", lambda: _cache_bandwidth(spec, fits // 2))
-        peak.cache_bytes_per_s, peak.cache_from, peak.cache_fits_bytes = \
-            max(cache, bandwidth), cache_from, fits
-    return peak
+    if spec.target is not None:   # a CPU: a roof per level
+        levels = [dict(_keep_best(spec, roof.level, roof.bytes_per_s, roof.how),
+                       fits_bytes=roof.fits_bytes) for roof in memory_roofs(spec, steady_best)]
+    else:
+        value, how = _time_copy(spec, COPY_BYTES // 4, COPY_RUNS)
+        levels = [dict(_keep_best(spec, "DRAM", value, how), fits_bytes=None)]
+    levels = monotone(levels)
+    how = levels[-1]["how"] + (f"; the memory bus declares {declared / 1e9:.0f} GB/s"
+                               if declared is not None else "")
+    return Peak(spec.name, compute, levels[-1]["bytes_per_s"], compute_from, how, levels)
+
+
+def monotone(levels: list[dict]) -> list[dict]:
+    """Each level's roof at least the next larger level's (what streams from DRAM streams from a
+    cache at least as fast), so a roof kept from a quiet run never sits above a smaller level's."""
+    for index in range(len(levels) - 2, -1, -1):
+        larger = levels[index + 1]
+        if levels[index]["bytes_per_s"] < larger["bytes_per_s"]:
+            levels[index] = dict(levels[index], bytes_per_s=larger["bytes_per_s"],
+                                 how=levels[index]["how"] + f"; raised to the {larger['level']} "
+                                 "roof")
+    return levels
 
 
 def _compute_words(target, clock: float, clock_from: str) -> str:
@@ -167,39 +193,49 @@ def _cuda_peak(spec) -> tuple[float, str, float]:
             2 * memory_clock * bus_bytes)   # double data rate
 
 
-def measured_bandwidth(spec) -> tuple[float, str]:
-    """DRAM bytes/s (read + write): the best ever measured on this device (disk cache)."""
-    return _best_ever(spec, "dram", lambda: _dram_bandwidth(spec))
-
-
 def _best_ever(spec, level: str, measure) -> tuple[float, str]:
-    """(value, how): measured now and compared with the best this CPU ever reached (kept on
-    disk per device and CPU); the larger is kept, so a loaded run never lowers a roof."""
+    """(value, how): `measure()` now, or the best this CPU ever reached if that is larger."""
+    saved = _keep_best(spec, level, *measure())
+    return saved["bytes_per_s"], saved["how"]
+
+
+def _keep_best(spec, level: str, value: float, how: str) -> dict:
+    """{"level", "bytes_per_s", "how"}: `value` measured now, compared with the best this CPU
+    ever reached (kept on disk per device, target and level); the larger is kept, so a loaded
+    run never lowers a roof. (For "clock" the value is Hz, kept the same way.)"""
     path = _cache_path(spec)
     saved = _read(path).get(level) if not config.DISABLE_CACHE.value else None
-    value, how = measure()
     if saved is not None and float(saved["value"]) > value:
-        return float(saved["value"]), saved["how"] + " (best ever seen on this CPU)"
+        return {"level": level, "bytes_per_s": float(saved["value"]),
+                "how": saved["how"] + " (best ever seen on this CPU)"}
     _write(path, level, value, how)
-    return value, how
+    return {"level": level, "bytes_per_s": value, "how": how}
 
 
 def raise_roof(device: str, level: str, value: float, why: str) -> None:
-    """A kernel ran above a roof: that roof becomes what it reached (this process and disk)."""
-    spec = Device[device]
+    """A kernel ran above a roof: that roof ("compute", or a memory level: "L1" ... "DRAM")
+    becomes what it reached, in this process and on disk; the smaller levels' roofs follow, so
+    L1 >= L2 >= L3 >= DRAM holds. `why` names the kernel and the level its working set fits."""
     peak = device_peak(device)
-    attribute = {"compute": "flops_per_s", "dram": "bytes_per_s", "l2": "cache_bytes_per_s"}[level]
-    if (getattr(peak, attribute) or 0) >= value:
+    if level == "compute":
+        if (peak.flops_per_s or 0) < value:
+            peak.flops_per_s = value
+            peak.raised.append(f"compute roof raised to {value / 1e9:.1f} GFLOPS: {why}")
         return
-    setattr(peak, attribute, value)
-    peak.raised.append(f"{level} roof raised to {value / 1e9:.1f} G/s: {why}")
-    if level != "compute":
-        _write(_cache_path(spec), level, value, f"raised by a kernel: {why}")
+    row = next(r for r in peak.levels if r["level"] == level)
+    if row["bytes_per_s"] >= value:
+        return
+    row.update(bytes_per_s=value, how=f"raised by a kernel: {why}")
+    peak.levels[:] = monotone(peak.levels)
+    peak.bytes_per_s = peak.levels[-1]["bytes_per_s"]
+    peak.raised.append(f"{level} roof raised to {value / 1e9:.1f} GB/s: {why}")
+    _write(_cache_path(Device[device]), level, value, f"raised by a kernel: {why}")
 
 
 def _cache_path(spec) -> Path:
     key = spec.target.key if spec.target is not None else spec.runtime.describe()  # CL, CUDA
-    return config.cache_dir() / "peak" / f"{spec.name}-{_safe(key)}-best.json"
+    return (config.cache_dir() / "peak" /
+            f"{spec.name}-{_safe(key)}-best-v{CACHE_VERSION}.json")
 
 
 def _read(path: Path) -> dict:
@@ -229,32 +265,6 @@ def _safe(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)[:80]
 
 
-def _dram_bandwidth(spec) -> tuple[float, str]:
-    """The best of a generated copy kernel and (on the CPU) np.copyto, over a buffer of at least
-    COPY_BYTES and LLC_TIMES x the last-level cache."""
-    size = COPY_BYTES
-    if spec.target is not None:
-        size = max(size, LLC_TIMES * spec.target.l3_bytes)
-    kernel, kernel_how = _time_copy(spec, size // 4, COPY_RUNS)
-    if spec.target is None:
-        return kernel, kernel_how
-    numpy_rate = _numpy_copy_rate(size // 4, COPY_RUNS)
-    how = (f"best of a generated copy kernel ({kernel / 1e9:.1f} GB/s) and np.copyto "
-           f"({numpy_rate / 1e9:.1f} GB/s), {size / 2**20:.0f} MiB read + written, best of "
-           f"{COPY_RUNS}, {time.strftime('%Y-%m-%d')}")
-    return max(kernel, numpy_rate), how
-
-
-def _cache_bandwidth(spec, nbytes: int) -> tuple[float, str]:
-    """The L2 roof: the same two copies over a buffer of `nbytes` (fits in L2), best of many."""
-    kernel, _ = _time_copy(spec, nbytes // 8, CACHE_COPY_RUNS)
-    numpy_rate = _numpy_copy_rate(nbytes // 8, CACHE_COPY_RUNS)
-    return max(kernel, numpy_rate), (
-        f"best of a generated copy kernel ({kernel / 1e9:.1f} GB/s) and np.copyto "
-        f"({numpy_rate / 1e9:.1f} GB/s) of {nbytes / 2**10:.0f} KiB (fits L2), best of "
-        f"{CACHE_COPY_RUNS}")
-
-
 def _time_copy(spec, size: int, runs: int) -> tuple[float, str]:
     from ..schedule.schedule import schedule
     from .realize import compile_kernel
@@ -276,17 +286,6 @@ def _timed(runner, buffers) -> float:
     start = time.perf_counter()
     seconds = runner(buffers)
     return seconds or (time.perf_counter() - start)
-
-
-def _numpy_copy_rate(size: int, runs: int) -> float:
-    import numpy as np
-    source, target = np.ones(size, dtype=np.float32), np.empty(size, dtype=np.float32)
-
-    def once() -> float:
-        start = time.perf_counter()
-        np.copyto(target, source)
-        return time.perf_counter() - start
-    return 2 * source.nbytes / steady_best(once, runs)
 
 
 def steady_best(once, runs: int, rounds: int = STEADY_ROUNDS) -> float:

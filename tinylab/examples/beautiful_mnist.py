@@ -74,20 +74,22 @@ def test_accuracy(correct, X_test, Y_test, batch: int = EVAL_BATCH) -> float:  #
     return 100.0 * total / (len(X_test) // batch * batch)
 
 
-def print_step_kernels(train_step) -> None:
-    """One line per kernel of the captured step, slowest first (times from one replay)."""
-    rows = []
-    for launch in train_step.step.launches:
-        if launch.runner is None:
-            continue
-        seconds = launch.runner(launch.buffers)
-        rows.append((seconds, launch.runner))
-    total = sum(s for s, _ in rows)
-    print(f"one train step: {len(rows)} kernels, {total * 1e3:.1f} ms of kernel time")
-    for seconds, runner in sorted(rows, key=lambda r: -r[0])[:12]:
+def print_step_kernels(train_step, rounds: int = 9) -> None:
+    """One line per kernel of the captured step, slowest first: each kernel's median time over
+    `rounds` replays of the whole step, interleaved (engine/timing.py), with its quartiles."""
+    from ..engine.timing import interleaved
+    launches = [launch for launch in train_step.step.launches if launch.runner is not None]
+    timed = interleaved({index: (lambda launch=launch: launch.runner(launch.buffers))
+                         for index, launch in enumerate(launches)}, rounds=rounds)
+    rows = [(timed[index], launch.runner) for index, launch in enumerate(launches)]
+    total = sum(spread.median for spread, _ in rows)
+    print(f"one train step: {len(rows)} kernels, {total * 1e3:.1f} ms of kernel time (the sum of "
+          f"each kernel's median over {rounds} interleaved replays)")
+    for spread, runner in sorted(rows, key=lambda r: -r[0].median)[:12]:
+        seconds = spread.median
         gflops = runner.flops / seconds / 1e9 if seconds else 0
-        print(f"  {runner.name:<36} {seconds * 1e3:8.2f} ms {gflops:8.1f} GFLOPS "
-              f"{100 * seconds / total:5.1f}%")
+        print(f"  {runner.name:<36} {seconds * 1e3:8.2f} ms ({spread.low * 1e3:.2f}-"
+              f"{spread.high * 1e3:.2f}) {gflops:8.1f} GFLOPS {100 * seconds / total:5.1f}%")
     if len(rows) > 12:
         print(f"  ... {len(rows) - 12} more")
 

@@ -19,12 +19,27 @@ from .text import elsewhere_lines, plural, size_text, summary_text, what_if_line
 
 BOX = ("font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;"
        "border:1px solid #cbd5e1;border-radius:6px;padding:8px 12px;margin:4px 0;")
-PRE = ("font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;background:#f8fafc;"
-       "padding:6px 8px;border-radius:4px;overflow-x:auto;white-space:pre;margin:4px 0;")
+PRE = ("font-family:ui-monospace,monospace;font-size:12px;background:#f8fafc;padding:6px 8px;"
+       "overflow-x:auto;white-space:pre;margin:4px 0;")
 MUTED = "color:#475569;"
 GUTTER = "color:#7c3aed;background:#f5f3ff;flex:none;text-align:right;"
 MAX_SOURCE_LINES = 200   # longer sources are cut short in static HTML (the widget shows all)
-MAX_STATIC_PASSES = 3    # distinct kernels whose passes static HTML lists (the widget: every one)
+MAX_STATIC_PASSES = 1    # distinct kernels whose passes static HTML lists (the widget: every
+                         # one); each step the kernel's view already shows is not repeated
+
+
+STATIC_COLORS = {"Keyword": "#7c3aed", "Comment": "#64748b"}  # the widget palette's keyword
+
+
+def _static_style():
+    """A Pygments style that colours keywords (types included) and comments only: every other
+    token stays unwrapped, so a kernel's source is not a <span> per token in a saved notebook."""
+    from pygments.style import Style
+    from pygments.token import Comment, Keyword
+
+    class StaticStyle(Style):
+        styles = {Keyword: STATIC_COLORS["Keyword"], Comment: STATIC_COLORS["Comment"]}
+    return StaticStyle
 
 
 def highlight(source: str, language: str) -> str:
@@ -36,7 +51,7 @@ def highlight(source: str, language: str) -> str:
     except ImportError:
         return f'<pre style="{PRE}">{escape(source)}</pre>'
     lexer = get_lexer_by_name(lexer_of(language))  # the backend registry's row names it
-    formatter = HtmlFormatter(noclasses=True, style="default", nobackground=True,
+    formatter = HtmlFormatter(noclasses=True, style=_static_style(), nobackground=True,
                               prestyles=PRE)
     return pygments_highlight(source, lexer, formatter)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from html import escape
 
 from .memory_timeline import memory_svg
+from ..engine.peak import roofs_text
 from .roofline import roofline_svg
 from .text import plural, size_text
 
@@ -79,19 +80,13 @@ def roofline_html(model: dict) -> str:
                      escape(k.get("bound", ""))] for k in kernels
                     if k["device"] == device and k.get("percent_of_peak") is not None]
         timed.append(f"<div>{escape(device)}: {peak['flops_per_s'] / 1e9:.0f} GFLOPS peak "
-                     f"({escape(peak['compute_from'])}); DRAM {peak['bytes_per_s'] / 1e9:.1f} "
-                     f"GB/s ({escape(peak['bandwidth_from'])})" + _cache_roof(peak)
+                     f"({escape(peak['compute_from'])}); memory roofs "
+                     f"{escape(roofs_text(peak.get('levels') or []))} (the live widget's Roofline "
+                     "panel says how each was measured)"
                      + "".join(f"<div>{escape(note)}</div>" for note in peak.get("raised", []))
                      + f"</div>{chart}" + _table(["kernel", "% of peak", "bound"], percents))
     return _details("roofline", "FLOPs per byte of each kernel, against the device's peak",
                     plain + measured("".join(timed)))
-
-
-def _cache_roof(peak: dict) -> str:
-    if not peak.get("cache_bytes_per_s"):
-        return ""
-    return (f"; L2 {peak['cache_bytes_per_s'] / 1e9:.1f} GB/s for buffers up to "
-            f"{size_text(peak['cache_fits_bytes'])} ({escape(peak['cache_from'])})")
 
 
 def what_if_measured_html(model: dict) -> str:
@@ -101,13 +96,21 @@ def what_if_measured_html(model: dict) -> str:
             run = answer.get("measured")
             if run is None:
                 continue
-            ratio = f" ({run['ratio']:.2f}x)" if run.get("ratio") else ""
             rows.append([escape(realize["forced_code"]), escape(answer["title"]),
                          f"{run['delta_kernels']:+d}", f"{run['delta_bytes']:+d} B",
                          f"{run['actual_s'] * 1e6:.1f} µs", f"{run['scenario_s'] * 1e6:.1f} µs",
-                         f"{run['delta_s'] * 1e6:+.1f} µs{ratio}"])
+                         f"{run['delta_s'] * 1e6:+.1f} µs" + _ratio_text(run)])
     if not rows:
         return ""
-    table = _table(["realize", "scenario", "Δkernels", "Δbytes", "actual", "scenario", "Δtime"],
-                   rows)
+    table = _table(["realize", "scenario", "Δkernels", "Δbytes", "actual (median)",
+                    "scenario (median)", "Δtime"], rows)
     return measured(_details("what if, measured", "scenarios that were run", table))
+
+
+def _ratio_text(run: dict) -> str:
+    """' (1.14x, quartiles 1.02-1.30: within the spread...)' from run_scenario's result."""
+    if not run.get("ratio"):
+        return ""
+    low, high = run.get("ratio_quartiles") or (run["ratio"], run["ratio"])
+    return (f" ({run['ratio']:.2f}x, quartiles {low:.2f}-{high:.2f} over {run['repeats']} "
+            f"rounds: {escape(run.get('verdict', ''))})")

@@ -46,11 +46,14 @@ def pass_lines(program: dict) -> list[str]:
 
 def passes_html(program: dict, pre_style: str, muted_style: str) -> str:
     """Script-free HTML of the passes: one <details> per step; an action shows its diff to the
-    plan (added lines green, removed red), the other steps their own text."""
+    plan (added lines green, removed red); a step whose text the kernel's view already shows
+    (the loop IR, the source) or the step before it shows says so instead of repeating it; the
+    others show their own text."""
     from html import escape
     steps = program.get("steps") or []
     if not steps:
         return ""
+    loop_ir = (program.get("passes") or {}).get("plan")
     parts = []
     for number, step in enumerate(steps, 1):
         if step["title"].startswith("action"):
@@ -58,6 +61,10 @@ def passes_html(program: dict, pre_style: str, muted_style: str) -> str:
                     f'<pre style="{pre_style}">{_diff_html(_clipped(step["diff"]))}</pre>')
         elif step["title"].startswith("source"):
             body = f'<div style="{muted_style}">the source shown above</div>'
+        elif step["text"] == loop_ir:
+            body = f'<div style="{muted_style}">the loop IR shown above</div>'
+        elif number > 1 and step["text"] == steps[number - 2]["text"]:
+            body = f'<div style="{muted_style}">the same as step {number - 1}</div>'
         else:
             body = f'<pre style="{pre_style}">{escape(_clipped(step["text"]))}</pre>'
         parts.append(f'<details class="tinylab-pass" style="margin:2px 0 2px 12px"><summary '

@@ -1,22 +1,23 @@
 """What-if with the price: compile and time one scenario of one recorded realize beside the actual
 schedule. `run_scenario(record, key)` -> {kernels, bytes and measured seconds of both, deltas}.
-Both schedules run on fresh buffers (inputs copied in), never the user's, interleaved REPEATS
-times; the medians are kept. `prepare_schedule` + `run_prepared` run any Schedule that way.
-Called by the inspector widget's "run" buttons, the notebooks' exercise checks and users.
+Both schedules run on fresh buffers (inputs copied in), never the user's, in REPEATS interleaved
+rounds (engine/timing.py): the medians are kept with their quartiles and the ratio's verdict.
+`prepare_schedule` + `run_prepared` run any Schedule that way. Called by the inspector widget's
+"run" buttons, the notebooks' exercise checks and users.
 """
 from __future__ import annotations
 
-import statistics
 import time
 
 from ..engine.devices import Device
 from ..engine.realize import compile_kernel
+from ..engine.timing import interleaved, verdict
 from ..ir.node import prod
 from ..runtimes.buffer import Buffer
 from .counterfactual import COMPILE_CHANGES, counterfactual
 from .what_if import SCENARIOS, schedule_bytes
 
-REPEATS = 5
+REPEATS = 9
 
 
 def run_scenario(record, key: str, repeats: int = REPEATS) -> dict:
@@ -32,18 +33,27 @@ def run_scenario(record, key: str, repeats: int = REPEATS) -> dict:
     start = time.perf_counter()
     runs = [prepare_schedule(actual, {}), prepare_schedule(other, compile_options)]
     compile_s = time.perf_counter() - start
-    times: list[list[float]] = [[], []]
-    for _ in range(repeats):
-        for index, prepared in enumerate(runs):
-            times[index].append(run_prepared(*prepared))
-    actual_s, scenario_s = (statistics.median(t) for t in times)
+    rounds = interleaved({"actual": lambda: run_prepared(*runs[0]),
+                          "scenario": lambda: run_prepared(*runs[1])}, rounds=repeats)
+    actual_s, scenario_s = rounds["actual"].median, rounds["scenario"].median
+    ratio = rounds.ratio("actual", "scenario")
     kernels, moved = len(other.kernels), schedule_bytes(other)
     base_kernels, base_bytes = len(actual.kernels), schedule_bytes(actual)
     return {"key": key, "actual_s": actual_s, "scenario_s": scenario_s,
-            "delta_s": scenario_s - actual_s, "ratio": scenario_s / actual_s if actual_s else None,
+            "delta_s": scenario_s - actual_s, "ratio": ratio.median if ratio.values else None,
             "kernels": kernels, "base_kernels": base_kernels, "delta_kernels": kernels - base_kernels,
             "bytes": moved, "base_bytes": base_bytes, "delta_bytes": moved - base_bytes,
-            "repeats": repeats, "compile_s": compile_s}
+            "repeats": repeats, "compile_s": compile_s,
+            "actual_quartiles": (rounds["actual"].low, rounds["actual"].high),
+            "scenario_quartiles": (rounds["scenario"].low, rounds["scenario"].high),
+            "ratio_quartiles": (ratio.low, ratio.high), "verdict": _words(verdict(ratio))}
+
+
+def _words(side: str) -> str:
+    """The verdict on the scenario's time against the actual schedule's, in words."""
+    return {"above": "slower than the actual schedule, beyond the spread",
+            "below": "faster than the actual schedule, beyond the spread"}.get(
+                side, "within the spread: this run cannot tell them apart")
 
 
 def prepare_schedule(sched, compile_options: dict) -> tuple[list, dict]:

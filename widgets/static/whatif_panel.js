@@ -65,8 +65,10 @@ class WhatIfPanel {
       h("td", {}, answer.title), ...cells, h("td", {}, button));
   }
 
-  deltaText(measured) {
-    const ratio = measured.ratio ? ` (${measured.ratio.toFixed(2)}x)` : "";
+  deltaText(measured) {   // the median ratio with its quartiles and verdict (engine/timing.py)
+    const [low, high] = measured.ratio_quartiles || [measured.ratio, measured.ratio];
+    const ratio = measured.ratio ? ` (${measured.ratio.toFixed(2)}x, quartiles ` +
+      `${low.toFixed(2)}-${high.toFixed(2)}: ${measured.verdict || ""})` : "";
     return signed(measured.delta_s, formatSeconds) + ratio;
   }
 
