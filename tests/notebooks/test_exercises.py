@@ -512,21 +512,3 @@ def test_target_07_facts_come_from_the_heuristic(matmul_07_untransposed):
     assert facts["vector accumulators in the tile"] == int(np.prod(
         [o.amount for o in opts if o.action.value == "UPCAST"]))
 
-
-# ---- 10 ----------------------------------------------------------------------------------------
-
-def test_logit_rows_both_ways(capsys):
-    """10: the reference rows of aten.logit and its backward pass through torch.compile against
-    eager; a backward that ignores the eps clamp fails with a question for a hint."""
-    pytest.importorskip("torch")
-    sys.path.insert(0, str(NOTEBOOKS))
-    try:
-        import bridge_exercises
-    finally:
-        sys.path.remove(str(NOTEBOOKS))
-    assert bridge_exercises.check_logit_rows(solutions.logit_row, solutions.logit_backward_row)
-    capsys.readouterr()
-    assert not bridge_exercises.check_logit_rows(solutions.logit_row,
-                                                 solutions.wrong_logit_backward_row)
-    out = capsys.readouterr().out
-    assert "gradients differ" in out and "where(" not in _hint(out)

@@ -182,3 +182,19 @@ def test_without_the_jit_each_call_runs_the_graph_and_agrees():
     for seed in range(4):
         x = torch.randn(5, 3, generator=torch.Generator().manual_seed(seed))
         assert_close(fn(x), (x @ x.T).relu().sum(1), 1e-5)
+
+
+def test_bfloat16_crosses_the_bridge_as_its_bits():
+    """A bfloat16 model (weights and input) runs in tinylab's bfloat16 and gives eager's values
+    within bfloat16's rounding; the output is a torch.bfloat16 tensor. Called twice: the input
+    buffer is refilled, and the second call sees the new values."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(),
+                                torch.nn.Linear(16, 4)).to(torch.bfloat16)
+    compiled = torch.compile(model, backend="tinylab")
+    for _ in range(2):
+        x = torch.randn(5, 8).to(torch.bfloat16)
+        with torch.no_grad():
+            expected, got = model(x), compiled(x)
+        assert got.dtype == torch.bfloat16 and got.shape == expected.shape
+        assert torch.allclose(got.float(), expected.float(), rtol=3e-2, atol=3e-2)

@@ -73,15 +73,16 @@ def buffer_node(array: np.ndarray, device: str) -> Node:
     return ir.buffer(buf, tuple(int(s) for s in array.shape), dtype, spec.name)
 
 
-def refill(tensor, array: np.ndarray) -> bool:
-    """New host values into a realized tensor's own buffer, in place (same shape and dtype):
+def refill(tensor, array: np.ndarray, dtype=None) -> bool:
+    """New host values into a realized tensor's own buffer, in place (same shape and dtype;
+    `dtype`: the tinylab dtype `array`'s bits are, as bfloat16 arrives as uint16):
     the buffer's version moves and the tensor gets a new BUFFER node, so nothing computed from
     the old contents is reused. False (nothing written) when the tensor is not a realized
     buffer it owns with that shape and dtype. The PyTorch bridge's inputs, call after call."""
     from ..engine import ownership
     node = tensor.node
     if node.op.name != "BUFFER" or tuple(array.shape) != node.shape or \
-            dtypes.from_numpy(array.dtype) != node.dtype or not ownership.owns(tensor):
+            (dtype or dtypes.from_numpy(array.dtype)) != node.dtype or not ownership.owns(tensor):
         return False
     buf = node.buffer
     buf.copyin(array)
