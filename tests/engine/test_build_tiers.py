@@ -1,6 +1,6 @@
 """The quick tier (engine/build_tiers.py): a big batch runs from its -O1 build, computes what numpy
-computes, and after the -O2 build is swapped in (a background thread) the same kernels, and a
-TinyJit replay captured before the swap, compute the same numbers; the inspector's build line
+computes, and after the -O2 build is swapped in (a background thread) the same kernels compute the
+same bits, and a TinyJit replay captured before the swap numpy's numbers; the inspector's build line
 names the tier; a batch below the threshold builds once, fully; the quick build uses the full
 build's precompiled header."""
 import threading
@@ -15,12 +15,14 @@ from tinylab.runtimes.cpu import CPURuntime
 
 
 def _outputs(t: Tensor, x: np.ndarray, scales: list):
-    """Four kernels' outputs (new constants: kernels no cache holds), with numpy's answers."""
+    """Kernels' outputs (new constants: kernels no cache holds), with numpy's answers: sums,
+    a softmax, a scan and a matmul (multiply-adds the compiler may fuse)."""
     outs = [(t * scales[0]).exp().sum(1), (t - scales[1]).relu().max(0),
-            t.softmax(1) * scales[2], (t * scales[3]).cumsum(1)]
+            t.softmax(1) * scales[2], (t * scales[3]).cumsum(1), (t * scales[0]) @ t.T]
     soft = np.exp(x - x.max(1, keepdims=True))
     want = [np.exp(x * scales[0]).sum(1), np.maximum(x - scales[1], 0).max(0),
-            soft / soft.sum(1, keepdims=True) * scales[2], np.cumsum(x * scales[3], 1)]
+            soft / soft.sum(1, keepdims=True) * scales[2], np.cumsum(x * scales[3], 1),
+            (x * scales[0]) @ x.T]
     return outs, want
 
 
@@ -53,8 +55,9 @@ def test_a_big_batch_runs_quick_then_full_with_the_same_numbers(held):
     quick = [r for r in _runners(before) if r.build.how == "compiled"]  # not a cached one
     assert quick and {r.build.tier for r in quick} == {"quick"}
     assert all("(quick build" in r.build.describe() for r in quick)
-    for out, expected in zip(outs, want):
-        np.testing.assert_allclose(out.numpy(), expected, rtol=1e-5, atol=1e-6)
+    first = [out.numpy() for out in outs]
+    for got, expected in zip(first, want):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
     held.set()
     build_tiers.wait(timeout=300)
     assert {r.build.tier for r in quick} == {"full"}
@@ -64,8 +67,8 @@ def test_a_big_batch_runs_quick_then_full_with_the_same_numbers(held):
         again, _ = _outputs(t, x, scales)
         Tensor.realize(*again)
     assert set(STATE.runners) == held_now     # nothing built again: the swapped runners ran
-    for out, expected in zip(again, want):
-        np.testing.assert_allclose(out.numpy(), expected, rtol=1e-5, atol=1e-6)
+    for out, quick_value in zip(again, first):   # bit for bit: both builds fuse a*b+c alike
+        np.testing.assert_array_equal(out.numpy(), quick_value)
 
 
 def test_a_jit_replay_captured_on_the_quick_build_runs_the_full_one(held):
@@ -113,6 +116,7 @@ def test_the_quick_build_shares_the_full_builds_precompiled_header(tmp_path):
     full = runtime._header_flags(source, runtime.flags(source))
     assert full and runtime._header_flags(source, runtime.flags(source, quick=True)) == full
     assert "-O1" in runtime.flags(source, quick=True) and "-O2" in runtime.flags(source)
+    assert "-fexpensive-optimizations" in runtime.flags(source, quick=True)  # FMA contraction
     quick = runtime.compile_unit([("k", source)], quick=True)
     assert runtime.tier_of(*quick[0][:2]) == "quick"
     runtime.compile_unit([("k", source)])                  # the full build, now cached

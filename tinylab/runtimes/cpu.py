@@ -30,11 +30,13 @@ from .compile_cache import cached_build, discard, key_of
 BASE_FLAGS = ("-O2", "-fPIC", "-shared", "-ffp-contract=fast", "-fno-tree-loop-vectorize",
               "-fno-math-errno", "-fno-trapping-math", "-fno-semantic-interposition")
 OPENMP_FLAGS = ("-fopenmp",)
-# The quick tier (engine/build_tiers.py): a big first batch of kernels builds at -O1, about half
-# gcc's time at -O2 (the 100 kernels of a CNN train step: 3.6 s against 7.5 s on a Zen 3), runs
-# while the -O2 build is made in the background, and is swapped for it. -O0 builds in a quarter
-# of the time but its kernels ran the step 25x slower (intrinsics spilled to memory).
-FULL_LEVEL, QUICK_LEVEL = "-O2", "-O1"
+# The quick tier (engine/build_tiers.py): a big first batch of kernels builds at -O1, about two
+# thirds of gcc's CPU time at -O2 (the CNN step's 100 kernels in one unit: 3.3 s against 5.1 s on a
+# Zen 3), runs while the -O2 build is made in the background, and is swapped for it.
+# -fexpensive-optimizations: gcc contracts a*b+c into a fused multiply-add only with it (on at -O2,
+# off at -O1), so the quick build rounds as the full one does. -O0 builds faster still but its
+# kernels ran the step 25x slower (intrinsics spilled to memory).
+FULL_LEVEL, QUICK_LEVEL = ("-O2",), ("-O1", "-fexpensive-optimizations")
 # float16 arithmetic rounds after every op (as in PyTorch): a fused a*b+c rounds once, which in
 # half precision moves results by up to a unit in the last place (far more after cancellation)
 FLOAT16_FLAGS = ("-ffp-contract=off",)
@@ -98,7 +100,8 @@ class CPURuntime(UnitCompiler, Runtime):
         ~1.2 s of CPU to build on a Zen 3, and kernels of a schedule share units); whether a
         kernel runs threads is read from its own source (load). `quick`: the quick tier's
         optimization level (QUICK_LEVEL) in place of the full one."""
-        base = tuple(QUICK_LEVEL if f == FULL_LEVEL else f for f in BASE_FLAGS) if quick \
+        base = tuple(f for flag in BASE_FLAGS
+                     for f in (QUICK_LEVEL if (flag,) == FULL_LEVEL else (flag,))) if quick \
             else BASE_FLAGS
         return (base + self.target.flags + OPENMP_FLAGS
                 + (FLOAT16_FLAGS if "_Float16" in source else ())
@@ -153,7 +156,8 @@ class CPURuntime(UnitCompiler, Runtime):
             return ()
         # the quick tier uses the full one's header: gcc takes it at -O1 (-Winvalid-pch is
         # silent, -H marks it used) and both levels define the same macros (__OPTIMIZE__)
-        flags = tuple(FULL_LEVEL if f == QUICK_LEVEL else f for f in flags)
+        if QUICK_LEVEL[0] in flags:
+            flags = self.flags(source)
         if flags not in self._headers:
             with self._headers_lock:
                 if flags not in self._headers:
