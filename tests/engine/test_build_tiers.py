@@ -2,7 +2,12 @@
 computes, and after the -O2 build is swapped in (a background thread) the same kernels compute the
 same bits, and a TinyJit replay captured before the swap numpy's numbers; the inspector's build line
 names the tier; a batch below the threshold builds once, fully; the quick build uses the full
-build's precompiled header."""
+build's precompiled header; a process that exits first finishes the full build, so the next one
+compiles nothing."""
+import json
+import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -122,3 +127,35 @@ def test_the_quick_build_shares_the_full_builds_precompiled_header(tmp_path):
     runtime.compile_unit([("k", source)])                  # the full build, now cached
     assert runtime.tier_of(*runtime.compile_unit([("k", source)], quick=True)[0][:2]) == "full"
 
+
+
+EXITING = """
+import json, numpy as np
+from tinylab import Context, GlobalCounters, Tensor
+from tinylab.engine.realize import STATE
+x = Tensor(np.linspace(-1, 1, 40, dtype=np.float32).reshape(4, 10))
+with Context(TINYLAB_QUICK_BUILD=1):
+    outs = [(x * 3).exp().sum(1), x.softmax(1), (x - 1).relu().cumsum(1)]
+    Tensor.realize(*outs)
+print(json.dumps({"tiers": sorted({r.build.tier for r in STATE.runners.values()}),
+                  "compiled": GlobalCounters.compile_count,
+                  "values": [o.numpy().tolist() for o in outs]}))
+"""
+
+
+def test_a_process_that_exits_leaves_the_full_build_for_the_next(tmp_path):
+    def run() -> dict:
+        done = subprocess.run([sys.executable, "-c", EXITING], capture_output=True, text=True,
+                              env=dict(os.environ, TINYLAB_CACHE=str(tmp_path)), timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    first, second = run(), run()
+    assert "quick" in first["tiers"] and first["compiled"] > 0
+    assert second["tiers"] == ["full"] and second["compiled"] == 0   # the exit waited for it
+    x = np.linspace(-1, 1, 40, dtype=np.float32).reshape(4, 10)
+    soft = np.exp(x - x.max(1, keepdims=True))
+    want = [np.exp(x * 3).sum(1), soft / soft.sum(1, keepdims=True),
+            np.cumsum(np.maximum(x - 1, 0), 1)]
+    for got, again, expected in zip(first["values"], second["values"], want):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(got, again)
