@@ -159,3 +159,29 @@ def test_a_process_that_exits_leaves_the_full_build_for_the_next(tmp_path):
     for got, again, expected in zip(first["values"], second["values"], want):
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
         np.testing.assert_array_equal(got, again)
+
+
+def test_a_forked_child_builds_quick_and_swaps_in_its_own_full_build():
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork here")
+    x = np.linspace(0, 2, 18, dtype=np.float32).reshape(3, 6)
+    parent = float(np.float32(np.random.default_rng().random() + 1))   # a new kernel
+    with Context(TINYLAB_QUICK_BUILD=1, DEV="CPU"):
+        (Tensor(x) * parent).exp().numpy()   # the parent's pool exists before the fork
+    assert build_tiers._POOL is not None
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # the child: a new quick batch, its full build waited for
+        try:
+            scale = float(np.float32(np.random.default_rng().random() + 3))
+            with Context(TINYLAB_QUICK_BUILD=1, DEV="CPU"):
+                out = (Tensor(x) * scale).sqrt().numpy()
+                build_tiers.wait(timeout=30)
+                again = (Tensor(x) * scale).sqrt().numpy()
+            good = np.allclose(out, np.sqrt(x * scale), rtol=1e-6) and (out == again).all()
+            os.write(write, b"ok" if good else b"wrong")
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    assert os.read(read, 16) == b"ok"

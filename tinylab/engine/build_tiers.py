@@ -64,6 +64,18 @@ def wait(timeout: float | None = None) -> None:
                 _PENDING.remove(future)
 
 
+def _forked() -> None:
+    """In a forked child the parent's thread is gone: a new one starts when the child queues a
+    full build (kernels the parent had queued keep their quick build here: the same bits)."""
+    global _POOL, _LOCK
+    _POOL, _LOCK = None, threading.Lock()
+    _PENDING.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
+
+
 def _lowest_priority() -> None:
     """This thread (and the compilers it starts) at nice 19, where the OS allows it."""
     try:
