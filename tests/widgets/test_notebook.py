@@ -20,7 +20,8 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 STATE_MIME = "application/vnd.jupyter.widget-state+json"
 COMPARED = ("text/plain", "text/html")
 # measured numbers in the static HTML (inspection/html_views.py), masked as nbval's rule does
-MEASURED = re.compile(r"(?s)<!-- measured -->.*?<!-- /measured -->")
+MEASURED = re.compile(r"(?s)<!-- measured -->.*?<!-- /measured -->"
+                      r"|\bbuild: [^<\n\"]*")  # and how this run got each kernel (its build line)
 
 
 @pytest.fixture(scope="module")

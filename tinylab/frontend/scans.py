@@ -128,9 +128,9 @@ class ScanMixin:
         x, v, n = self.transpose(a, -1), values.detach().transpose(a, -1), self.shape[a]
         if config.TINYGRAD_VALUES.value:  # where the running value changed (or at the start)
             before = v.pad(((0, 0),) * (v.ndim - 1) + ((1, 0),))[..., :n]
-            marked = x != before
+            marked = v != before
             if self.dtype.is_float:
-                marked = marked & ~(x.isnan() & before.isnan())
+                marked = marked & ~(v.isnan() & before.isnan())
         else:
             marked = x == v
             if self.dtype.is_float:

@@ -181,7 +181,7 @@ class TranscendentalMixin:
         low, high = steep.where(ax, ay), steep.where(ay, ax)
         both_inf = low.isinf()
         ratio = both_inf.where(1.0, (high == 0).where(0.0, low / both_inf.where(1.0, high)))
-        t = ratio.detach().atan()
+        t = ratio.atan()  # differentiable: jvp and vmap transform this chain (the rule is reverse)
         t = steep.where(math.pi / 2 - t, t)
         x_negative = (x < 0) | ((x == 0) & (x.detach().reciprocal() < 0))   # -0.0 too
         t = x_negative.where(math.pi - t, t)
