@@ -41,6 +41,12 @@ SETTLE = 0.3
 def median_times(fns: dict, runs: int = 5, warmup: int = 2) -> dict:
     """Median seconds of each fn, their runs interleaved (a, b, c, a, b, c, ...) so that a burst
     of load from other processes on a shared machine hits every contender alike."""
+    return {name: statistics.median(values)
+            for name, values in interleaved_times(fns, runs, warmup).items()}
+
+
+def interleaved_times(fns: dict, runs: int = 5, warmup: int = 2) -> dict:
+    """Every run's seconds of each fn (median_times' runs), for a median and its spread."""
     for fn in fns.values():
         for _ in range(warmup):
             fn()
@@ -52,7 +58,7 @@ def median_times(fns: dict, runs: int = 5, warmup: int = 2) -> dict:
             start = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) for name, values in times.items()}
+    return times
 
 
 @dataclass

@@ -42,7 +42,7 @@ def suites(quick: bool, runs: int) -> dict:
         "tiny_gpt": lambda: tiny_gpt.run(tokens=50 if quick else 100, runs=runs),
         "webgpu": lambda: backends.as_rows(("WEBGPU", "CPU"), runs, quick),   # where wgpu runs
         # PyTorch models through torch.compile(backend="tinylab"), eager and Inductor beside
-        "torch_bridge": lambda: torch_bridge.run(runs, quick),
+        "torch_bridge": lambda: torch_bridge.run(2 * runs - 1, quick),   # 9 interleaved by default
         "cold": lambda: cold.run(quick),   # first calls, each in a new process (its own table)
     }
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 
-from bench.common import Row, median_times, optional_torch
+from bench.common import Row, interleaved_times, optional_torch
 
 MODELS = {
     "resnet": "transformers ResNet (32-256 channels, 4 stages) b16 64x64",
@@ -111,11 +112,13 @@ def run_model(name: str, mode: str, runs: int = 5) -> Row:
                                                                        backend="tinylab")),
            "torch eager": step_function(eager_model, x, mode),
            "inductor": step_function(inductor_model, x, mode, torch.compile(inductor_model))}
-    times = median_times(fns, runs, warmup=3)
-    values = {k: v * 1e3 for k, v in times.items()}
+    times = interleaved_times(fns, runs, warmup=3)
+    values = {k: statistics.median(v) * 1e3 for k, v in times.items()}
+    spread = ", ".join(f"{k} {min(v) * 1e3:.1f}-{max(v) * 1e3:.1f}" for k, v in times.items())
     launches = _tinylab_launches(fns["tinylab"])
     cold = {backend: first_call(name, mode, backend) for backend in ("tinylab", "inductor")}
-    notes = [f"tinylab: {launches} kernels per call; first call (empty cache, new process) "
+    notes = [f"min-max of {runs} interleaved runs, ms: {spread}",
+             f"tinylab: {launches} kernels per call; first call (empty cache, new process) "
              f"{_first_text(cold['tinylab'])}",
              f"inductor: first call {_first_text(cold['inductor'])}",
              f"tinylab/inductor warm: {values['tinylab'] / values['inductor']:.2f}x its time"]
@@ -130,7 +133,7 @@ def _first_text(found: dict) -> str:
     return f"{found['seconds']:.1f} s, {found['kernels']} kernels"
 
 
-def run(runs: int = 5, quick: bool = False) -> list[Row]:
+def run(runs: int = 9, quick: bool = False) -> list[Row]:
     if optional_torch() is None:
         return []
     try:
