@@ -37,7 +37,7 @@
 import numpy as np
 from tinylab import Tensor, config
 
-config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine (07 shows yours)
+config.CALIBRATE.set_default(0)   # the plans here are the model's, the same on every machine (07 shows yours)
 
 N = 16
 a = Tensor(np.arange(N * N, dtype=np.float32).reshape(N, N) / N).realize()
