@@ -161,6 +161,14 @@ def test_static_html_shows_the_chosen_backends_source_and_marks_keywords_once():
     assert "(of the C kernel that ran)" in cuda and 'class="tinylab-passes"' not in cuda
     assert "<b>for </b>(<b>int </b>" in ran and "<span style=\"color:" not in ran.split("<svg")[0]
     assert not re.search(r"<span[^>]*>(for|int|float|void)</span>", ran)
+    # as a browser reads them (a newline right after <pre> is dropped), label row i sits beside
+    # source line i: the EXP2 label beside a line that calls exp2
+    gutter, source = re.search(r'class="tinylab-gutter"[^>]*>(.*?)</pre>.*?<pre[^>]*>(.*?)</pre>',
+                               ran, re.S).groups()
+    labels = gutter.removeprefix("\n").split("\n")
+    lines = re.sub(r"<[^>]+>", "", source).removeprefix("\n").split("\n")
+    rows = [number for number, label in enumerate(labels) if label.startswith("EXP2")]
+    assert rows and all("exp2" in lines[number] for number in rows), (labels, lines)
 
 
 def test_nothing_is_recorded_without_a_trace():

@@ -67,13 +67,14 @@ def _source_block(source: str, language: str) -> str:
 
 def _gutter_block(source: str, language: str, gutter: list[str] | None) -> str:
     """The source beside a gutter of provenance labels, line for line (two <pre> side by side
-    with the same font and padding)."""
+    with the same font and padding). HTML drops a newline right after <pre>: the gutter's first
+    line may be empty, so one more newline keeps it."""
     if not gutter:
         return _source_block(source, language)
     shown = gutter[:MAX_SOURCE_LINES]
     labels = "\n".join(escape(label) for label in shown)
     return ('<div class="tinylab-provenance" style="display:flex;align-items:flex-start">'
-            f'<pre class="tinylab-gutter" style="{PRE}{GUTTER}">{labels}</pre>'
+            f'<pre class="tinylab-gutter" style="{PRE}{GUTTER}">\n{labels}</pre>'
             f'<div style="min-width:0;flex:1">{_source_block(source, language)}</div></div>')
 
 
