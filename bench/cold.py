@@ -42,6 +42,7 @@ def _open_device() -> float:
 
 def _tinylab_child(name: str) -> dict:
     from bench.cold_zoo import WORKLOADS
+    from bench.common import full_builds
     from tinylab import GlobalCounters
     device_s = _open_device()
     call = WORKLOADS[name][0]()
@@ -53,6 +54,7 @@ def _tinylab_child(name: str) -> dict:
     counts = {"compiled": GlobalCounters.compile_count, "kernels": GlobalCounters.kernels_built,
               "programs_loaded": GlobalCounters.programs_loaded,
               "compiler_wall_s": GlobalCounters.compile_wall_s}
+    full_builds()   # warm calls run the full build (a big first batch ran the quick one)
     return {"first": first, "warm": _warm(call), "phases": phases, "device_s": device_s,
             **counts}
 

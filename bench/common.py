@@ -7,14 +7,24 @@ import os
 import platform
 import statistics
 import subprocess
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 
 
+def full_builds() -> None:
+    """Wait for tinylab's background full builds (engine/build_tiers.py): until they are swapped
+    in, a big first batch runs its quick -O1 build and the compiler shares the cores."""
+    tiers = sys.modules.get("tinylab.engine.build_tiers")
+    if tiers is not None:
+        tiers.wait()
+
+
 def median_time(fn, runs: int = 5, warmup: int = 2) -> float:
-    """Median seconds of fn() over `runs` calls after `warmup` calls."""
+    """Median seconds of fn() over `runs` calls after `warmup` calls (and the full builds)."""
     for _ in range(warmup):
         fn()
+    full_builds()
     times = []
     for _ in range(runs):
         start = time.perf_counter()
@@ -34,6 +44,7 @@ def median_times(fns: dict, runs: int = 5, warmup: int = 2) -> dict:
     for fn in fns.values():
         for _ in range(warmup):
             fn()
+    full_builds()
     times: dict = {name: [] for name in fns}
     for _ in range(runs):
         for name, fn in fns.items():

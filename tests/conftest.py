@@ -12,6 +12,8 @@ from pathlib import Path
 
 # plan from the model: calibration (engine/calibrate.py) is timed in its own tests only
 os.environ.setdefault("TINYLAB_CALIBRATE", "0")
+# one build per kernel: the quick tier (engine/build_tiers.py) is tested in its own tests only
+os.environ.setdefault("TINYLAB_QUICK_BUILD", "0")
 
 import numpy as np
 import pytest

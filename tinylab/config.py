@@ -123,6 +123,9 @@ OMP_BIND = Setting("TINYLAB_OMP_BIND", 1, "1 = bind each OpenMP worker of CPU ke
                    "runs (runtimes/cpu.py: unbound, a woken worker shared the launcher's CPU); "
                    "OMP_PROC_BIND, OMP_PLACES or GOMP_CPU_AFFINITY in the environment win")
 PARALLEL_COMPILE = Setting("PARALLEL_COMPILE", 1, "compile a schedule's kernels in parallel")
+QUICK_BUILD = Setting("TINYLAB_QUICK_BUILD", 24, "a realize that builds at least this many CPU "
+                      "kernels runs them from a quick -O1 build while a background thread "
+                      "makes the -O2 build and swaps it in (engine/build_tiers.py); 0 = off")
 COLOR = Setting("COLOR", 1, "colour kernel names in the terminal")
 TINYGRAD_VALUES = Setting("TINYGRAD_VALUES", 0, "1 = tinygrad's values where it and PyTorch "
                           "give different ones for the same call (gelu's tanh form, interpolate's "

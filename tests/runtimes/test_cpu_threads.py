@@ -115,3 +115,25 @@ def test_the_placement_is_described_as_it_is_done(monkeypatch):
         cpus = sorted(os.sched_getaffinity(0))
         assert f"worker 1 on CPU {cpus[1]}" in thread_placement(2)
         assert f"launching thread on CPU {cpus[0]}" in thread_placement(2)
+
+
+def test_a_replay_binds_its_launcher_once_and_gives_the_cpus_back():
+    """A TinyJit replay of parallel kernels binds the launching thread once (launching_many),
+    computes what numpy computes, and leaves the thread's CPUs as they were."""
+    import os
+
+    import numpy as np
+
+    from tinylab import Tensor, TinyJit
+    before = os.sched_getaffinity(0)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((256, 256), np.float32), rng.standard_normal((256, 256), np.float32)
+
+    @TinyJit
+    def step(x, y):
+        return ((x @ y).relu() @ y).realize()
+
+    for _ in range(4):
+        out = step(Tensor(a), Tensor(b)).numpy()
+        np.testing.assert_allclose(out, np.maximum(a @ b, 0) @ b, rtol=1e-3, atol=1e-3)
+        assert os.sched_getaffinity(0) == before

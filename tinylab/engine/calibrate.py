@@ -12,11 +12,13 @@ as such. `measure(candidate, run)` -> seconds is the clock (tests pass a fake on
 """
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import hashlib
 import json
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
@@ -139,14 +141,24 @@ def _store(cache_dir: Path | None, key: str, record: dict) -> None:
     tmp.replace(folder / f"{key}.json")
 
 
-def _runner(plan: KernelPlan, renderer, runtime) -> Callable[[], None]:
-    """A closure that compiles the plan on its first call, then runs it on random inputs."""
+def _compiled(plan: KernelPlan, renderer, runtime) -> tuple:
+    """(the linear program, its shared object): what a compiler thread does for a candidate."""
+    linear = linearize(plan, plan.name)
+    library, _ = runtime.compile(renderer.render(linear))
+    return linear, library
+
+
+def _runner(plan: KernelPlan, renderer, runtime, pool=None) -> Callable[[], None]:
+    """A closure that runs the plan on random inputs, compiled on its first call (by then
+    already compiling on `pool`'s threads when one is given: the candidates of one round
+    compile together, across the cores, before any is timed)."""
     state: dict = {}
+    future = None if pool is None else pool.submit(contextvars.copy_context().run, _compiled,
+                                                   plan, renderer, runtime)
 
     def run() -> None:
         if not state:
-            linear = linearize(plan, plan.name)
-            library, _ = runtime.compile(renderer.render(linear))
+            linear, library = future.result() if future else _compiled(plan, renderer, runtime)
             device = _Device(runtime)
             state["fn"] = runtime.load(library, plan.name)
             state["handles"] = [b.handle for b in _buffers(linear, device)]
@@ -177,26 +189,42 @@ def _calibrate(target: CPUTarget, renderer, runtime, measure, budget_s: float) -
     depths = block_sizes(target)
     start, timed = time.perf_counter(), {}
     with progress.task("calibrate", target.model or target.name, len(tiles) + 1 + len(depths)) \
-            as shown:
-        for candidate in [()] + tiles:
-            _time(candidate, target, actions, renderer, runtime, measure, timed)
+            as shown, ThreadPoolExecutor(max(1, min(target.cores, 4))) as pool:
+        for candidate, run in _runners([()] + tiles, target, actions, renderer, runtime, pool):
+            _time(candidate, run, measure, timed)
             shown.advance()
             if time.perf_counter() - start > budget_s:
                 break
         best = _best(_flops(timed)) if timed else None
         if best:  # a tile won (not the model's plan): its reduce-block depth
-            for depth in depths:
+            blocks = [best[:2] + (depth,) for depth in depths]
+            for candidate, run in _runners(blocks, target, actions, renderer, runtime, pool):
                 if time.perf_counter() - start > budget_s:
                     break
-                _time(best[:2] + (depth,), target, actions, renderer, runtime, measure, timed)
+                _time(candidate, run, measure, timed)
                 shown.advance()
+        pool.shutdown(wait=False, cancel_futures=True)  # candidates the budget left untimed
     return _record(target, timed, time.perf_counter() - start)
 
 
-def _time(candidate, target, actions, renderer, runtime, measure, timed: dict) -> None:
+def _runners(candidates: list, target, actions, renderer, runtime, pool) -> list:
+    """(candidate, its runner or None where it cannot be planned), every one already
+    compiling on the pool."""
+    out = []
+    for candidate in candidates:
+        try:
+            out.append((candidate, _runner(_plan(target, candidate, actions), renderer, runtime,
+                                           pool)))
+        except Exception:  # noqa: BLE001 - a candidate that cannot be planned is not chosen
+            out.append((candidate, None))
+    return out
+
+
+def _time(candidate, run, measure, timed: dict) -> None:
+    if run is None:
+        return
     try:
-        plan = _plan(target, candidate, actions)
-        seconds = measure(candidate, _runner(plan, renderer, runtime))
+        seconds = measure(candidate, run)
     except Exception:  # noqa: BLE001 - a candidate that cannot run is not chosen
         return
     if 0 < seconds < float("inf"):

@@ -9,7 +9,7 @@ The Tensor-facing wrapper (argument checks, outputs) is frontend/jit.py (TinyJit
 from __future__ import annotations
 
 import ctypes
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
 from ..runtimes.base import c_scalar
@@ -33,12 +33,16 @@ class CapturedStep:
     input_positions: dict = field(default_factory=dict)  # id(input buffer) -> input index
     bytes_saved: int = 0
     _calls: list = field(default_factory=list)
+    _runtimes: list = field(default_factory=list)  # the runtimes its kernels launch on
 
     def prepare(self, inputs: list[Buffer]) -> None:
         """Build the call list once: (kind, callable, arguments, input patches)."""
         positions = {id(b): i for i, b in enumerate(inputs)}
         self.input_positions = positions
         self._calls = []
+        runtimes = [launch.runner.runtime for launch in self.launches
+                    if launch.runner is not None and launch.runner.runtime is not None]
+        self._runtimes = list({id(runtime): runtime for runtime in runtimes}.values())
         for launch in self.launches:
             patches = [(k, positions[id(b)]) for k, b in enumerate(launch.buffers)
                        if id(b) in positions]
@@ -58,6 +62,12 @@ class CapturedStep:
     def replay(self, inputs: list[Buffer], var_vals: dict | None = None) -> None:
         """Run the captured launches on `inputs`; a symbolic kernel takes its variables from
         var_vals (this call's bound values), else the values it was captured with."""
+        with ExitStack() as held:
+            for runtime in self._runtimes:
+                held.enter_context(runtime.launching_many())
+            self._run(inputs, var_vals)
+
+    def _run(self, inputs: list[Buffer], var_vals: dict | None) -> None:
         for kind, call, args, patches, launch, names in self._calls:
             if patches:
                 args = list(args)

@@ -40,7 +40,8 @@ class KernelBuild:
     `how`: "compiled" (planned, rendered and compiled here), "binary from the disk cache"
     (planned and rendered here; the compile cache had its binary), "planned program from the
     disk cache" (source and binary from an earlier process: not planned again here), or
-    "render only". One tier: every binary is the full build (`tier`)."""
+    "render only". `tier`: "full" (the -O2 build), or "quick" (-O1, the first build of a big
+    batch, build_tiers.py) until the full build is swapped in `upgraded_s` after it."""
     how: str
     tier: str = "full"
     unit_kernels: int = 1     # kernels compiled in its translation unit (1: alone or none)
@@ -48,6 +49,8 @@ class KernelBuild:
     render_s: float = 0.0     # the renderer's text
     compile_s: float = 0.0    # the compiler's wall time for its whole unit (0 on a cache hit)
     load_s: float = 0.0       # loading the binary and finding the kernel in it
+    upgraded_s: float = 0.0   # the full build swapped in this long after the quick one (0: not)
+    upgrade_error: str = ""   # why the full build failed (the quick one keeps running)
 
     @property
     def seconds(self) -> float:
@@ -59,7 +62,13 @@ class KernelBuild:
         """One line: how it was built and what it cost."""
         unit = f" in a unit of {self.unit_kernels} kernels" if self.unit_kernels > 1 else ""
         compiled = f", compile {self.compile_s:.3f} s{unit}" if self.compile_s else ""
-        return (f"{self.how} ({self.tier} build): plan {self.plan_s:.3f} s, render "
+        tier = f"{self.tier} build"
+        if self.upgraded_s:
+            tier += f", swapped in {self.upgraded_s:.1f} s after the quick one"
+        elif self.tier == "quick":
+            tier += (f", the full build failed: {self.upgrade_error}" if self.upgrade_error
+                     else ", the full one building")
+        return (f"{self.how} ({tier}): plan {self.plan_s:.3f} s, render "
                 f"{self.render_s:.3f} s{compiled}, load {self.load_s:.3f} s")
 
 

@@ -7,8 +7,9 @@ keyed by the scheduled kernel) comes back with its source, and its binary from t
 it is not planned again (its compile record is made only when something shows it). Any other is
 planned and rendered here (compile_record.py), in schedule order, while compiler threads build
 the sources made so far: several kernels per translation unit (the CPU runtime's compile_unit),
-identical sources once. Each Runner's KernelBuild says how it was built; GlobalCounters add up
-the phases.
+identical sources once. A big batch builds quick first (build_tiers.py: -O1 now, the -O2 build
+swapped in from a background thread). Each Runner's KernelBuild says how it was built and its
+tier; GlobalCounters add up the phases.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from .. import config
 from ..codegen.linear_program import program_cost
 from ..ir.node import Node
 from ..target.threads import thread_count
-from . import planned_cache
+from . import build_tiers, planned_cache
 from .calibrate import calibration_note
 from .compile_record import CompileRecord, KernelBuild, compile_record, source_hash
 from .counters import GlobalCounters
@@ -186,13 +187,14 @@ class _Job:
 class _Unit:
     """Kernels compiled together: the runtime's compile_unit on a thread (or here)."""
 
-    def __init__(self, device: str, jobs: list[_Job], pool: ThreadPoolExecutor | None):
-        self.device, self.jobs = device, jobs
+    def __init__(self, device: str, jobs: list[_Job], pool: ThreadPoolExecutor | None,
+                 quick: bool = False):
+        self.device, self.jobs, self.quick = device, jobs, quick
         runtime, kernels = Device[device].runtime, [(job.name, job.source) for job in jobs]
         # the thread runs in a copy of this context: it sees the Context() overrides
         self.future = pool.submit(contextvars.copy_context().run, _compile, runtime,
-                                  kernels) if pool else None
-        self.answer = None if pool else _compile(runtime, kernels)
+                                  kernels, quick) if pool else None
+        self.answer = None if pool else _compile(runtime, kernels, quick)
         for job in jobs:
             job.unit = self
 
@@ -215,9 +217,15 @@ class _Build:
         self.sources: dict[tuple, _Job] = {}         # (device, source) -> its first job
         self.keep = bool(config.COMPILER_CACHE_ON)
         self.prepared: set[str] = set()              # devices runtime.prepare() answered
+        self.quick: set[str] = set()                 # devices this batch builds quick first
+        self.upgrades: dict[str, list] = {}          # device -> kernels running a quick build
 
     def run(self, requests: list[tuple]) -> dict:
         start = time.perf_counter()
+        counts: dict[str, int] = {}
+        for _, device, _ in requests:
+            counts[device] = counts.get(device, 0) + 1
+        self.quick = {d for d, n in counts.items() if build_tiers.quick_batch(d, n)}
         try:
             jobs = [self.add(_Job(key, device, ast)) for key, device, ast in requests]
             for device in list(self.pending):
@@ -227,6 +235,8 @@ class _Build:
             runners = {job.key: self.finish(job) for job in jobs}
             waited = max(0.0, time.perf_counter() - planned - (GlobalCounters.load_s - loads))
             GlobalCounters.compile_wait_s += waited
+            for device, kernels in self.upgrades.items():
+                build_tiers.upgrade(Device[device].runtime, kernels)
         finally:
             if self.pool is not None:
                 self.pool.shutdown(wait=True, cancel_futures=True)
@@ -272,7 +282,7 @@ class _Build:
     def submit(self, device: str, jobs: list[_Job]) -> None:
         if self.threads > 1 and self.pool is None:
             self.pool = ThreadPoolExecutor(self.threads)
-        _Unit(device, jobs, self.pool)
+        _Unit(device, jobs, self.pool, device in self.quick)
 
     def finish(self, job: _Job) -> Runner:
         spec = Device[job.device]
@@ -281,8 +291,11 @@ class _Build:
             runtime = spec.runtime
             fn = self.loaded(job.twin or job)
         if job.twin is not None:
-            job.build = KernelBuild(job.build.how, unit_kernels=job.twin.build.unit_kernels,
+            job.build = KernelBuild(job.build.how, job.twin.build.tier,
+                                    unit_kernels=job.twin.build.unit_kernels,
                                     plan_s=job.build.plan_s, render_s=job.build.render_s)
+            if job.build.tier == "quick":
+                self.upgrades[job.device].append((job.name, job.source, fn, job.build))
         record = job.record
         if record is not None:
             record.build = job.build
@@ -320,6 +333,11 @@ class _Build:
             job.build.compile_s, job.build.unit_kernels = seconds, compiled
         elif job.build.how == COMPILED:
             job.build.how = BINARY_CACHED
+        if job.unit.quick:
+            job.build.tier = Device[job.device].runtime.tier_of(library, symbol)
+            if job.build.tier == "quick":
+                self.upgrades.setdefault(job.device, []).append(
+                    (job.name, job.source, job.loaded, job.build))
         return job.loaded
 
     def remember(self, job: _Job, flops: int, moved: int, names: list, dims,
@@ -333,10 +351,11 @@ class _Build:
                                            "wide_variables": sorted(wide)})
 
 
-def _compile(runtime, kernels: list[tuple[str, str]]) -> tuple[list, float]:
-    """(runtime.compile_unit's answer, its wall seconds): what a compiler thread runs."""
+def _compile(runtime, kernels: list[tuple[str, str]], quick: bool) -> tuple[list, float]:
+    """(runtime.compile_unit's answer, its wall seconds): what a compiler thread runs; `quick`:
+    the quick build where the full one is not cached (build_tiers.py)."""
     start = time.perf_counter()
-    built = runtime.compile_unit(kernels)
+    built = runtime.compile_unit(kernels, quick=True) if quick else runtime.compile_unit(kernels)
     return built, time.perf_counter() - start
 
 

@@ -5,6 +5,7 @@ Subclassed by every runtime here: cpu, python, and (through open_once.py) opencl
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 from abc import ABC, abstractmethod
 
@@ -41,6 +42,11 @@ class Runtime(ABC):
     name: str = ""
     is_gpu: bool = False   # a GPU device (Device.DEFAULT prefers one)
     allocator = None       # runtimes/buffer.py Allocator for this device's memory
+
+    def launching_many(self):
+        """A context for launches that run back to back (a TinyJit replay): a runtime that
+        prepares its launching thread per kernel may do it once for all of them (cpu.py)."""
+        return contextlib.nullcontext()
 
     def check(self) -> None:
         """Raise DeviceError (or any error saying why) if this runtime cannot work here."""

@@ -57,36 +57,54 @@ def unit_text(kernels: list[tuple[str, str]], prefix: str = "void") -> tuple[str
 
 
 class UnitCompiler:
-    """compile_unit for a runtime that has `flags(source)`, `_key(text, flags)`,
-    `compile(source)`, `_build(text, flags, out)`, `_header_flags(text, flags)`, `cache_dir`,
-    `use_cache` and `_parallel` (whether each loaded kernel runs threads)."""
+    """compile_unit for a runtime that has `flags(source, quick)`, `_key(text, flags)`,
+    `compile(source, flags)`, `_build(text, flags, out)`, `_header_flags(text, flags)`, `cache_dir`,
+    `use_cache`, `_parallel` (whether each loaded kernel runs threads) and `_tiers`."""
 
-    def compile_unit(self, kernels: list[tuple[str, str]]) -> list[tuple[Path, str, bool]]:
+    def compile_unit(self, kernels: list[tuple[str, str]],
+                     quick: bool = False) -> list[tuple[Path, str, bool]]:
         """For each (name, source): (shared object, the kernel's symbol in it, True if it came
         from the disk cache). Kernels not cached compile together: one translation unit per
         set of compiler flags (c_units.py), so the compiler starts once for them; a unit the
-        compiler refuses compiles kernel by kernel (its error names the kernel's own source)."""
+        compiler refuses compiles kernel by kernel (its error names the kernel's own source).
+        `quick`: a kernel whose full build is not cached builds with the quick flags
+        (`flags(source, quick=True)`); `tier_of(library, symbol)` says which it got."""
         found: list = [None] * len(kernels)
         missing: dict[str, list[int]] = {}   # kernel key -> positions asking for it
+        flags_of: dict[str, tuple[str, ...]] = {}
+        quick_at: list[bool] = []            # per kernel: whether its binary is the quick one
         directory = secure_dir(self.cache_dir) if self.use_cache else None
         for i, (name, source) in enumerate(kernels):
-            key = self._key(source, self.flags(source))
-            cached = self._cached(directory, key, name) if directory else None
+            tiers = (False, True) if quick else (False,)
+            for tier_quick in tiers:   # the full build wherever the cache has it
+                flags = self.flags(source, quick=tier_quick)
+                key = self._key(source, flags)
+                cached = self._cached(directory, key, name) if directory else None
+                if cached is not None:
+                    break
             if cached is not None:
                 found[i] = (*cached, True)
             else:
                 missing.setdefault(key, []).append(i)
+            flags_of[key] = flags
+            quick_at.append(tier_quick)
         groups: dict[tuple, list[str]] = {}
-        for key, positions in missing.items():
-            groups.setdefault(self.flags(kernels[positions[0]][1]), []).append(key)
+        for key in missing:
+            groups.setdefault(flags_of[key], []).append(key)
         for flags, keys in groups.items():
             members = [kernels[missing[key][0]] for key in keys]
             for key, built in zip(keys, self._build_unit(members, keys, flags)):
                 for i in missing[key]:
                     found[i] = (*built, False)
-        for (_, source), (library, symbol, _) in zip(kernels, found):
+        for (_, source), (library, symbol, _), tier_quick in zip(kernels, found, quick_at):
             self._parallel[(str(library), symbol)] = "#pragma omp" in source
+            self._tiers[(str(library), symbol)] = "quick" if tier_quick else "full"
         return found
+
+    def tier_of(self, library: Path, symbol: str) -> str:
+        """"quick" for a kernel compile_unit built (or found) with the quick flags, else
+        "full"."""
+        return self._tiers.get((str(library), symbol), "full")
 
     def _cached(self, directory: Path, key: str, name: str) -> tuple[Path, str] | None:
         """(shared object, symbol) of a kernel compiled before, alone or in a unit."""
@@ -105,7 +123,7 @@ class UnitCompiler:
                 return [(built, symbol) for symbol in symbols]
             except (UnitConflict, CompileError):
                 pass  # each alone: a failure then names its own kernel
-        return [(self.compile(source)[0], name) for name, source in members]
+        return [(self.compile(source, flags)[0], name) for name, source in members]
 
     def compile_text(self, text: str, flags: tuple[str, ...]) -> Path:
         """The shared object of a translation unit `text` built with `flags` (cached)."""

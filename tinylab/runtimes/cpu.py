@@ -8,6 +8,7 @@ a missing compiler or a failed compile raises with the kernel source and the com
 """
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import ctypes
 import os
@@ -30,6 +31,13 @@ from .compile_cache import cached_build, discard, key_of
 BASE_FLAGS = ("-O2", "-fPIC", "-shared", "-ffp-contract=fast", "-fno-tree-loop-vectorize",
               "-fno-math-errno", "-fno-trapping-math", "-fno-semantic-interposition")
 OPENMP_FLAGS = ("-fopenmp",)
+# The quick tier (engine/build_tiers.py): a big first batch of kernels builds at -O1, about two
+# thirds of gcc's CPU time at -O2 (the CNN step's 100 kernels in one unit: 3.3 s against 5.1 s on a
+# Zen 3), runs while the -O2 build is made in the background, and is swapped for it.
+# -fexpensive-optimizations: gcc contracts a*b+c into a fused multiply-add only with it (on at -O2,
+# off at -O1), so the quick build rounds as the full one does. -O0 builds faster still but its
+# kernels ran the step 25x slower (intrinsics spilled to memory).
+FULL_LEVEL, QUICK_LEVEL = ("-O2",), ("-O1", "-fexpensive-optimizations")
 # float16 arithmetic rounds after every op (as in PyTorch): a fused a*b+c rounds once, which in
 # half precision moves results by up to a unit in the last place (far more after cancellation)
 FLOAT16_FLAGS = ("-ffp-contract=off",)
@@ -63,6 +71,7 @@ class CPURuntime(UnitCompiler, Runtime):
         self._headers_lock = threading.Lock()
         self._threads_started = False  # OpenMP's thread pool (_start_threads)
         self._parallel: dict[tuple[str, str], bool] = {}  # (library, symbol) -> runs threads
+        self._tiers: dict[tuple[str, str], str] = {}      # (library, symbol) -> "quick"/"full"
 
     @property
     def compiler(self) -> str:
@@ -84,14 +93,39 @@ class CPURuntime(UnitCompiler, Runtime):
         """Raise if this runtime cannot work here (no compiler)."""
         _ = self.compiler
 
+    @contextlib.contextmanager
+    def launching_many(self):
+        """The launching thread bound once for a run of launches (a TinyJit replay), not twice
+        per parallel kernel: each sched_setaffinity may migrate the thread, ~0.5 ms under load
+        (25 ms of a 45-kernel ResNet forward). Nothing bound yet, or binding refused: as before."""
+        cpus = getattr(_BOUND, "cpus", None)
+        if cpus is None or getattr(_BOUND, "held", False):
+            yield
+            return
+        try:
+            os.sched_setaffinity(0, cpus[0])
+        except OSError:
+            yield
+            return
+        _BOUND.held = True
+        try:
+            yield
+        finally:
+            _BOUND.held = False
+            os.sched_setaffinity(0, cpus[1])
+
     def describe(self) -> str:
         return f"{self.target.name} target ({self.target.isa})"
 
-    def flags(self, source: str) -> tuple[str, ...]:
+    def flags(self, source: str, quick: bool = False) -> tuple[str, ...]:
         """Every kernel builds with OpenMP on (one flag set: one precompiled header, which costs
         ~1.2 s of CPU to build on a Zen 3, and kernels of a schedule share units); whether a
-        kernel runs threads is read from its own source (load)."""
-        return (BASE_FLAGS + self.target.flags + OPENMP_FLAGS
+        kernel runs threads is read from its own source (load). `quick`: the quick tier's
+        optimization level (QUICK_LEVEL) in place of the full one."""
+        base = tuple(f for flag in BASE_FLAGS
+                     for f in (QUICK_LEVEL if (flag,) == FULL_LEVEL else (flag,))) if quick \
+            else BASE_FLAGS
+        return (base + self.target.flags + OPENMP_FLAGS
                 + (FLOAT16_FLAGS if "_Float16" in source else ())
                 + tuple(config.CPU_CFLAGS.value.split()))
 
@@ -109,9 +143,10 @@ class CPURuntime(UnitCompiler, Runtime):
     def _key(self, text: str, flags: tuple[str, ...]) -> str:
         return key_of(text, self.compiler, self.version(), " ".join(flags), self.target.key)
 
-    def compile(self, source: str) -> tuple[Path, bool]:
-        """(shared object for `source`, True if it came from the on-disk cache)."""
-        flags = self.flags(source)
+    def compile(self, source: str, flags: tuple[str, ...] | None = None) -> tuple[Path, bool]:
+        """(shared object for `source`, True if it came from the on-disk cache); built with
+        `flags` (default: the full build's, `flags(source)`)."""
+        flags = self.flags(source) if flags is None else flags
         key = self._key(source, flags)
 
         def build(out: Path) -> None:
@@ -141,6 +176,10 @@ class CPURuntime(UnitCompiler, Runtime):
         ~0.1 s with it, on a loaded Zen 3), and the first kernels of a schedule compile together."""
         if "#include <immintrin.h>" not in source or not self.use_cache or not self.is_gcc():
             return ()
+        # the quick tier uses the full one's header: gcc takes it at -O1 (-Winvalid-pch is
+        # silent, -H marks it used) and both levels define the same macros (__OPTIMIZE__)
+        if QUICK_LEVEL[0] in flags:
+            flags = self.flags(source)
         if flags not in self._headers:
             with self._headers_lock:
                 if flags not in self._headers:
@@ -250,7 +289,8 @@ def _gomp_parallel(lib):
 # 1024 matmul after 50 ms idle took 17.8 ms where back to back it took 11.1 (AMD EPYC Zen 4,
 # 2 cores); bound, 11.1 after any pause. The launcher is held only for the call: threads it
 # starts later inherit its CPUs, and other libraries' pools must see all of them.
-_BOUND = threading.local()  # .cpus: (the launcher's CPU set, the set to restore) or None
+_BOUND = threading.local()  # .cpus: (the launcher's CPU set, the set to restore) or None;
+# .held: the launcher stays bound across launches (CPURuntime.launching_many)
 
 
 def _placement(threads: int) -> tuple[list | None, str]:
@@ -318,9 +358,15 @@ class CPUProgram(Program):
         self.pointers_call([*[ctypes.c_void_p(p) for p in pointers], *ints])
         return time.perf_counter() - start
 
+    def swap(self, other: CPUProgram) -> None:
+        """Launch `other`'s code from now on (the same kernel, another build: build_tiers.py).
+        Whoever holds this program (a TinyJit replay's bound pointers_call) runs the new code;
+        the old library stays loaded (ctypes never unloads one), so a launch under way ends."""
+        self.lib, self.fn, self.threads = other.lib, other.fn, other.threads
+
     def pointers_call(self, pointers) -> None:
         """The fastest call: pre-made ctypes pointers (used by TinyJit replay)."""
-        if not self.threads:
+        if not self.threads or getattr(_BOUND, "held", False):  # held: launching_many bound it
             self.fn(*pointers)
             return
         try:
