@@ -39,7 +39,7 @@ class Inspector(anywidget.AnyWidget):
             model = build_model(trace, timings=True, backends=backends)
         # the static renderings keep measured numbers apart (nbval masks them), so the live
         # model serves them too
-        self._static = (to_html(model), summary_text(model))
+        self._static = (to_html(model, source_language=source_language), summary_text(model))
         self._trace = trace
         self._html: dict = {}   # program name -> its highlighted HTML, made when asked
         super().__init__(data=model, panels=list(panels), source_language=source_language,
@@ -81,7 +81,7 @@ class Inspector(anywidget.AnyWidget):
         for answer in data["realizes"][realize].get("what_if", []):
             if answer["key"] == key:
                 answer["measured"] = measured
-        self._static = (to_html(data), summary_text(data))
+        self._static = (to_html(data, source_language=self.source_language), summary_text(data))
         self.data = data
         return measured
 

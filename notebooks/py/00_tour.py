@@ -43,7 +43,7 @@ from exercises import check, claim
 from tinylab import Device, GlobalCounters, Tensor, config, trace
 from tinylab.ir.graph_printer import print_graph
 
-config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine (07 shows yours)
+config.CALIBRATE.set_default(0)   # the plans here are the model's, the same on every machine (07 shows yours)
 print("default device:", Device.DEFAULT)
 
 # %% [markdown]

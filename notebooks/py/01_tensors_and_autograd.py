@@ -25,7 +25,7 @@ from tinylab.frontend import autograd
 from tinylab.ir import ops
 from tinylab.ir.graph_printer import print_graph
 
-config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine (07 shows yours)
+config.CALIBRATE.set_default(0)   # the plans here are the model's, the same on every machine (07 shows yours)
 
 # %% [markdown]
 # ## The API you already know

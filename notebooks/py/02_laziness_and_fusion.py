@@ -22,7 +22,7 @@ from tinylab import Context, GlobalCounters, Tensor, config, trace
 from tinylab.schedule.fusion import SchedulerOptions
 from tinylab.schedule.schedule import schedule
 
-config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine (07 shows yours)
+config.CALIBRATE.set_default(0)   # the plans here are the model's, the same on every machine (07 shows yours)
 rng = np.random.default_rng(0)
 
 

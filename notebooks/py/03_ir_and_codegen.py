@@ -24,7 +24,7 @@ from tinylab.ir.graph_printer import print_graph
 from tinylab.ir.view import ViewStack
 from tinylab.runtimes.python import NAMESPACE
 
-config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine (07 shows yours)
+config.CALIBRATE.set_default(0)   # the plans here are the model's, the same on every machine (07 shows yours)
 rng = np.random.default_rng(0)
 
 # %% [markdown]

@@ -25,7 +25,7 @@ from tinylab.examples.beautiful_mnist import Model, make_steps, print_step_kerne
 from tinylab.schedule.fusion import EXPLANATION
 from tinylab_widgets import TrainingMonitor
 
-config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine (07 shows yours)
+config.CALIBRATE.set_default(0)   # the plans here are the model's, the same on every machine (07 shows yours)
 STEPS, BATCH = 12, 32
 
 # %% [markdown]

@@ -30,7 +30,7 @@ from tinylab.renderers.base import Renderer
 from tinylab.runtimes.base import Program, Runtime
 from tinylab.runtimes.buffer import HostAllocator
 
-config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine (07 shows yours)
+config.CALIBRATE.set_default(0)   # the plans here are the model's, the same on every machine (07 shows yours)
 
 # %% [markdown]
 # ## What a renderer reads

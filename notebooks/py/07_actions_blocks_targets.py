@@ -35,7 +35,7 @@ from tinylab.ir.node import prod
 from tinylab.runtimes.buffer import Buffer
 from tinylab.target.cpu_target import detect
 
-config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine
+config.CALIBRATE.set_default(0)   # the plans here are the model's, the same on every machine
 rng = np.random.default_rng(0)
 cpu = Device["CPU"]
 N = 128

@@ -22,7 +22,7 @@ from tinylab.engine import progress
 from tinylab.engine.realize import choose_plan
 from tinylab.engine.timing import interleaved, verdict
 
-config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine (07 shows yours)
+config.CALIBRATE.set_default(0)   # the plans here are the model's, the same on every machine (07 shows yours)
 rng = np.random.default_rng(0)
 # the CPU every timing below was measured on (lscpu), its load, and the target the kernels were built for
 MEASURED_ON = measured_on()

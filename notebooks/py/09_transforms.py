@@ -22,7 +22,7 @@ from tinylab import GlobalCounters, Tensor, config, func
 from tinylab.engine.timing import interleaved, verdict
 from tinylab.ir.ops import Op
 
-config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine (07 shows yours)
+config.CALIBRATE.set_default(0)   # the plans here are the model's, the same on every machine (07 shows yours)
 
 print("rows with each rule:", func.coverage())
 

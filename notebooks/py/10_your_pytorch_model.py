@@ -25,7 +25,7 @@ from tinylab.torch import TABLE
 from exercises import check
 from bridge_exercises import check_sinc_row
 
-tinylab.config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine (07 shows yours)
+tinylab.config.CALIBRATE.set_default(0)   # the plans here are the model's, the same on every machine (07 shows yours)
 
 warnings.filterwarnings("ignore", category=UserWarning, module="torch")
 transformers.logging.set_verbosity_error()

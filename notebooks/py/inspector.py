@@ -37,7 +37,7 @@
 import numpy as np
 from tinylab import Tensor, config
 
-config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine (07 shows yours)
+config.CALIBRATE.set_default(0)   # the plans here are the model's, the same on every machine (07 shows yours)
 
 N = 16
 a = Tensor(np.arange(N * N, dtype=np.float32).reshape(N, N) / N).realize()
@@ -75,12 +75,12 @@ y = x.softmax(1)
 y.numpy().round(3)
 
 # %% [markdown]
-# `%tinygrad EXPR` shows the kernels of one expression, with the last kernel's source open.
-# `--backend CUDA` adds (and selects) the CUDA source of the same kernels — rendered, not run, on
-# a machine without an NVIDIA GPU.
+# `%tinygrad EXPR` shows the kernels of one expression (this one fuses into one kernel), with
+# the last kernel's source open. `--backend CUDA` adds (and selects) the CUDA source of the same
+# kernel — rendered, not run, on a machine without an NVIDIA GPU.
 
 # %% tags=["nbval-ignore-output"]
-# %tinygrad --backend CUDA (x - x.max(1, keepdim=True)).exp()
+# %tinygrad --backend CUDA (x * 2 + 1).exp()
 
 # %% [markdown]
 # `--static` shows only the static picture (script-free HTML: what GitHub and untrusted

@@ -149,6 +149,28 @@ def test_static_html_and_text_show_the_gutter_and_the_passes():
     assert f"passes ({len(steps)} steps)" in text
 
 
+def test_static_html_shows_the_chosen_backends_source_and_marks_keywords_once():
+    """`%tinygrad --backend CUDA` shows CUDA's source in the static picture (not the C that ran,
+    whose passes stay in the widget); keywords are <b> and comments <i>, no <span> per token."""
+    recorded, _ = _exp_trace()
+    model = build_model(recorded, timings=False, backends=BACKENDS)
+    ran = to_html(model)
+    cuda = to_html(model, source_language="CUDA")
+    assert "C source" in ran and 'class="tinylab-passes"' in ran and "__global__" not in ran
+    assert "CUDA source" in cuda and "<b>__global__ void </b>" in cuda
+    assert "(of the C kernel that ran)" in cuda and 'class="tinylab-passes"' not in cuda
+    assert "<b>for </b>(<b>int </b>" in ran and "<span style=\"color:" not in ran.split("<svg")[0]
+    assert not re.search(r"<span[^>]*>(for|int|float|void)</span>", ran)
+    # as a browser reads them (a newline right after <pre> is dropped), label row i sits beside
+    # source line i: the EXP2 label beside a line that calls exp2
+    gutter, source = re.search(r'class="tinylab-gutter"[^>]*>(.*?)</pre>.*?<pre[^>]*>(.*?)</pre>',
+                               ran, re.S).groups()
+    labels = gutter.removeprefix("\n").split("\n")
+    lines = re.sub(r"<[^>]+>", "", source).removeprefix("\n").split("\n")
+    rows = [number for number, label in enumerate(labels) if label.startswith("EXP2")]
+    assert rows and all("exp2" in lines[number] for number in rows), (labels, lines)
+
+
 def test_nothing_is_recorded_without_a_trace():
     x = Tensor(np.ones((3, 3), dtype=np.float32)).realize()
     y = (x + 1).exp()

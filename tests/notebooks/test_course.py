@@ -13,7 +13,7 @@ import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 BOOKS = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb"))
-PIN = "config.CALIBRATE.set(0)   # the plans here are the model's, the same on every machine"
+PIN = "config.CALIBRATE.set_default(0)   # the plans here are the model's, the same on every machine"
 
 
 def _cells(name: str, kind: str) -> list[str]:

@@ -39,8 +39,7 @@ def test_mimebundle_has_widget_static_html_and_text(softmax_trace):
     html = data["text/html"]
     # three kernels, the what-if answers, memory and the roofline
     assert html.count('<details style="margin:2px 0">') == 6
-    # the passes once, for the first kernel (each text once: test_renderings.py)
-    assert html.count('<details class="tinylab-passes"') == 1
+    assert html.count('<details class="tinylab-passes"') == 1   # the first kernel's passes only
 
 
 def test_widget_model_carries_everything_the_front_end_needs(softmax_trace):

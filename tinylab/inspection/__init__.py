@@ -42,9 +42,11 @@ def to_dot(trace_or_model, expand: bool = False) -> str:
     return _graph.to_dot(_model(trace_or_model, timings=False), expand)
 
 
-def to_html(trace_or_model, graph_engine: str = "auto") -> str:
-    """Script-free HTML: inline SVG graph + a <details> per kernel with highlighted source."""
-    return _html.to_html(_model(trace_or_model, timings=False), graph_engine)
+def to_html(trace_or_model, graph_engine: str = "auto", source_language: str = "") -> str:
+    """Script-free HTML: inline SVG graph + a <details> per kernel with highlighted source
+    (`source_language`'s where the model rendered it)."""
+    return _html.to_html(_model(trace_or_model, timings=False), graph_engine,
+                         source_language=source_language)
 
 
 def find_kernels(trace_or_model, code: str) -> dict:

@@ -10,7 +10,7 @@ from html import escape
 
 from ..engine.backends import lexer_of
 from .kernel_graph import TRANSFORM_COLORS, ops_summary
-from .html_views import memory_html, roofline_html, what_if_measured_html
+from .html_views import measured, memory_html, roofline_html, what_if_measured_html
 from .model import shape_text, variables_text
 from .passes import passes_html
 from .provenance import gutter_labels, kernel_user_lines
@@ -19,8 +19,7 @@ from .text import elsewhere_lines, plural, size_text, summary_text, what_if_line
 
 BOX = ("font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;"
        "border:1px solid #cbd5e1;border-radius:6px;padding:8px 12px;margin:4px 0;")
-PRE = ("font-family:ui-monospace,monospace;font-size:12px;background:#f8fafc;padding:6px 8px;"
-       "overflow-x:auto;white-space:pre;margin:4px 0;")
+PRE = "font-size:12px;background:#f8fafc;padding:6px 8px;overflow-x:auto;margin:4px 0;"
 MUTED = "color:#475569;"
 GUTTER = "color:#7c3aed;background:#f5f3ff;flex:none;text-align:right;"
 MAX_SOURCE_LINES = 200   # longer sources are cut short in static HTML (the widget shows all)
@@ -28,32 +27,33 @@ MAX_STATIC_PASSES = 1    # distinct kernels whose passes static HTML lists (the 
                          # one); each step the kernel's view already shows is not repeated
 
 
-STATIC_COLORS = {"Keyword": "#7c3aed", "Comment": "#64748b"}  # the widget palette's keyword
-
-
-def _static_style():
-    """A Pygments style that colours keywords (types included) and comments only: every other
-    token stays unwrapped, so a kernel's source is not a <span> per token in a saved notebook."""
-    from pygments.style import Style
-    from pygments.token import Comment, Keyword
-
-    class StaticStyle(Style):
-        styles = {Keyword: STATIC_COLORS["Keyword"], Comment: STATIC_COLORS["Comment"]}
-    return StaticStyle
+STATIC_TAGS = (("Comment", "i"), ("Keyword", "b"))  # the widget's palette: keywords bold, comments
+                                                    # italic; every other token stays plain text
 
 
 def highlight(source: str, language: str) -> str:
-    """Pygments with inline styles (no classes, no <style>); escaped <pre> without Pygments."""
+    """Keywords (types included) in <b>, comments in <i>, the rest escaped, in one <pre>: a
+    saved notebook carries no <span style> per token. A plain <pre> without Pygments."""
     try:
-        from pygments import highlight as pygments_highlight
-        from pygments.formatters import HtmlFormatter
+        from pygments import lex
         from pygments.lexers import get_lexer_by_name
     except ImportError:
         return f'<pre style="{PRE}">{escape(source)}</pre>'
     lexer = get_lexer_by_name(lexer_of(language))  # the backend registry's row names it
-    formatter = HtmlFormatter(noclasses=True, style=_static_style(), nobackground=True,
-                              prestyles=PRE)
-    return pygments_highlight(source, lexer, formatter)
+    runs: list[list] = []   # [tag or None, text]: a token's tag, spaces joining the run before
+    for token, text in lex(source, lexer):
+        tag = next((tag for kind, tag in STATIC_TAGS if str(token).startswith(f"Token.{kind}")),
+                   None)
+        if runs and (runs[-1][0] == tag or (text.isspace() and "\n" not in text)):
+            runs[-1][1] += text
+        else:
+            runs.append([tag, text])
+    parts = []
+    for tag, text in runs:
+        body = text.rstrip("\n")
+        end = text[len(body):]
+        parts.append(f"<{tag}>{escape(body)}</{tag}>{end}" if tag and body else escape(text))
+    return f'<pre style="{PRE}">{"".join(parts).rstrip()}</pre>'
 
 
 def _source_block(source: str, language: str) -> str:
@@ -67,13 +67,14 @@ def _source_block(source: str, language: str) -> str:
 
 def _gutter_block(source: str, language: str, gutter: list[str] | None) -> str:
     """The source beside a gutter of provenance labels, line for line (two <pre> side by side
-    with the same font and padding)."""
+    with the same font and padding). HTML drops a newline right after <pre>: the gutter's first
+    line may be empty, so one more newline keeps it."""
     if not gutter:
         return _source_block(source, language)
     shown = gutter[:MAX_SOURCE_LINES]
     labels = "\n".join(escape(label) for label in shown)
     return ('<div class="tinylab-provenance" style="display:flex;align-items:flex-start">'
-            f'<pre class="tinylab-gutter" style="{PRE}{GUTTER}">{labels}</pre>'
+            f'<pre class="tinylab-gutter" style="{PRE}{GUTTER}">\n{labels}</pre>'
             f'<div style="min-width:0;flex:1">{_source_block(source, language)}</div></div>')
 
 
@@ -87,7 +88,7 @@ def _decision_items(model: dict, kernel: dict) -> str:
     return f'<ul style="margin:4px 0 4px 18px;padding:0">{"".join(dict.fromkeys(items))}</ul>'
 
 
-def _kernel_details(model: dict, kernel: dict, passes: bool = True) -> str:
+def _kernel_details(model: dict, kernel: dict, passes: bool = True, language: str = "") -> str:
     nodes = {n["id"]: n for n in model["nodes"]}
     reads = ", ".join(f"{nodes[r]['op']} {nodes[r]['dtype']}{nodes[r]['shape']}"
                       for r in kernel["reads"]) or "-"
@@ -101,8 +102,8 @@ def _kernel_details(model: dict, kernel: dict, passes: bool = True) -> str:
         body.append(f'<div style="{MUTED}">actions: {escape(", ".join(kernel["opts"]))}</div>')
     if kernel.get("calibration"):
         body.append(f'<div style="{MUTED}">calibration: {escape(kernel["calibration"])}</div>')
-    if kernel.get("build"):
-        body.append(f'<div style="{MUTED}">build: {escape(kernel["build"]["text"])}</div>')
+    if kernel.get("build"):   # how this run got the binary (compiled, from the disk cache), when
+        body.append(measured(f'<div style="{MUTED}">build: {escape(kernel["build"]["text"])}</div>'))
     body.append(_decision_items(model, kernel))
     mine = kernel_user_lines(model, kernel)
     if mine:
@@ -110,15 +111,17 @@ def _kernel_details(model: dict, kernel: dict, passes: bool = True) -> str:
                     + escape("\n".join(mine)) + "</pre>")
     program = model["programs"].get(kernel["name"])
     if program is not None:
-        body.append(f'<div>loop IR</div><pre style="{PRE}">'
-                    f'{escape(program["passes"].get("plan", ""))}</pre>')
-        language = program["language"]
+        if language not in program["sources"]:   # the selected backend's, else the one that ran
+            language = program["language"]
+        ran = program["language"]
+        body.append(f'<div>loop IR{"" if language == ran else f" (of the {escape(ran)} kernel that ran)"}'
+                    f'</div><pre style="{PRE}">{escape(program["passes"].get("plan", ""))}</pre>')
         gutter = gutter_labels(model, kernel, language)
         body.append(f"<div>{escape(language)} source"
                     + (f' <span style="{MUTED}">(left: the ops each line computes ← the lines '
                        "of your code that built them)</span>" if gutter else "") + "</div>")
         body.append(_gutter_block(program["sources"][language], language, gutter))
-        if passes:
+        if passes and language == ran:   # the passes are those of the program that ran
             body.append(passes_html(program, PRE, MUTED))
     return (f'<details style="margin:2px 0"><summary style="cursor:pointer">{summary}</summary>'
             f'<div style="margin:4px 0 8px 16px">{"".join(body)}</div></details>')
@@ -149,7 +152,10 @@ def _transform_legend(model: dict) -> str:
     return f'<div style="{MUTED}">made by a transform: {"".join(swatches)}</div>'
 
 
-def to_html(model: dict, graph_engine: str = "auto", max_kernels: int = 200) -> str:
+def to_html(model: dict, graph_engine: str = "auto", max_kernels: int = 200,
+            source_language: str = "") -> str:
+    """`source_language`: the source each kernel shows (`%tinygrad --backend CUDA`: CUDA's) when
+    the model rendered it; the source that ran otherwise."""
     kernels = {k["id"]: k for k in model["kernels"]}
     count = sum(1 for k in model["kernels"] if k["kind"] == "kernel")
     headline = summary_text(model).splitlines()[0]
@@ -171,7 +177,7 @@ def to_html(model: dict, graph_engine: str = "auto", max_kernels: int = 200) -> 
                 stepped = name in with_passes or len(with_passes) < MAX_STATIC_PASSES
                 if stepped:
                     with_passes.add(name)
-                parts.append(_kernel_details(model, kernels[kernel_id], stepped))
+                parts.append(_kernel_details(model, kernels[kernel_id], stepped, source_language))
     if listed > max_kernels:
         parts.append(f'<div style="{MUTED}">… and {plural(listed - max_kernels, "more kernel")}'
                      "</div>")

@@ -15,7 +15,8 @@ from .text import plural, size_text
 MEASURED = ("<!-- measured -->", "<!-- /measured -->")
 MUTED = "color:#475569;"
 TABLE = "border-collapse:collapse;font-size:12px;margin:4px 0;"
-CELL = "padding:1px 8px;border-bottom:1px solid #e2e8f0;text-align:left;"
+CELL = "padding:1px 8px"              # each cell's style (the row carries the rule beneath it)
+ROW = "border-bottom:1px solid #e2e8f0"
 MAX_MEMORY_REALIZES = 8   # timelines drawn in static HTML (the widget has a realize selector)
 
 
@@ -29,10 +30,10 @@ def _details(title: str, note: str, body: str) -> str:
 
 
 def _table(head: list[str], rows: list[list[str]]) -> str:
-    header = "".join(f'<th style="{CELL}">{escape(h)}</th>' for h in head)
-    body = "".join("<tr>" + "".join(f'<td style="{CELL}">{c}</td>' for c in row) + "</tr>"
-                   for row in rows)
-    return f'<table style="{TABLE}"><tr>{header}</tr>{body}</table>'
+    header = "".join(f'<th style="{CELL};text-align:left">{escape(h)}</th>' for h in head)
+    body = "".join(f'<tr style="{ROW}">' + "".join(f'<td style="{CELL}">{c}</td>' for c in row)
+                   + "</tr>" for row in rows)
+    return f'<table style="{TABLE}"><tr style="{ROW}">{header}</tr>{body}</table>'
 
 
 def memory_html(model: dict) -> str:
@@ -68,9 +69,8 @@ def roofline_html(model: dict) -> str:
     kernels = [k for k in model["kernels"] if k["kind"] == "kernel" and k["bytes"]]
     if not kernels:
         return ""
-    rows = [[escape(k["name"]), str(k["flops"]), size_text(k["bytes"]),
-             f"{k['intensity']:.3f}"] for k in kernels[:200]]
-    plain = _table(["kernel", "FLOPs", "bytes", "FLOPs / byte"], rows)
+    rows = [[escape(k["name"]), f"{k['intensity']:.3f}"] for k in kernels[:200]]
+    plain = _table(["kernel", "FLOPs / byte"], rows)   # its FLOPs and bytes head its <details>
     timed = []
     for device, peak in sorted(model.get("peaks", {}).items()):
         chart = roofline_svg(model, device)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 
 MAX_DIFF_LINES = 400   # a diff longer than this is cut (the step's own text is complete)
-MAX_STATIC_LINES = 24  # static HTML shows this much of a step's text (the widget: all of it)
+MAX_STATIC_LINES = 16  # static HTML shows this much of a step's text (the widget: all of it)
 
 
 def pass_steps(steps) -> list[dict]:

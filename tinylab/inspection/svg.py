@@ -47,8 +47,15 @@ def clean_svg(svg: str) -> str:
     svg = re.sub(r"<!--.*?-->", "", svg, flags=re.S)          # version and node-name comments
     svg = re.sub(r'\s(id|xmlns:xlink)="[^"]*"', "", svg)        # ids collide between outputs
     svg = re.sub(r"<title>.*?</title>", "", svg, flags=re.S)
-    svg = re.sub(r"\n\s*\n", "\n", svg)
-    return svg.replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1).strip() + "\n"
+    svg = re.sub(r">\s+<", "><", svg)          # one line: a saved notebook stores each line apart
+    svg = re.sub(r'="[^"]*"', _whole_points, svg)   # coordinates in whole points, labels as drawn
+    fonts = ' font-family="Helvetica,sans-Serif" font-size="10"'   # each label's, once (inherited)
+    svg = svg.replace(' font-family="Helvetica,sans-Serif"', "").replace(' font-size="10"', "")
+    return svg.replace("<svg ", f'<svg style="max-width:100%;height:auto"{fonts} ', 1).strip() + "\n"
+
+
+def _whole_points(attribute: re.Match) -> str:
+    return re.sub(r"-?\d+\.\d+", lambda number: f"{float(number.group()):.0f}", attribute.group())
 
 
 def _text(x: float, y: float, text: str, **style) -> str:
