@@ -233,8 +233,6 @@ def _run_twin(name: str, replace: dict) -> str:
     return done.stdout
 
 
-
-
 def _share_by_size_only(steps, size_of, keep):
     homes, plan = {}, {}
     for key in size_of:
@@ -246,14 +244,6 @@ def _share_by_size_only(steps, size_of, keep):
 def _share_everything(steps, size_of, keep):
     free = [key for key in size_of if key not in keep]
     return {key: free[0] for key in free[1:]}   # overlapping lifetimes and sizes
-
-
-def _share_by_size_only(steps, size_of, keep):
-    homes, plan = {}, {}
-    for key in size_of:
-        if key not in keep:
-            plan[key] = homes.setdefault(size_of[key], key)   # ignores lifetimes
-    return {k: v for k, v in plan.items() if k != v}
 
 
 @pytest.mark.parametrize("wrong", [lambda steps, size_of, keep: {}, _share_everything,

@@ -140,11 +140,7 @@ def adaptive_avg_pool(x, output_size):
     """Adaptive average pooling where each output cell averages an equal block (the input size
     divides by the output size, the usual case: a global pool, or 14 -> 7)."""
     spatial = len(output_size)
-    inside = x.shape[-spatial:]
-    if any(i % o for i, o in zip(inside, output_size)):
-        raise UnsupportedError(f"_adaptive_avg_pool of spatial size {inside} to {tuple(output_size)}:"
-                               f" only sizes that divide evenly are mapped")
-    blocks = tuple(i // o for i, o in zip(inside, output_size))
+    blocks = _equal_blocks(x, output_size, "_adaptive_avg_pool")
     lead = x.shape[:-spatial]
     split = lead + tuple(v for o, b in zip(output_size, blocks) for v in (o, b))
     axes = tuple(len(lead) + 2 * k + 1 for k in range(spatial))
@@ -208,13 +204,18 @@ def reduce_sum_to(grad: Tensor, shape) -> Tensor:
 def adaptive_max_pool(x, output_size):
     """(values, int64 indices) of adaptive max pooling where the input size divides by the
     output size (equal windows: a max pool of kernel = stride = input / output)."""
-    spatial = len(output_size)
-    inside = x.shape[-spatial:]
-    if any(i % o for i, o in zip(inside, output_size)):
-        raise UnsupportedError(f"adaptive_max_pool of spatial size {inside} to "
-                               f"{tuple(output_size)}: only sizes that divide evenly are mapped")
-    kernel = tuple(i // o for i, o in zip(inside, output_size))
+    kernel = _equal_blocks(x, output_size, "adaptive_max_pool")
     return max_pool_with_indices(x, kernel, kernel)
+
+
+def _equal_blocks(x, output_size, op: str) -> tuple:
+    """The block each output cell of an adaptive pool covers, where the input's spatial sizes
+    divide by the output's (the mapped case); an error naming `op` elsewhere."""
+    inside = x.shape[-len(output_size):]
+    if any(i % o for i, o in zip(inside, output_size)):
+        raise UnsupportedError(f"{op} of spatial size {inside} to {tuple(output_size)}: only "
+                               f"sizes that divide evenly are mapped")
+    return tuple(i // o for i, o in zip(inside, output_size))
 
 
 def cdist(x1, x2, p=2.0, compute_mode=None):
