@@ -35,7 +35,7 @@ def quick_batch(device: str, count: int) -> bool:
     if spec.render_only:
         return False
     runtime = spec.runtime
-    return hasattr(runtime, "tier_of") and bool(getattr(runtime, "use_cache", False))
+    return runtime.builds_in_tiers
 
 
 def upgrade(runtime, kernels: list[tuple]) -> None:

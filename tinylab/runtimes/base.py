@@ -42,6 +42,7 @@ class Runtime(ABC):
     name: str = ""
     is_gpu: bool = False   # a GPU device (Device.DEFAULT prefers one)
     allocator = None       # runtimes/buffer.py Allocator for this device's memory
+    builds_in_tiers: bool = False  # a quick build first, the full one later (engine/build_tiers)
 
     def launching_many(self):
         """A context for launches that run back to back (a TinyJit replay): a runtime that

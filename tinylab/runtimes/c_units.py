@@ -61,6 +61,11 @@ class UnitCompiler:
     `compile(source, flags)`, `_build(text, flags, out)`, `_header_flags(text, flags)`, `cache_dir`,
     `use_cache`, `_parallel` (whether each loaded kernel runs threads) and `_tiers`."""
 
+    @property
+    def builds_in_tiers(self) -> bool:
+        """Quick build first, full build later: only with the disk cache on (it keeps the full one)."""
+        return bool(self.use_cache)
+
     def compile_unit(self, kernels: list[tuple[str, str]],
                      quick: bool = False) -> list[tuple[Path, str, bool]]:
         """For each (name, source): (shared object, the kernel's symbol in it, True if it came
