@@ -5,7 +5,6 @@ roofs (engine/peak.py: compute and a bandwidth per memory level, the figures eve
 `from tinylab.device import Device` is the same registry as `tinylab.Device`."""
 from __future__ import annotations
 
-import dataclasses
 
 from .engine.backends import BACKENDS
 from .engine.devices import Device
@@ -47,7 +46,7 @@ def _cpu_target(row) -> None:
     print(f"CPU threads: {thread_placement(runs.cores, thread_count().source)}")
     if not runs.measured:
         print("calibration: off (TINYLAB_CALIBRATE=0): the model plans every kernel")
-    if renders.key != dataclasses.replace(runs, micro_kernel=(), measured="").key:
+    if renders.key != runs.machine_key:
         print(f"{row.null_alias} target: {renders.describe()} (rendered only: this CPU cannot "
               "run it)")
     peak = device_peak(row.name)

@@ -206,3 +206,18 @@ def test_progress_is_shown_while_it_runs(tmp_path):
     mine = [e for e in events if e.kind == "calibrate"]
     assert mine[0].done == 0 and mine[-1].finished and mine[-1].done == len(mine) - 2
     assert "timing micro-kernels of Test CPU A" in mine[1].describe()
+
+
+def test_calibration_leaves_the_roofs_where_they_were(tmp_path, monkeypatch):
+    """The roofs are the machine's: a calibrated target reads the same best-ever file as the model's
+    (python -m tinylab.device runs calibrated, the notebooks not; both show one figure per roof),
+    while a different machine or ISA keeps its own."""
+    from tinylab.engine import peak
+    monkeypatch.setattr(peak.config, "cache_dir", lambda: tmp_path)
+    plain = dataclasses.replace(PRESETS["avx2"], cores=2)
+    timed = dataclasses.replace(plain, micro_kernel=(2, 4, 512), measured="micro-kernel 2x32")
+    path = peak._cache_path(type("Spec", (), {"name": "CPU", "target": timed})())
+    assert timed.key != plain.key and timed.machine_key == plain.machine_key == plain.key
+    assert path == tmp_path / "peak" / f"CPU-{plain.key}-best-v{peak.CACHE_VERSION}.json"
+    assert dataclasses.replace(plain, cores=1).machine_key != plain.machine_key
+    assert PRESETS["sse4"].machine_key != PRESETS["avx2"].machine_key

@@ -233,7 +233,8 @@ def raise_roof(device: str, level: str, value: float, why: str) -> None:
 
 
 def _cache_path(spec) -> Path:
-    key = spec.target.key if spec.target is not None else spec.runtime.describe()  # CL, CUDA
+    # a CPU's roofs belong to the machine and its ISA, calibrated or not (one figure per roof)
+    key = spec.target.machine_key if spec.target is not None else spec.runtime.describe()
     return (config.cache_dir() / "peak" /
             f"{spec.name}-{_safe(key)}-best-v{CACHE_VERSION}.json")
 

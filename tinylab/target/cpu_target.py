@@ -86,6 +86,12 @@ class CPUTarget:
         digest = hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode())
         return f"{self.name}-{self.isa}-{digest.hexdigest()[:12]}"
 
+    @property
+    def machine_key(self) -> str:
+        """`key` without what calibration timed: the machine and the ISA alone (its roofs are the
+        same whichever register tile calibration chose)."""
+        return dataclasses.replace(self, micro_kernel=(), measured="").key
+
     def as_dict(self) -> dict:
         out = dataclasses.asdict(self)
         out.update(flags=list(self.flags), features=sorted(self.features), notes=list(self.notes),
