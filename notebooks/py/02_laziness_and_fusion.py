@@ -193,6 +193,8 @@ for key, result in priced.items():
     low, high = result["ratio_quartiles"]
     print(f"{key:<14} {result['actual_s'] * 1e6:6.1f} µs -> {result['scenario_s'] * 1e6:6.1f} µs"
           f"  ({result['ratio']:.2f}x, quartiles {low:.2f}-{high:.2f}): {result['verdict']}")
+low, high = priced["fuse_off"]["ratio_quartiles"]
+claim("fuse_off's five extra launches are never faster beyond the spread", high >= 1.0)
 
 # %% [markdown]
 # Each line's verdict says whether this run can tell the two schedules apart: the scenario counts
@@ -409,6 +411,8 @@ for name in runs:
     print(f"{name:<18} {kernels} kernel(s): {lerp_rounds[name].text(1e6, ' µs')}")
 print(f"the real schedule takes {ratio.text(1.0, 'x')} the one-kernel schedule's time: "
       f"{verdict(ratio)} 1")
+claim("at 8 x 8 the cut does not pay: the real schedule is not faster beyond the spread",
+      verdict(ratio) != "below")
 
 # %% [markdown]
 # ## DEBUG levels

@@ -134,6 +134,9 @@ print(plan.describe())
 # %%
 tiled = plan.apply(Opt("UPCAST", 0, 4))
 print(tiled.describe())
+claim("UPCAST(0, 4): 2 trips of the first loop, a tile of 4 rows, and a new name",
+      (tiled.name, [(axis.kind.value, axis.size) for axis in tiled.axes if axis.kind.value == "upcast"]),
+      ("r_2_8_8_4", [("upcast", 4)]))
 
 # %% [markdown]
 # Actions check that they fit the loop they are applied to:

@@ -66,6 +66,12 @@ train_step, correct = make_steps(model, optimizer)   # both wrapped in TinyJit
 for name, tensor in list(nn.state.get_state_dict(model).items())[:6]:
     print(f"{name:<22} {tensor.shape}")
 print("...")
+kinds = [type(layer).__name__ + (f" {layer.weight.shape[2]}x{layer.weight.shape[3]}"
+                                 if isinstance(layer, nn.Conv2d) else "")
+         for layer in model.layers if isinstance(layer, (nn.Conv2d, nn.BatchNorm, nn.Linear))]
+claim("two 5×5 convolutions, batch norm, two 3×3 convolutions, batch norm, a linear layer", kinds,
+      ["Conv2d 5x5", "Conv2d 5x5", "BatchNorm", "Conv2d 3x3", "Conv2d 3x3", "BatchNorm", "Linear"])
+claim("the linear layer is Linear(576, 10)", model.layers[-1].weight.shape, (10, 576))
 
 # %% [markdown]
 # **Exercise.** How many trainable numbers does the model have? Work it out from the layer
@@ -190,11 +196,18 @@ def test_accuracy(net, training: bool) -> float:
 
 with_running = test_accuracy(model, training=False)
 probe = Model()                          # a copy: training mode moves its running statistics
+claim("running statistics start at mean 0, variance 1", all(   # the new model's, before the copy
+    (n.running_mean.numpy() == 0).all() and (n.running_var.numpy() == 1).all()
+    for n in probe.layers if isinstance(n, nn.BatchNorm)))
 nn.state.load_state_dict(probe, nn.state.get_state_dict(model))
 with_batch = test_accuracy(probe, training=True)
 print(f"test accuracy after {STEPS} steps of {BATCH} ({len(test_images)} test images): "
       f"{with_running:.1f}% with the running statistics, {with_batch:.1f}% with each batch's")
-claim("0.9 ** 12 of the starting statistics is left", round(0.9 ** 12, 2), 0.28)
+norms = [layer for layer in model.layers if isinstance(layer, nn.BatchNorm)]
+claim("12 steps, each batch norm moving its statistics 10% of the way (momentum 0.1)",
+      (STEPS, {layer.momentum for layer in norms}), (12, {0.1}))
+claim("0.9 ** 12 of the starting statistics is left", round((1 - norms[0].momentum) ** STEPS, 2),
+      0.28)
 claim("with batch statistics the same weights score higher", with_batch > with_running)
 
 # %% [markdown]

@@ -14,6 +14,8 @@
 
 # %%
 # %load_ext tinylab
+import re
+
 import numpy as np
 from exercises import check, claim
 from machine import measured_on
@@ -240,6 +242,17 @@ print(f"compute {cpu_peak.flops_per_s / 1e9:.0f} GFLOPS: {cpu_peak.compute_from}
 for row in cpu_peak.levels:
     fits = f" (working sets up to {row['fits_bytes'] >> 10} KiB)" if row["fits_bytes"] else ""
     print(f"{row['level']:<4} {row['bytes_per_s'] / 1e9:7.1f} GB/s{fits}: {row['how']}")
+
+
+def working_set(row) -> int:   # from the roof's own account of how it was measured
+    size, unit = re.search(r"over an? (\d+) (KiB|MiB) working set", row["how"]).groups()
+    return int(size) << (10 if unit == "KiB" else 20)
+
+
+timed_roofs = [row for row in cpu_peak.levels if not row["how"].startswith("raised by a kernel")]
+claim("each roof streams >= 256 MiB per launch over half its level (DRAM: 4x the last level)",
+      all(">= 256 MiB" in row["how"] and (2 * working_set(row) == row["fits_bytes"] if row["fits_bytes"]
+          else working_set(row) >= 4 * cpu_peak.levels[-2]["fits_bytes"]) for row in timed_roofs))
 claim("a roof for L1, L2, L3 and DRAM, each at least the next level's",
       [row["level"] for row in cpu_peak.levels] == ["L1", "L2", "L3", "DRAM"] and
       all(a["bytes_per_s"] >= b["bytes_per_s"] for a, b in zip(cpu_peak.levels,
