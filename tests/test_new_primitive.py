@@ -134,3 +134,12 @@ def test_a_row_with_neither_spelling_nor_decomposition_is_refused():
         Op.register("HALVE", "unary", oracle=lambda a: a / 2,
                     spellings={"c": lambda r, a, dtype, src: f"({a[0]}/2)"})
     assert "HALVE" not in Op
+
+
+def test_shipped_renderers_take_their_ops_from_the_rows():
+    from tinylab.ir.ops import spelled_by
+    for device, family in (("CPU", "c"), ("NULL:WGSL", "wgsl"), ("PYTHON", "python")):
+        renderer = Device[device].renderer
+        assert renderer.family == family and renderer.ops == spelled_by(family) == frozenset(ALU)
+    decomposed = {op.name for op in ALU if op.decomposition is not None}
+    assert decomposed == {"NEG", "TRUNC", "MAX", "MOD"}
