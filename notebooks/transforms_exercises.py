@@ -20,6 +20,7 @@ from parity_harness import Case, run_case, run_jvp_case, run_vmap_case  # noqa: 
 from tinylab.frontend import autograd  # noqa: E402
 from tinylab.func import TABLE  # noqa: E402
 from tinylab.ir.ops import Op  # noqa: E402
+from tinylab.ir.primitives import structure_rows  # noqa: E402
 
 HINTS = {
     "jvp": "what is d(1/x) in terms of dx and of y = 1/x itself, and which of node, node.src[0] "
@@ -88,14 +89,14 @@ def _reverse_rule(op: Op, rule):
     """`rule` as op's reverse rule in autograd's table (which grad, vjp and backward read) and in
     TABLE; the project's own rule is out of reach meanwhile: calling the table's rule from your
     rule calls yours again."""
-    saved, saved_row, saved_expand = autograd.RULES[op], TABLE[op], autograd._expand_grad
+    saved, saved_row, saved_expand = autograd.RULES[op], TABLE[op], structure_rows._expand_reverse
     autograd.RULES[op] = rule
     TABLE[op] = saved_row._replace(vjp=rule)
-    autograd._expand_grad = rule
+    structure_rows._expand_reverse = rule
     try:
         yield
     finally:
-        autograd.RULES[op], TABLE[op], autograd._expand_grad = saved, saved_row, saved_expand
+        autograd.RULES[op], TABLE[op], structure_rows._expand_reverse = saved, saved_row, saved_expand
 
 
 def check_vjp_rule(rule) -> bool:

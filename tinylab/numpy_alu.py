@@ -1,4 +1,5 @@
-"""Layer 0: what each ALU op means, written with numpy, keyed by op name.
+"""Layer 0: what each ALU op means, written with numpy, keyed by op name (each primitive's row in
+ir/primitives/ declares its numpy function; registering the row defines it here).
 
 This is the arithmetic of the reference: ir/evaluate.py (the oracle every compiled kernel is
 checked against) and the PYTHON runtime (which interprets a kernel's linear program) both use it,
@@ -10,63 +11,29 @@ from __future__ import annotations
 import numpy as np
 
 
-def _idiv(a, b):
-    b_safe = np.where(b == 0, 1, b)
-    q = np.abs(a) // np.abs(b_safe)
-    return np.where(b == 0, 0, np.where((a < 0) != (b_safe < 0), -q, q)).astype(a.dtype)
+# name -> numpy function, filled by each primitive's row (ir/ops.py Op.register)
+ORACLES: dict = {}
+KEEPS_DTYPE: set = set()   # results cast back to the first operand's dtype (not comparisons)
 
 
-def _mod(a, b):
-    b_safe = np.where(b == 0, 1, b)
-    return np.where(b == 0, 0, np.fmod(a, b_safe)).astype(a.dtype)
+def define(op_name: str, function, keeps_dtype: bool = True) -> None:
+    ORACLES[op_name] = function
+    if keeps_dtype:
+        KEEPS_DTYPE.add(op_name)
 
 
-def _neg(a):
-    return np.logical_not(a) if a.dtype == np.bool_ else np.negative(a)
-
-
-def _recip(a):
-    with np.errstate(divide="ignore"):
-        return np.reciprocal(a)
-
-
-def _shift_left(a, b):
-    return np.left_shift(a, b.astype(a.dtype)).astype(a.dtype)
-
-
-def _shift_right(a, b):
-    return np.right_shift(a, b.astype(a.dtype)).astype(a.dtype)
-
-
-def _max(a, b):
-    if a.dtype == np.bool_:
-        return np.logical_or(a, b)
-    return np.maximum(a, b)
-
-
-UNARY = {
-    "EXP2": np.exp2, "LOG2": np.log2, "SIN": np.sin, "SQRT": np.sqrt, "RECIPROCAL": _recip,
-    "NEG": _neg, "TRUNC": np.trunc,
-}
-BINARY = {
-    "ADD": np.add, "MUL": np.multiply, "MAX": _max, "IDIV": _idiv, "MOD": _mod,
-    "CMPLT": np.less, "CMPNE": np.not_equal, "AND": np.bitwise_and, "OR": np.bitwise_or,
-    "XOR": np.bitwise_xor, "SHL": _shift_left, "SHR": _shift_right,
-}
+def forget(op_name: str) -> None:
+    ORACLES.pop(op_name, None)
+    KEEPS_DTYPE.discard(op_name)
 
 
 def apply(op_name: str, *args):
     """Apply an ALU op (not CAST/BITCAST) to numpy arrays of matching dtypes."""
     with np.errstate(all="ignore"):
-        if op_name == "WHERE":
-            return np.where(args[0], args[1], args[2])
-        if op_name in UNARY:
-            out = UNARY[op_name](args[0])
+        out = ORACLES[op_name](*args)
+        if op_name in KEEPS_DTYPE:
             return out.astype(args[0].dtype, copy=False)
-        out = BINARY[op_name](args[0], args[1])
-        if op_name in ("CMPLT", "CMPNE"):
-            return out
-        return out.astype(args[0].dtype, copy=False)
+        return out
 
 
 def cast(array, numpy_dtype, bitcast: bool = False):

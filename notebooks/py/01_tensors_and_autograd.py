@@ -99,13 +99,14 @@ claim("a matmul is a MUL and a REDUCE_SUM, no matmul op",
 #
 # ## Backward is one rule per primitive
 #
-# Each row of `autograd.RULES` takes the gradient flowing into a node and returns one gradient
-# per source, with the math beside it. This is the table as it is in the source file:
+# Each primitive's row (in `tinylab/ir/primitives/`) holds its reverse rule: it takes the
+# gradient flowing into a node and returns one gradient per source, with the math beside it.
+# `autograd.RULES[op]` reads it. Here is each rule as it is in the source files:
 
 # %%
-source = inspect.getsource(autograd)
-table = source[source.index("RULES = {"):source.index("}\n", source.index("RULES = {")) + 1]
-print(table)
+for op in autograd.RULES:
+    first_line = inspect.getsource(op.reverse).strip().splitlines()[0]
+    print(f"{op.name:<11} {first_line}")
 
 # %% [markdown]
 # `autograd.gradients()` walks the graph from the loss backwards and applies the rules: it

@@ -1,11 +1,12 @@
 """Capability-driven decomposition: rewrite a kernel AST into what a renderer can say.
 
-`decompose(ast, renderer)` replaces every ALU op missing from `renderer.ops` by its row in
-FALLBACKS (built from other primitive ops), and when `renderer.half_arithmetic` is False computes
-float16 ops in float32, rounding back to float16 after each (float16 stays a storage type). The
-engine calls it before planning; a renderer with every op and float16 math (C, PYTHON) gets the
-AST back. Both attributes are declared by renderers/base.py Renderer. bfloat16 is lowered
-into float32 and uint16 ops for every renderer first (bfloat16.py).
+`decompose(ast, renderer)` replaces every ALU op missing from `renderer.ops` (what the renderer
+can spell) by its row's decomposition into other primitive ops (ir/primitives/), and when
+`renderer.half_arithmetic` is False computes float16 ops in float32, rounding back to float16
+after each (float16 stays a storage type). The engine calls it before planning; a renderer that
+spells every op and has float16 math (C, PYTHON) gets the AST back. Both attributes are declared
+by renderers/base.py Renderer. bfloat16 is lowered into float32 and uint16 ops for every
+renderer first (bfloat16.py).
 """
 from __future__ import annotations
 
@@ -15,48 +16,6 @@ from ..ir import walk
 from ..ir.node import Node
 from ..ir.ops import ALU, REDUCE, Op
 from .bfloat16 import has_bfloat16, lower_bfloat16
-
-
-def _const(like: Node, value) -> Node:
-    return ir.const(value, like.dtype, like.shape, like.device)
-
-
-def _max(a: Node, b: Node) -> Node:
-    pick_a = ir.alu(Op.CMPLT, b, a)
-    if a.dtype.is_float:  # a NaN in a wins, as C's (a>b || a!=a) ? a : b
-        pick_a = ir.alu(Op.OR, pick_a, ir.alu(Op.CMPNE, a, a))
-    return ir.alu(Op.WHERE, pick_a, a, b)
-
-
-def _neg(x: Node) -> Node:
-    if x.dtype.is_bool:
-        return ir.alu(Op.CMPNE, x, _const(x, True))
-    return ir.alu(Op.MUL, x, _const(x, -1))
-
-
-def _mod(a: Node, b: Node) -> Node:
-    remainder = ir.alu(Op.ADD, a, ir.alu(Op.MUL, ir.alu(Op.MUL, ir.alu(Op.IDIV, a, b), b),
-                                         _const(a, -1)))
-    return ir.alu(Op.WHERE, ir.alu(Op.CMPNE, b, _const(b, 0)), remainder, _const(a, 0))
-
-
-def _trunc(x: Node) -> Node:
-    """Round toward zero through an integer cast, where the float has a fractional part at all."""
-    bits = {dtypes.float64: 52, dtypes.float32: 23}.get(x.dtype, 10)
-    integer = dtypes.int64 if x.dtype == dtypes.float64 else dtypes.int32
-    limit = float(2 ** bits)
-    small = ir.alu(Op.AND, ir.alu(Op.CMPLT, x, _const(x, limit)),
-                   ir.alu(Op.CMPLT, _const(x, -limit), x))
-    return ir.alu(Op.WHERE, small, ir.cast(ir.cast(x, integer), x.dtype), x)
-
-
-# op -> the same value from other primitive ops
-FALLBACKS = {
-    Op.MAX: _max,       # max(a, b) = where(b < a or a != a, a, b)
-    Op.NEG: _neg,       # -x = x * -1;  not b = b != true
-    Op.MOD: _mod,       # a % b = where(b != 0, a - (a // b) * b, 0)   (truncating, like IDIV)
-    Op.TRUNC: _trunc,   # trunc(x) = where(|x| < 2**mantissa, float(int(x)), x)
-}
 
 
 def _half_in_float(node: Node, srcs: list[Node]) -> Node:
@@ -90,7 +49,7 @@ def decompose(ast: Node, renderer, memo: dict | None = None) -> Node:
 
 def _decompose(ast: Node, renderer, memo: dict) -> Node:
     half = renderer.half_arithmetic
-    missing = set(FALLBACKS) - set(renderer.ops)
+    missing = _unspelled(ast, renderer.ops)
     if not missing and half:
         return ast
 
@@ -99,7 +58,7 @@ def _decompose(ast: Node, renderer, memo: dict) -> Node:
         if not half and _touches_half(node):
             out = _half_in_float(node, srcs)
         if out.op in missing:
-            out = rewrite(FALLBACKS[out.op](*out.src))
+            out = rewrite(out.op.decomposition(*out.src))
         memo.setdefault(out, out)   # a rewrite maps to itself
         return out
 
@@ -117,3 +76,11 @@ def _rebuild(node: Node, srcs: list[Node]) -> Node:
     if node.op in ALU:
         return ir.alu(node.op, *srcs)
     return walk.rebuilt(node, srcs)
+
+
+def _unspelled(ast: Node, spelled) -> set:
+    """The ALU ops in `ast` the renderer cannot spell and their rows can decompose (a shipped
+    renderer's family has one or the other for every row: ir/ops.py checks at registration; a
+    renderer that declares its own `ops` meets the rest at render time)."""
+    return {node.op for node in ast.toposort()
+            if node.op in ALU and node.op not in spelled and node.op.decomposition is not None}

@@ -4,8 +4,6 @@ primitive ALU ops of ir/ops.py by name. Renderers walk programs of these and key
 """
 from __future__ import annotations
 
-from enum import StrEnum
-
 from ..ir.ops import ALU, Op
 
 STRUCTURE = (
@@ -22,7 +20,67 @@ STRUCTURE = (
     "READ_ACC",       # the accumulator's value after its loops (linearize only; never rendered)
     "GROUP_REDUCE",   # combine accumulators across a GPU work-group (codegen/gpu_plan.py)
 )
-# a str enum: each member equals its name, so tables keyed on names ("ADD") find it too
-LinearOp = StrEnum("LinearOp", [(name, name) for name in STRUCTURE] +
-                   [(op.name, op.name) for op in Op if op in ALU])
-LinearOp.__doc__ = "An instruction of the linear program: STRUCTURE above, then every ALU op."
+
+
+class _Vocabulary(type):
+    """LinearOp's class: STRUCTURE names, then the ALU primitives registered in ir/ops.py now
+    (one registered later, as a test's SQUARE, is an instruction from then on)."""
+
+    def _member(cls, name: str) -> LinearOp:
+        member = cls._members.get(name)
+        if member is None:
+            if name not in STRUCTURE and not (name in Op and Op[name] in ALU):
+                raise ValueError(f"{name!r} is not a LinearOp (structure or ALU primitive)")
+            member = cls._members[name] = str.__new__(cls, name)
+        return member
+
+    def __getattr__(cls, name: str) -> LinearOp:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return cls._member(name)
+        except ValueError:
+            raise AttributeError(f"LinearOp has no {name}") from None
+
+    def __call__(cls, value) -> LinearOp:
+        return cls._member(value.name if isinstance(value, Op) else str(value))
+
+    def __getitem__(cls, name: str) -> LinearOp:
+        try:
+            return cls._member(name)
+        except ValueError:
+            raise KeyError(name) from None
+
+    def __iter__(cls):
+        return iter([cls._member(name) for name in cls.names()])
+
+    def names(cls) -> list[str]:
+        return list(STRUCTURE) + [op.name for op in Op if op in ALU]
+
+    @property
+    def __members__(cls) -> dict:
+        return {name: cls._member(name) for name in cls.names()}
+
+
+class LinearOp(str, metaclass=_Vocabulary):
+    """An instruction of the linear program: STRUCTURE above, then every ALU op. A str equal to
+    its name, so tables keyed on names ("ADD") find it too; Op[linear_op] is its primitive row."""
+    _members: dict = {}
+
+    def __repr__(self) -> str:
+        return f"LinearOp.{str(self)}"
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+    @property
+    def name(self) -> str:
+        return str.__str__(self)
+
+    @property
+    def value(self) -> str:
+        return str.__str__(self)
+
+
+for _name in LinearOp.names():   # the vocabulary at import as plain attributes (fast lookups)
+    setattr(LinearOp, _name, LinearOp._member(_name))

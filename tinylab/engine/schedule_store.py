@@ -30,7 +30,7 @@ from .planned_cache import code_fingerprint
 FOLDER = "schedules"
 WORTH_S = 0.02  # a schedule that took less to make is not written (writing one costs ~3 ms: a
                 # test suite's thousands of small graphs would pay more than they ever save)
-VERSION = b"tinylab schedule template 1\n"
+VERSION = b"tinylab schedule template 2\n"   # 2: ops stored by name (ir/ops.py rows)
 
 
 def disk_key(key: tuple, caps: list) -> str | None:
@@ -110,7 +110,7 @@ def store(digest: str, template: tuple) -> None:
     nodes = _nodes(template)
     number = {node: i for i, node in enumerate(nodes)}
     holders: dict = {}
-    rows = [(n.op.value, n.dtype, tuple(number[s] for s in n.src), n.arg, n.shape, n.device)
+    rows = [(n.op.name, n.dtype, tuple(number[s] for s in n.src), n.arg, n.shape, n.device)
             for n in nodes]
     table, body = io.BytesIO(), io.BytesIO()
     try:
@@ -151,7 +151,7 @@ def load(digest: str) -> tuple | None:
         nodes: list = []
         for op, dtype, src, arg, shape, device in _Reader(io.BytesIO(table), nodes,
                                                          holders).load():
-            nodes.append(Node(Op(op), dtype, tuple(nodes[i] for i in src), arg, shape, device))
+            nodes.append(Node(Op[op], dtype, tuple(nodes[i] for i in src), arg, shape, device))
         return _Reader(io.BytesIO(body), nodes, holders).load()
     except (OSError, ValueError, EOFError, IndexError, pickle.UnpicklingError, AttributeError,
             TypeError, KeyError):

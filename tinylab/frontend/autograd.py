@@ -1,4 +1,5 @@
-"""Autograd: one rule per primitive op, in one table, each with its math beside it.
+"""Autograd: one reverse rule per primitive op, kept in the op's row (ir/primitives/) with its math
+beside it; RULES below reads them.
 
 A rule takes (grad, node) — the gradient of the loss with respect to `node`'s output and the node
 itself — and returns one gradient per source (None where no gradient flows). `gradients(root,
@@ -20,7 +21,6 @@ that follow PyTorch's convention at a kink (clip at its bounds).
 """
 from __future__ import annotations
 
-import math
 import weakref
 from typing import Callable
 
@@ -30,85 +30,31 @@ from ..ir.node import Node
 from ..ir.ops import Op
 
 
-def _reduce_max_grad(grad: Node, node: Node):
-    # ties share the gradient equally: d max = [x == max] / count(x == max); a NaN is the
-    # max of its row, so the NaNs share it (as PyTorch's max() does)
-    src = node.src[0]
-    result = node.expand(src.shape)
-    is_max = ir.alu(Op.OR, src.eq(result), ir.alu(Op.AND, src.ne(src), result.ne(result)))
-    is_max = is_max.cast(src.dtype)
-    count = is_max.sum(node.axes).expand(src.shape)
-    return (is_max * grad.expand(src.shape) / count,)
+class ReverseRules:
+    """The reverse rule of every primitive, read from (and written to) its row in ir/primitives/:
+    `RULES[Op.MUL](grad, node)`; `op in RULES` where a gradient flows through op. Assigning a rule
+    replaces the row's (notebook exercises swap one in and put it back)."""
+
+    def __getitem__(self, op: Op) -> Callable:
+        if op.reverse is None:
+            raise KeyError(op)
+        return op.reverse
+
+    def __setitem__(self, op: Op, rule: Callable) -> None:
+        op.reverse = rule
+
+    def __contains__(self, op) -> bool:
+        return isinstance(op, Op) and op.reverse is not None
+
+    def __iter__(self):
+        return (op for op in Op if op.reverse is not None)
+
+    def items(self):
+        return [(op, op.reverse) for op in self]
 
 
-def _max_grad(grad: Node, node: Node):
-    # d max(a, b): 1 to the larger, 1/2 each on a tie
-    a, b = node.src
-    a_wins = b.lt(a).cast(a.dtype) + a.eq(b).cast(a.dtype) * 0.5
-    return (grad * a_wins, grad * (1.0 - a_wins))
-
-
-def _expand_grad(grad: Node, node: Node):
-    # d expand = sum over the axes that were broadcast
-    src = node.src[0]
-    axes = tuple(i for i, (s, n) in enumerate(zip(src.shape, node.shape)) if s != n)
-    if grad.dtype.is_narrow_float:  # partial sums in float32, as a forward half sum (and
-        return (ir.cast(ir.cast(grad, dtypes.float32).sum(axes), grad.dtype),)  # PyTorch)
-    return (grad.sum(axes),)
-
-
-def _permute_grad(grad: Node, node: Node):
-    return (grad.permute(ir.inverse_permutation(node.order)),)
-
-
-def _pad_grad(grad: Node, node: Node):
-    return (grad.shrink(tuple((b, b + s) for (b, _), s in zip(node.padding, node.src[0].shape))),)
-
-
-def _shrink_grad(grad: Node, node: Node):
-    src = node.src[0]
-    return (grad.pad(tuple((b, s - e) for (b, e), s in zip(node.bounds, src.shape))),)
-
-
-def _cast_grad(grad: Node, node: Node):
-    src = node.src[0]
-    return (grad.cast(src.dtype) if src.dtype.is_float else None,)
-
-
-def _where_grad(grad: Node, node: Node):
-    cond = node.src[0]
-    zero = grad.const_like(0)
-    return (None, cond.where(grad, zero), cond.where(zero, grad))
-
-
-LN2 = math.log(2)
-
-RULES = {
-    Op.NEG: lambda grad, node: (-grad,),                                      # d(-x) = -dx
-    Op.RECIPROCAL: lambda grad, node: (-grad * node * node,),                 # d(1/x) = -1/x² dx
-    Op.SQRT: lambda grad, node: (grad / (node * 2.0),),                       # d√x = dx / 2√x
-    Op.EXP2: lambda grad, node: (grad * node * LN2,),                         # d2^x = 2^x ln2 dx
-    Op.LOG2: lambda grad, node: (grad / (node.src[0] * LN2),),                # dlog2 x = dx / x ln2
-    Op.SIN: lambda grad, node: (grad * _cosine(node.src[0]),),                # d sin = cos dx
-    Op.TRUNC: lambda grad, node: (grad.const_like(0),),                       # piecewise constant
-    Op.CAST: _cast_grad,                                                      # back to the source type
-    Op.ADD: lambda grad, node: (grad, grad),                                  # d(a+b) = da + db
-    Op.MUL: lambda grad, node: (grad * node.src[1], grad * node.src[0]),      # d(ab) = b da + a db
-    Op.MAX: _max_grad,                                                        # to the larger
-    Op.WHERE: _where_grad,                                                    # to the chosen branch
-    Op.REDUCE_SUM: lambda grad, node: (grad.expand(node.src[0].shape),),      # broadcast back
-    Op.REDUCE_MAX: _reduce_max_grad,                                          # to the maxima
-    Op.RESHAPE: lambda grad, node: (grad.reshape(node.src[0].shape),),        # reshape back
-    Op.PERMUTE: _permute_grad,                                                # inverse permutation
-    Op.EXPAND: _expand_grad,                                                  # sum the broadcast
-    Op.PAD: _pad_grad,                                                        # shrink the padding off
-    Op.SHRINK: _shrink_grad,                                                  # pad back with zeros
-    Op.FLIP: lambda grad, node: (grad.flip(node.axes),),                      # flip back
-    Op.CONTIGUOUS: lambda grad, node: (grad,),                                # identity
-    Op.COPY: lambda grad, node: (ir.copy_to(grad, node.src[0].device),),      # copy it back
-    Op.ASSIGN: lambda grad, node: (None, grad),                               # flows to the value
-}
-# no gradient: comparisons, integer and bit ops, BITCAST, DETACH, BUFFER, CONST
+RULES = ReverseRules()
+# no gradient: comparisons, integer and bit ops, BITCAST, DETACH, BUFFER, CONST (no reverse rule)
 
 
 # node -> (sources, rule): rule(grad) gives the gradient for each source, skipping the chain
@@ -134,16 +80,6 @@ def realized_from(buffer: Node, node: Node) -> None:
     """Gradients reaching `buffer` continue into `node`, the graph its value was computed from."""
     assert buffer.op is Op.BUFFER, buffer
     REALIZED_FROM[buffer] = node
-
-
-def alu_sin(x: Node) -> Node:
-    return ir.alu(Op.SIN, x)
-
-
-def _cosine(x: Node) -> Node:
-    """cos x = 1 - 2 sin²(x/2): x/2 is exact, where x + pi/2 rounds a large x's digits away."""
-    half_sine = alu_sin(x * 0.5)
-    return half_sine * half_sine * -2.0 + 1.0
 
 
 def _sources(node: Node) -> tuple[Node, ...]:
@@ -183,13 +119,13 @@ def gradients(root: Node, root_grad: Node, targets: list[Node]) -> dict[Node, No
             continue
         if node.op is Op.BUFFER:  # a realized value: its gradient is its graph's
             pairs = [(source, grad) for source in _sources(node)]
-        elif node.op not in RULES or (not node.dtype.is_float and node.op is not Op.CAST):
+        elif node.op.reverse is None or (not node.dtype.is_float and node.op is not Op.CAST):
             continue
         elif node in COMPOSITE:
             sources, rule = COMPOSITE[node]
             pairs = zip(sources, rule(grad))
         else:
-            pairs = zip(node.src, RULES[node.op](grad, node))
+            pairs = zip(node.src, node.op.reverse(grad, node))
         for src, src_grad in pairs:
             if src_grad is None or src not in needed or not src.dtype.is_float:
                 continue

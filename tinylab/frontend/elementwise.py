@@ -81,7 +81,7 @@ class ElementwiseMixin(TranscendentalMixin, PiecewiseMixin, LogicMixin):
                 return _rounded_quotient(a, b).trunc()
             return a._wrap(ir.alu(Op.IDIV, a.node, b.node))
         a, b = self._float_operands(other, "div", reverse)
-        return a._wrap(ir.alu(Op.MUL, a.node, ir.alu(Op.RECIPROCAL, b.node)))
+        return a._wrap(a.node / b.node)   # a * reciprocal(b) (ir/node.py)
 
     def floordiv(self, other, reverse: bool = False):
         """Floor division (Python / PyTorch semantics): for floats, the truncated quotient less

@@ -9,7 +9,7 @@ import functools
 import math
 
 from ..dtype import dtypes
-from ..ir.ops import Op
+from ..ir.ops import Op, primitive
 
 LOG2_E = 1 / math.log(2)
 LN_2 = math.log(2)
@@ -38,7 +38,7 @@ class TranscendentalMixin:
     __slots__ = ()
 
     def reciprocal(self):
-        return self._unary(Op.RECIPROCAL)
+        return self._unary(primitive("reciprocal"))
 
     def sqrt(self):
         return self._unary(Op.SQRT)

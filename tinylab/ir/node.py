@@ -12,7 +12,7 @@ from typing import Any
 
 from ..dtype import DType, dtypes, round_to_bfloat16
 from ..errors import IRError, ShapeError
-from .ops import ALU, BINARY, COMPARISON, REDUCE, Op
+from .ops import ALU, REDUCE, Op
 
 
 def prod(values) -> int:
@@ -231,16 +231,12 @@ def buffer(buf, shape: tuple, dtype: DType, device: str, version: int = 0) -> No
 
 # ---- ALU -------------------------------------------------------------------------------------
 def alu_dtype(op: Op, srcs) -> DType:
-    if op in COMPARISON:
-        return dtypes.bool
-    if op is Op.WHERE:
-        return srcs[1].dtype
-    return srcs[0].dtype
+    return op.result_dtype(srcs)   # the row's dtype rule (ir/primitives/)
 
 
 def alu(op: Op, *srcs: Node) -> Node:
     assert op in ALU and op not in (Op.CAST, Op.BITCAST), op
-    arity = 3 if op is Op.WHERE else 2 if op in BINARY else 1
+    arity = op.arity
     if len(srcs) != arity:
         raise IRError(f"{op.name} takes {arity} sources, got {len(srcs)}")
     shape = srcs[0].shape

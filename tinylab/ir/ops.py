@@ -1,54 +1,184 @@
-"""The primitive op set: every Tensor method lowers to these (frontend), autograd has one rule per
-differentiable one (frontend/autograd.py), the scheduler cuts graphs of them into kernels, and
-codegen turns a kernel of them into loops. Groups below say which ops share a treatment.
+"""The primitive op vocabulary: a registry whose members are the rows of ir/primitives/. Every
+Tensor method lowers to these; autograd, tinylab.func, the numpy oracle, decomposition and the
+renderers read each op's row (`Op.EXP2.reverse`, `.jvp`, `.batch`, `.spellings`, ...).
+
+`Op.register(...)` adds a primitive, at import (ir/primitives/) or later (a test, a notebook):
+the group sets below (UNARY, ALU, TRANSCENDENTAL, ...) and numpy_alu's oracle table follow.
 """
 from __future__ import annotations
 
-from enum import Enum, auto
+from typing import Callable
+
+from .. import numpy_alu
+from ..errors import IRError
+
+# the renderer families an ALU row is spelled for (or decomposed for): C-style (C, OpenCL, CUDA,
+# Metal), WGSL, and PYTHON (which calls the row's numpy oracle). "c_vector" (C's native vector
+# variables) is optional: without it C computes the op one lane at a time.
+FAMILIES = ("c", "wgsl", "python")
+GROUPS = {"unary": 1, "binary": 2, "ternary": 3, "reduce": 1, "movement": 1, "buffer": None,
+          "kernel": None}
+# properties a row may name, each with the set of ops that have it
+PROPERTIES = ("transcendental", "not_zero_at_zero", "commutative", "comparison", "integer_only")
 
 
-class Op(Enum):
-    # unary ALU (CAST/BITCAST carry the target dtype as the node's dtype)
-    EXP2 = auto(); LOG2 = auto(); SIN = auto(); SQRT = auto(); RECIPROCAL = auto()  # noqa: E702
-    NEG = auto(); TRUNC = auto(); CAST = auto(); BITCAST = auto()  # noqa: E702
-    # binary ALU
-    ADD = auto(); MUL = auto(); MAX = auto(); IDIV = auto(); MOD = auto()  # noqa: E702
-    CMPLT = auto(); CMPNE = auto(); AND = auto(); OR = auto(); XOR = auto()  # noqa: E702
-    SHL = auto(); SHR = auto()  # noqa: E702
-    # ternary ALU
-    WHERE = auto()
-    # reduce over axes (shape keeps the reduced axes as size 1)
-    REDUCE_SUM = auto(); REDUCE_MAX = auto()  # noqa: E702
-    # movement: change the view, never the data
-    RESHAPE = auto(); PERMUTE = auto(); EXPAND = auto(); PAD = auto(); SHRINK = auto()  # noqa: E702
-    FLIP = auto()
-    # buffers
-    BUFFER = auto(); CONST = auto(); COPY = auto(); CONTIGUOUS = auto(); ASSIGN = auto()  # noqa: E702
-    DETACH = auto()  # identity forward, no gradient backward
-    # kernel-level ops (only inside a scheduled kernel's AST)
-    LOAD = auto(); STORE = auto(); VALID = auto(); SINK = auto()  # noqa: E702
+class _Registry(type):
+    """Op's class: iterating it gives the rows in declaration order, Op["ADD"] looks one up."""
 
-    # identity hashing, in C: Enum's own __hash__ hashes the name in Python, and the scheduler
-    # looks ops up in sets and dicts a few hundred thousand times per training step
+    def __iter__(cls):
+        return iter(list(cls._rows.values()))
+
+    def __len__(cls):
+        return len(cls._rows)
+
+    def __getitem__(cls, name: str) -> Op:
+        try:
+            return cls._rows[name]
+        except KeyError:
+            raise KeyError(f"no primitive op named {name!r}") from None
+
+    def __contains__(cls, name) -> bool:
+        return (name.name if isinstance(name, Op) else name) in cls._rows
+
+
+class Op(metaclass=_Registry):
+    """One primitive and its row. Attributes (None where the op has none):
+    name, group ("unary", "binary", "ternary", "reduce", "movement", "buffer", "kernel"), arity;
+    result_dtype(sources) -> DType (ALU ops; default: the first source's);
+    oracle: the numpy function of an ALU op (numpy_alu.apply calls it);
+    reverse(grad, node) -> one gradient per source;  jvp(node, tangents) -> the output tangent;
+    batch(node, sources, batched, size) -> the node over a leading batch axis;
+    properties: a frozenset of PROPERTIES;
+    spellings: {family: spell(renderer, args, dtype, src_dtype) -> text} ("c_vector":
+    spell(walk, args, vector_type, mask_type));
+    decomposition(*sources) -> the same value from other ops, for renderers without a spelling.
+    """
+    _rows: dict[str, Op] = {}
+    __slots__ = ("name", "group", "arity", "result_dtype", "oracle", "reverse", "jvp", "batch",
+                 "properties", "spellings", "decomposition")
+
+    def __init__(self, name, group, arity, result_dtype, oracle, reverse, jvp, batch, properties,
+                 spellings, decomposition):
+        self.name, self.group, self.arity = name, group, arity
+        self.result_dtype, self.oracle = result_dtype, oracle
+        self.reverse, self.jvp, self.batch = reverse, jvp, batch
+        self.properties, self.spellings = frozenset(properties), dict(spellings)
+        self.decomposition = decomposition
+
+    # identity hashing (object's, in C): the scheduler looks ops up in sets and dicts a few
+    # hundred thousand times per training step
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
         return f"Op.{self.name}"
 
+    def __reduce__(self):
+        return (_named, (self.name,))
 
-UNARY = {Op.EXP2, Op.LOG2, Op.SIN, Op.SQRT, Op.RECIPROCAL, Op.NEG, Op.TRUNC, Op.CAST, Op.BITCAST}
-BINARY = {Op.ADD, Op.MUL, Op.MAX, Op.IDIV, Op.MOD, Op.CMPLT, Op.CMPNE, Op.AND, Op.OR, Op.XOR,
-          Op.SHL, Op.SHR}
-TERNARY = {Op.WHERE}
-ALU = UNARY | BINARY | TERNARY
-REDUCE = {Op.REDUCE_SUM, Op.REDUCE_MAX}
-MOVEMENT = {Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.PAD, Op.SHRINK, Op.FLIP}
-BUFFER_OPS = {Op.BUFFER, Op.CONST, Op.COPY, Op.CONTIGUOUS, Op.ASSIGN, Op.DETACH}
-KERNEL_OPS = {Op.LOAD, Op.STORE, Op.VALID, Op.SINK}
-COMPARISON = {Op.CMPLT, Op.CMPNE}
-COMMUTATIVE = {Op.ADD, Op.MUL, Op.MAX, Op.CMPNE, Op.AND, Op.OR, Op.XOR}
-INTEGER_ONLY = {Op.IDIV, Op.MOD, Op.AND, Op.OR, Op.XOR, Op.SHL, Op.SHR}  # AND/OR/XOR also bool
-TRANSCENDENTAL = {Op.EXP2, Op.LOG2, Op.SIN, Op.SQRT, Op.RECIPROCAL}
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def spelling(self, family: str) -> Callable | None:
+        """How renderers of `family` write this op, or None (then they decompose it)."""
+        return self.spellings.get(family)
+
+    @classmethod
+    def register(cls, name: str, group: str, *, result_dtype: Callable | None = None,
+                 oracle: Callable | None = None, reverse: Callable | None = None,
+                 jvp: Callable | None = None, batch: Callable | None = None, properties=(),
+                 spellings: dict | None = None, decomposition: Callable | None = None) -> Op:
+        """Declare a primitive; gives its row, also reachable as Op.<name> from then on."""
+        if not name.isidentifier() or not name.isupper():
+            raise IRError(f"a primitive's name is an upper-case identifier, got {name!r}")
+        if name in cls._rows or name in vars(cls):
+            raise IRError(f"primitive {name} is already registered")
+        if group not in GROUPS:
+            raise IRError(f"primitive {name}: group must be one of {sorted(GROUPS)}, got {group!r}")
+        unknown = set(properties) - set(PROPERTIES)
+        if unknown:
+            raise IRError(f"primitive {name}: unknown properties {sorted(unknown)}")
+        row = cls(name, group, GROUPS[group], result_dtype or _same_dtype, oracle, reverse, jvp,
+                  batch, properties, spellings or {}, decomposition)
+        if group in ("unary", "binary", "ternary"):
+            _check_alu(row)
+        cls._rows[name] = row
+        setattr(cls, name, row)
+        for group_set in _sets_of(row):
+            group_set.add(row)
+        if row.oracle is not None:
+            keeps_dtype = group != "ternary" and "comparison" not in row.properties
+            numpy_alu.define(name, row.oracle, keeps_dtype)
+        return row
+
+    @classmethod
+    def unregister(cls, name: str) -> None:
+        """Remove a primitive registered after import (tests); its nodes stay valid objects."""
+        row = cls._rows.pop(name)
+        delattr(cls, name)
+        for group_set in _sets_of(row):
+            group_set.discard(row)
+        numpy_alu.forget(name)
+
+
+def _named(name: str) -> Op:
+    return Op[name]
+
+
+def _same_dtype(sources):
+    return sources[0].dtype
+
+
+def _check_alu(row: Op) -> None:
+    """Every renderer family can say an ALU op: a spelling, else a decomposition (CAST and
+    BITCAST carry their dtype: the renderers spell them, PYTHON casts with numpy_alu.cast)."""
+    for family in FAMILIES:
+        spelled = family in row.spellings or (family == "python" and row.oracle is not None)
+        if not spelled and row.decomposition is None:
+            raise IRError(f"primitive {row.name}: no spelling for the {family!r} renderers and no "
+                          f"decomposition; give spellings[{family!r}] (or an oracle for python) "
+                          f"or a decomposition into other primitives")
+
+
+UNARY: set[Op] = set()
+BINARY: set[Op] = set()
+TERNARY: set[Op] = set()
+ALU: set[Op] = set()
+REDUCE: set[Op] = set()
+MOVEMENT: set[Op] = set()
+BUFFER_OPS: set[Op] = set()
+KERNEL_OPS: set[Op] = set()
+TRANSCENDENTAL: set[Op] = set()
+NOT_ZERO_AT_ZERO: set[Op] = set()    # f(0) != 0: a padded zero does not stay zero through it
+COMMUTATIVE: set[Op] = set()
+COMPARISON: set[Op] = set()
+INTEGER_ONLY: set[Op] = set()        # AND/OR/XOR also bool
+_GROUP_SETS = {"unary": (UNARY, ALU), "binary": (BINARY, ALU), "ternary": (TERNARY, ALU),
+               "reduce": (REDUCE,), "movement": (MOVEMENT,), "buffer": (BUFFER_OPS,),
+               "kernel": (KERNEL_OPS,)}
+_PROPERTY_SETS = {"transcendental": TRANSCENDENTAL, "not_zero_at_zero": NOT_ZERO_AT_ZERO,
+                  "commutative": COMMUTATIVE, "comparison": COMPARISON,
+                  "integer_only": INTEGER_ONLY}
+
+
+def _sets_of(row: Op) -> list[set]:
+    return list(_GROUP_SETS[row.group]) + [_PROPERTY_SETS[p] for p in row.properties]
+
+
+def primitive(method: str) -> Op:
+    """The row of the primitive a lower-case method name stands for (`primitive("sqrt")`)."""
+    return Op[method.upper()]
+
+
+def spelled_by(family: str) -> frozenset:
+    """The ALU ops renderers of `family` can write (the rest they decompose)."""
+    return frozenset(op for op in ALU if family in op.spellings or
+                     (family == "python" and op.oracle is not None))
+
+
+from . import primitives  # noqa: E402,F401  (the rows: registers every built-in primitive)
 
 # the binary op a reduce folds with
 REDUCE_ALU = {Op.REDUCE_SUM: Op.ADD, Op.REDUCE_MAX: Op.MAX}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..dtype import dtypes
 from ..errors import IRError
 from .node import Node, prod, toposort
-from .ops import ALU, BINARY, COMPARISON, INTEGER_ONLY, MOVEMENT, REDUCE, Op
+from .ops import ALU, COMPARISON, INTEGER_ONLY, MOVEMENT, REDUCE, Op
 from .graph_printer import format_node
 
 
@@ -41,7 +41,7 @@ def _check(node: Node) -> str | None:
     if expected is not None and expected != node.shape:
         return f"shape should be {expected}"
     if op in ALU and op not in (Op.CAST, Op.BITCAST):
-        arity = 3 if op is Op.WHERE else 2 if op in BINARY else 1
+        arity = op.arity
         if len(src) != arity:
             return f"{op.name} takes {arity} sources"
         if any(s.shape != src[0].shape for s in src):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 
 from ..caps import PlanFamily
-from ..ir.ops import ALU
+from ..ir.ops import ALU, spelled_by
 
 
 class Renderer(ABC):
@@ -19,7 +19,7 @@ class Renderer(ABC):
     device: str = ""                      # the device name it renders for ("CPU", "CL", ...)
     # the plan actions (codegen/plan.py Action) the planner may apply for this backend
     supported_actions: tuple = ()
-    ops: frozenset = frozenset(ALU)       # ALU ops it renders; others are decomposed by rule
+    family: str | None = None             # whose spellings it reads in each primitive's row
     half_arithmetic: bool = True          # False: float16 math runs in float32 (decompose.py)
     lacks_dtypes: frozenset = frozenset()  # dtype names the language cannot express
     finite_math: bool = False             # True: compilers may assume no NaN / inf (WGSL)
@@ -31,6 +31,20 @@ class Renderer(ABC):
     max_work_group: int = 1               # work-items per work-group (1: no work-groups)
     target = None                         # the CPUTarget it renders for (C only)
     line_maps: bool = False               # render_with_lines: source line -> instruction
+
+    @property
+    def ops(self) -> frozenset:
+        """The ALU ops it renders: those its family spells (ir/ops.py spelled_by), every ALU op
+        for a renderer of no family, or what an instance was given; decompose.py rewrites the
+        others by their rows' decompositions."""
+        given = self.__dict__.get("given_ops")
+        if given is not None:
+            return given
+        return spelled_by(self.family) if self.family else frozenset(ALU)
+
+    @ops.setter
+    def ops(self, value) -> None:
+        self.__dict__["given_ops"] = frozenset(value)
 
     # loops -> LaunchDims (target/launch.py) for a backend whose output loops are launched as
     # work-groups; None: every loop runs inside the source (C, Python)

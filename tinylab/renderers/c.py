@@ -22,13 +22,24 @@ from ..codegen.plan import Action
 from ..dtype import DType, dtypes
 from ..target.cpu_target import CPUTarget, detect
 from ..codegen.plan import AxisKind
-from .cstyle import INFIX, CStyleRenderer, _Walk, guarded
+from ..ir.ops import Op
+from .c_vector_math import (broadcast, masked_load_helper, masked_store_helper, select,
+                            vector_math)
+from .cstyle import CStyleRenderer, _Walk, guarded
 
 NATIVE_LANES = {dtypes.float32: "float", dtypes.int32: "int", dtypes.uint32: "unsigned int"}
 VECTOR_NAMES = {"float": "float", "int": "int", "unsigned int": "uint"}  # `uint8` is 8 lanes
-NATIVE_ALU = {"ADD", "MUL", "NEG", "RECIPROCAL", "MAX", "CMPLT", "CMPNE", "WHERE", "AND", "OR",
-              "XOR", "SHL", "SHR", "CAST", "BITCAST", "EXP2", "LOG2", "SQRT"}
-VECTOR_MATH = {"EXP2", "LOG2", "SQRT"}  # float32 lanes: helpers below (libm has no vector forms)
+# float32 lanes: helpers in c_vector_math.py (libm has no vector forms)
+VECTOR_MATH = {LinearOp.EXP2, LinearOp.LOG2, LinearOp.SQRT}
+NATIVE_STRUCTURE = {LinearOp.WHERE, LinearOp.CAST, LinearOp.BITCAST}   # native_alu below
+
+
+def native_op(op: str) -> bool:
+    """An ALU op native vector variables compute: the ones above, and every primitive whose row
+    has a "c_vector" spelling (the others compute one lane at a time)."""
+    if op in NATIVE_STRUCTURE or op in VECTOR_MATH:
+        return True
+    return op in Op and Op[op].spelling("c_vector") is not None
 
 
 class CRenderer(CStyleRenderer):
@@ -100,7 +111,7 @@ class _VectorWalk(_Walk):
         name = f"tl_maskload_{t}"
         if name not in self.helpers_used:
             tu = self.vector_type(dtype, lanes, unaligned=True)
-            self.helpers_used[name] = _masked_load_helper(name, t, tu, m, NATIVE_LANES[dtype],
+            self.helpers_used[name] = masked_load_helper(name, t, tu, m, NATIVE_LANES[dtype],
                                                           lanes, self.r.target.features)
         return name
 
@@ -198,7 +209,7 @@ class _VectorWalk(_Walk):
             m = self.vector_type(dtypes.int32, instr.dtype.count)
             self.finish(i, m, self.lane_mask(instr.arg, m), mask=True)
             return True
-        if op in NATIVE_ALU:
+        if native_op(op):
             return self.native_alu(i, instr)
         return False
 
@@ -238,7 +249,7 @@ class _VectorWalk(_Walk):
                 load = f"({any_lane}) ? {load} : {self.r.literal(0, scalar)}"
             self.emit(f"{self.r.type_name(scalar)} one{i} = {load};")
             mask = self.lane_mask(valids, m)
-            self.emit(f"{t} val{i} = {_select(mask, broadcast(f'one{i}', t), f'(({t}){{}})', t, m)};")
+            self.emit(f"{t} val{i} = {select(mask, broadcast(f'one{i}', t), f'(({t}){{}})', t, m)};")
             self.names[i] = [f"val{i}"]
             self.native.add(i)
             return True
@@ -261,7 +272,7 @@ class _VectorWalk(_Walk):
             m = self.vector_type(dtypes.int32, len(indices))
             mask = f"(({m}){{}}-({self.cond(valids[0])}))"
             load = f"*(({tu}*)(data{buf}+{self.index(indices[0])}))"
-            value = _select(mask, load, f"(({t}){{}})", t, m)
+            value = select(mask, load, f"(({t}){{}})", t, m)
         elif consecutive:  # consecutive lanes, some masked: one masked vector load
             m = self.vector_type(dtypes.int32, len(indices))
             mask = self.lane_mask(valids, m)
@@ -296,7 +307,7 @@ class _VectorWalk(_Walk):
         t, m = self.vector_type(scalar, lanes), self.vector_type(dtypes.int32, lanes)
         name = f"tl_maskstore_{t}"
         if name not in self.helpers_used:
-            self.helpers_used[name] = _masked_store_helper(name, t, m, NATIVE_LANES[scalar], lanes,
+            self.helpers_used[name] = masked_store_helper(name, t, m, NATIVE_LANES[scalar], lanes,
                                                            self.r.target.features)
         mask = self.lane_mask(valids, m)
         self.emit(f"{name}(data{buf}+{self.index(indices[0])}, {mask}, {self.names[value][0]});")
@@ -352,7 +363,7 @@ class _VectorWalk(_Walk):
             m = self.vector_type(dtypes.int32, instr.dtype.count)
             cond = self.packed(srcs[0], m, mask=True)
             a, b = self.packed(srcs[1], t), self.packed(srcs[2], t)
-            self.finish(i, t, _select(cond, a, b, t, m))
+            self.finish(i, t, select(cond, a, b, t, m))
             return True
         if op in VECTOR_MATH:
             if instr.dtype.scalar != dtypes.float32:
@@ -360,7 +371,7 @@ class _VectorWalk(_Walk):
             m = self.vector_type(dtypes.int32, instr.dtype.count)
             name = f"tl_{op.lower()}_{t}"
             if name not in self.helpers_used:
-                self.helpers_used[name] = _vector_math(op, name, t, m, instr.dtype.count,
+                self.helpers_used[name] = vector_math(op, name, t, m, instr.dtype.count,
                                                        self.r.target.features)
             self.finish(i, t, f"{name}({self.packed(srcs[0], t)})")
             return True
@@ -370,19 +381,14 @@ class _VectorWalk(_Walk):
         return True
 
     def vector_alu(self, op: str, args: list[str], t: str, mask_type: str) -> str:
-        a = args[0]
-        b = args[1] if len(args) > 1 else ""
-        if op in INFIX:
-            return f"({a}{INFIX[op]}{b})"
-        if op == LinearOp.NEG:
-            return f"(-{a})"
-        if op == LinearOp.RECIPROCAL:
-            return f"(1.0f/{a})"
-        if op == LinearOp.MAX:
-            if t.startswith("float"):
-                return _select(f"(({a}>{b})|({a}!={a}))", a, b, t, mask_type)
-            return _select(f"({a}>{b})", a, b, t, mask_type)
-        raise NotImplementedError(op)
+        """A vector ALU op: its row's "c_vector" spelling."""
+        spell = Op[op].spelling("c_vector")
+        if spell is None:
+            raise NotImplementedError(f"CRenderer: no vector spelling of {op}")
+        return spell(self, args, t, mask_type)
+
+    def select(self, mask: str, a: str, b: str, t: str, mask_type: str) -> str:
+        return select(mask, a, b, t, mask_type)
 
     def finish(self, i: int, type_name: str, text: str, mask: bool = False) -> None:
         self.emit(f"{type_name} alu{i} = {text};")
@@ -390,125 +396,3 @@ class _VectorWalk(_Walk):
         self.native.add(i)
         if mask:
             self.masks.add(i)
-
-
-def broadcast(value: str, t: str) -> str:
-    """A scalar in every lane. `x - 0` is x for every float (-0 and NaN too), so the compiler
-    folds it into one broadcast (often a broadcast memory operand); `0 + x` is not (-0 + 0 = +0)
-    and costs an add and a register."""
-    operand = value if value.replace("_", "").replace(".", "").isalnum() else f"({value})"
-    return f"({operand}-({t}){{}})"
-
-
-def _select(mask: str, a: str, b: str, t: str, mask_type: str) -> str:
-    """Lanes of a where mask is set, else lanes of b (bitwise, so NaN payloads pass)."""
-    if t.startswith("int"):
-        return f"(({mask}&{a})|(~{mask}&{b}))"
-    return f"(({t})(({mask}&(({mask_type}){a}))|(~{mask}&(({mask_type}){b}))))"
-
-
-# x86 masked loads that never touch memory in masked-off lanes, by (element type, lanes)
-_MASKED_LOAD = {
-    ("float", 16): ("__AVX512F__", "(float16)_mm512_maskz_loadu_ps(_mm512_cmpneq_epi32_mask("
-                    "(__m512i)m, _mm512_setzero_si512()), p)"),
-    ("float", 8): ("__AVX__", "(float8)_mm256_maskload_ps(p, (__m256i)m)"),
-    ("float", 4): ("__AVX__", "(float4)_mm_maskload_ps(p, (__m128i)m)"),
-    ("int", 16): ("__AVX512F__", "(int16)_mm512_maskz_loadu_epi32(_mm512_cmpneq_epi32_mask("
-                  "(__m512i)m, _mm512_setzero_si512()), p)"),
-    ("int", 8): ("__AVX2__", "(int8)_mm256_maskload_epi32(p, (__m256i)m)"),
-    ("int", 4): ("__AVX2__", "(int4)_mm_maskload_epi32(p, (__m128i)m)"),
-}
-
-
-_MASKED_STORE = {
-    ("float", 16): ("__AVX512F__", "_mm512_mask_storeu_ps(p, _mm512_cmpneq_epi32_mask("
-                    "(__m512i)m, _mm512_setzero_si512()), (__m512)v)"),
-    ("float", 8): ("__AVX__", "_mm256_maskstore_ps(p, (__m256i)m, (__m256)v)"),
-    ("float", 4): ("__AVX__", "_mm_maskstore_ps(p, (__m128i)m, (__m128)v)"),
-    ("int", 16): ("__AVX512F__", "_mm512_mask_storeu_epi32(p, _mm512_cmpneq_epi32_mask("
-                  "(__m512i)m, _mm512_setzero_si512()), (__m512i)v)"),
-    ("int", 8): ("__AVX2__", "_mm256_maskstore_epi32(p, (__m256i)m, (__m256i)v)"),
-    ("int", 4): ("__AVX2__", "_mm_maskstore_epi32(p, (__m128i)m, (__m128i)v)"),
-}
-
-
-def _masked_store_helper(name: str, t: str, m: str, base: str, lanes: int, features) -> str:
-    """The ISA's masked store where it has one; else a store per valid lane (a whole-vector
-    blend would write back lanes another thread may own)."""
-    guard, body = _MASKED_STORE.get((base, lanes), (None, None))
-    if guard not in features:
-        body = f"for (int l = 0; l < {lanes}; l++) if (m[l]) p[l] = v[l]"
-    return f"static inline void {name}({base}* p, {m} m, {t} v) {{\n  {body};\n}}\n"
-
-
-def _masked_load_helper(name: str, t: str, tu: str, m: str, base: str, lanes: int,
-                        features) -> str:
-    """The ISA's masked load where it has one. Elsewhere: when the whole vector lies inside the
-    buffer (nearly always), one unaligned load and a lane select; at the buffer's edges, only
-    the valid lanes are read."""
-    head = f"static inline {t} {name}(const {base}* b, long i, long n, {m} m) {{\n" \
-           f"  const {base}* p = b + i;\n"
-    guard, body = _MASKED_LOAD.get((base, lanes), (None, None))
-    if guard in features:
-        return head + f"  return {body};\n}}\n"
-    return head + (f"  if (i >= 0 && i + {lanes} <= n) return ({t})(m & ({m})*(const {tu}*)p);\n"
-                   f"  {t} r = {{}};\n  for (int l = 0; l < {lanes}; l++) if (m[l]) r[l] = p[l];\n"
-                   f"  return r;\n}}\n")
-
-
-# 2^f on [-1/2, 1/2]: the Taylor coefficients ln2^k / k!, k = 1..7 (error below float rounding)
-_EXP2_COEFFS = ("1.525273380405984e-05f", "1.540353039338161e-04f", "1.333355814642844e-03f",
-                "9.618129107628477e-03f", "5.550410866482158e-02f", "2.402265069591007e-01f",
-                "6.931471805599453e-01f", "1.0f")
-# ln(m) = 2 atanh(s), s = (m-1)/(m+1): odd series 2/(2k+1) s^(2k+1), k = 0..5
-_LOG_COEFFS = ("0.18181818181818182f", "0.2222222222222222f", "0.2857142857142857f",
-               "0.4f", "0.6666666666666666f", "2.0f")
-_SQRT = {16: ("__AVX512F__", "_mm512_sqrt_ps((__m512)x)"), 8: ("__AVX__", "_mm256_sqrt_ps((__m256)x)"),
-         4: ("__SSE__", "_mm_sqrt_ps((__m128)x)")}
-
-
-def _horner(coeffs, x: str) -> str:
-    text = coeffs[0]
-    for c in coeffs[1:]:
-        text = f"({text}*{x}+{c})"
-    return text
-
-
-def _vector_math(op: str, name: str, t: str, m: str, lanes: int, features) -> str:
-    """A vector helper for EXP2 / LOG2 / SQRT on float32 lanes, written with vector ops only
-    (SQRT: the ISA's instruction where the target has it, else sqrtf per lane)."""
-    head = f"static inline {t} {name}({t} x) {{\n"
-    if op == LinearOp.SQRT:
-        guard, body = _SQRT.get(lanes, (None, None))
-        if guard not in features:
-            return head + (f"  {t} r; for (int l = 0; l < {lanes}; l++) r[l] = sqrtf(x[l]);\n"
-                           f"  return r;\n}}\n")
-        return head + f"  return ({t}){body};\n}}\n"
-    if op == LinearOp.EXP2:
-        clamped_high = _select("(x > 128.0f)", f"(({t}){{}}+128.0f)", "x", t, m)
-        clamped = _select("(c < -150.0f)", f"(({t}){{}}-150.0f)", "c", t, m)
-        return head + (
-            f"  {m} nan = x != x;\n"
-            f"  {t} c = {clamped_high};\n  c = {clamped};\n"
-            f"  {t} n = (c + 12582912.0f) - 12582912.0f;  /* round to nearest */\n"
-            f"  {t} f = c - n;\n"
-            f"  {t} p = {_horner(_EXP2_COEFFS, 'f')};\n"
-            f"  {m} k = __builtin_convertvector(n, {m}); {m} a = k >> 1, b = k - a;\n"
-            f"  {t} r = p * ({t})((a + 127) << 23) * ({t})((b + 127) << 23);\n"
-            f"  return {_select('nan', 'x', 'r', t, m)};\n}}\n")
-    return head + (  # LOG2
-        f"  {m} tiny = x < 1.17549435e-38f;  /* subnormals: scale up by 2^23 first */\n"
-        f"  {t} y = ({t})((tiny & ({m})(x * 8388608.0f)) | (~tiny & ({m})x));\n"
-        f"  {m} bits = ({m})y;\n"
-        f"  {m} e = ((bits >> 23) & 255) - 127 - (tiny & 23);\n"
-        f"  {t} mant = ({t})((bits & 8388607) | 1065353216);\n"
-        f"  {m} big = mant > 1.41421356f;\n"
-        f"  mant = ({t})((big & ({m})(mant * 0.5f)) | (~big & ({m})mant)); e = e - big;\n"
-        f"  {t} s = (mant - 1.0f) / (mant + 1.0f), s2 = s * s;\n"
-        f"  {t} ln = s * {_horner(_LOG_COEFFS, 's2')};\n"
-        f"  {t} r = __builtin_convertvector(e, {t}) + ln * 1.4426950408889634f;\n"
-        f"  {t} inf = ({t}){{}} + INFINITY, ninf = -inf, qnan = ({t}){{}} + NAN;\n"
-        f"  r = ({t})(((x == inf) & ({m})inf) | (~(x == inf) & ({m})r));\n"
-        f"  r = ({t})(((x == 0.0f) & ({m})ninf) | (~(x == 0.0f) & ({m})r));\n"
-        f"  {m} bad = (x < 0.0f) | (x != x);\n"
-        f"  return ({t})((bad & ({m})qnan) | (~bad & ({m})r));\n}}\n")

@@ -13,17 +13,8 @@ from ..codegen.linear_ops import LinearOp
 from ..codegen.plan import AxisKind
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
+from ..ir.ops import Op
 from .base import Renderer
-
-
-# C's infix operators: `(a OP b)`, in scalar code here and in vector code (c.py)
-INFIX = {"ADD": "+", "MUL": "*", "CMPLT": "<", "CMPNE": "!=", "AND": "&", "OR": "|", "XOR": "^",
-         "SHL": "<<", "SHR": ">>"}
-BOOL_INFIX = {"ADD": "||", "MUL": "&&"}  # on bool scalars: or / and (the others are the same)
-# every other ALU op: the CStyleRenderer method that spells it (math calls come from float_math)
-ALU_SPELLING = {"RECIPROCAL": "spell_reciprocal", "NEG": "spell_neg", "MAX": "spell_max",
-                "IDIV": "spell_division", "MOD": "spell_division", "WHERE": "spell_where",
-                "CAST": "spell_cast", "BITCAST": "spell_bitcast"}
 
 
 def _floor_div(text: str, c: int, negative: bool) -> str:
@@ -60,8 +51,7 @@ class CStyleRenderer(Renderer):
     half_type = "_Float16"
     infinity, nan = "INFINITY", "NAN"
     preamble = ""
-    # unary math by float type name -> function
-    float_math = {"EXP2": "exp2", "LOG2": "log2", "SIN": "sin", "SQRT": "sqrt", "TRUNC": "trunc"}
+    family = "c"   # reads each primitive row's spellings["c"] (ir/primitives/)
 
     # ---- types and literals ----
     def type_name(self, dtype: DType) -> str:
@@ -90,36 +80,28 @@ class CStyleRenderer(Renderer):
     def _int_suffix(dtype: DType) -> str:
         return {dtypes.int64: "ll", dtypes.uint64: "ull", dtypes.uint32: "u"}.get(dtype, "")
 
-    # ---- ops ----
-    def math_call(self, op: str, x: str, dtype: DType) -> str:
-        base = self.float_math[op]
+    # ---- ops (each primitive's row spells it with the helpers below) ----
+    def math_call(self, function: str, x: str, dtype: DType) -> str:
+        """A float math function (`exp2`, `sqrt`, ...): the float, double or half call."""
         if dtype.scalar == dtypes.float64:
-            return f"{base}({x})"
+            return f"{function}({x})"
         if dtype.scalar == dtypes.float16:
-            return f"(({self.half_type}){base}f((float)({x})))"
-        return f"{base}f({x})"
+            return f"(({self.half_type}){function}f((float)({x})))"
+        return f"{function}f({x})"
 
     def alu(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
-        """One ALU op as an expression: a math library call, an infix operator, or the
-        spelling ALU_SPELLING names for it."""
-        if op in self.float_math:
-            return self.math_call(op, args[0], dtype)
-        if op in INFIX:
-            a, b = args
-            return f"({a}{BOOL_INFIX.get(op, INFIX[op]) if dtype.is_bool else INFIX[op]}{b})"
-        if op not in ALU_SPELLING:
-            raise NotImplementedError(f"{type(self).__name__} cannot render {op}")
-        return getattr(self, ALU_SPELLING[op])(op, args, dtype, src_dtype)
+        """One ALU op (a LinearOp, or its name) as an expression: its row's C spelling."""
+        spell = Op[op].spelling(self.family)
+        if spell is None:   # decompose.py rewrites what self.ops lacks: not reached from a plan
+            raise NotImplementedError(f"{type(self).__name__} cannot render {op}: its row has "
+                                      f"no {self.family!r} spelling")
+        return spell(self, args, dtype, src_dtype)
 
-    def spell_reciprocal(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
-        return f"({self.literal(1.0, dtype)}/{args[0]})"
-
-    def spell_neg(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
-        a = args[0]  # -(-2.5f), never --2.5f (a decrement)
+    def negate(self, a: str, dtype: DType) -> str:
+        # -(-2.5f), never --2.5f (a decrement)
         return f"(!{a})" if dtype.is_bool else f"(-({a}))" if a.startswith("-") else f"(-{a})"
 
-    def spell_max(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
-        a, b = args
+    def maximum(self, a: str, b: str, dtype: DType) -> str:
         if dtype.is_float:  # NaN wins, as in numpy; a tie gives b (max(+0, -0) is -0)
             # b's NaN test first, then one ordered compare: compilers make it vmaxss and a
             # predictable branch, where `a > b || a != a` branched on the data (7x slower on
@@ -127,24 +109,16 @@ class CStyleRenderer(Renderer):
             return f"((({b})!=({b}))?({b}):((({b})>=({a}))?({b}):({a})))"
         return f"(({a})>({b})?({a}):({b}))"
 
-    def spell_division(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
-        return self.int_division(op, args[0], args[1], dtype)
+    def cast(self, a: str, src: DType, dst: DType) -> str:
+        return f"(({self.type_name(dst)})({a}))"
 
-    def spell_where(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
-        return f"({args[0]}?{args[1]}:{args[2]})"
-
-    def spell_cast(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
-        return f"(({self.type_name(dtype)})({args[0]}))"
-
-    def spell_bitcast(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
-        return self.bitcast(args[0], src_dtype, dtype)
-
-    def int_division(self, op: str, a: str, b: str, dtype: DType) -> str:
-        """Division that never traps: x/0 is 0, INT_MIN/-1 wraps (as the numpy oracle does)."""
+    def int_division(self, symbol: str, a: str, b: str, dtype: DType) -> str:
+        """a / b or a % b (`symbol`) that never traps: x/0 is 0, INT_MIN/-1 wraps (as the numpy
+        oracle does)."""
         t = self.type_name(dtype)
         if dtype.is_unsigned or dtype.is_bool:
-            return f"(({b})==0?({t})0:({t})(({a}){'/' if op == LinearOp.IDIV else '%'}({b})))"
-        if op == LinearOp.IDIV:
+            return f"(({b})==0?({t})0:({t})(({a}){symbol}({b})))"
+        if symbol == "/":
             neg = f"({t})(0-(unsigned {t})({a}))" if dtype.itemsize >= 4 else f"({t})(-({a}))"
             return f"(({b})==0?({t})0:({b})==-1?{neg}:({t})(({a})/({b})))"
         return f"((({b})==0||({b})==-1)?({t})0:({t})(({a})%({b})))"
@@ -291,16 +265,9 @@ class _Walk:
     def cond(self, cond: sym.Cond) -> str:
         return cond_text(cond, self.shared)
 
-    # instruction -> the method that renders it; every other instruction is an ALU op
-    STEPS = {LinearOp.RANGE: "open_loop", LinearOp.END: "close_loop",
-             LinearOp.CONST: "constant", LinearOp.COND: "condition",
-             LinearOp.LOAD: "load_lanes", LinearOp.STORE: "store_lanes",
-             LinearOp.ACC: "accumulator", LinearOp.ACC_UPDATE: "accumulate",
-             LinearOp.VREDUCE: "fold_lanes"}
-
     def step(self, i: int, instr) -> None:
         self.r.type_name(instr.dtype.scalar)  # a dtype the language lacks raises at first use
-        getattr(self, self.STEPS.get(instr.op, "alu_lanes"))(i, instr)
+        STEPS.get(instr.op, _alu_step)(self, i, instr)
 
     def open_loop(self, i: int, instr) -> None:
         name, size, kind = instr.arg
@@ -385,3 +352,20 @@ class _Walk:
         name = base if lanes == 1 else f"{base}_{lane}"
         self.emit(f"{type_name} {name} = {value};")
         return name
+
+
+# instruction -> the walk's method that renders it (a subclass's override, if any); every other
+# instruction is an ALU op
+STEPS = {LinearOp.RANGE: lambda walk, i, instr: walk.open_loop(i, instr),
+         LinearOp.END: lambda walk, i, instr: walk.close_loop(i, instr),
+         LinearOp.CONST: lambda walk, i, instr: walk.constant(i, instr),
+         LinearOp.COND: lambda walk, i, instr: walk.condition(i, instr),
+         LinearOp.LOAD: lambda walk, i, instr: walk.load_lanes(i, instr),
+         LinearOp.STORE: lambda walk, i, instr: walk.store_lanes(i, instr),
+         LinearOp.ACC: lambda walk, i, instr: walk.accumulator(i, instr),
+         LinearOp.ACC_UPDATE: lambda walk, i, instr: walk.accumulate(i, instr),
+         LinearOp.VREDUCE: lambda walk, i, instr: walk.fold_lanes(i, instr)}
+
+
+def _alu_step(walk: _Walk, i: int, instr) -> None:
+    walk.alu_lanes(i, instr)

@@ -5,7 +5,6 @@ loops are threadgroup / thread positions, GROUP reduces through `threadgroup` me
 """
 from __future__ import annotations
 
-from ..codegen.linear_ops import LinearOp
 from ..dtype import DType, dtypes
 from ..target.launch import IdSpace
 from .gpu_c import GPURenderer
@@ -41,8 +40,8 @@ class MetalRenderer(GPURenderer):
     def _int_suffix(dtype: DType) -> str:
         return {dtypes.int64: "l", dtypes.uint64: "ul", dtypes.uint32: "u"}.get(dtype, "")
 
-    def math_call(self, op: str, x: str, dtype: DType) -> str:
-        return f"metal::precise::{self.float_math[op]}({x})" if op != LinearOp.TRUNC else f"trunc({x})"
+    def math_call(self, function: str, x: str, dtype: DType) -> str:
+        return f"metal::precise::{function}({x})" if function != "trunc" else f"trunc({x})"
 
     def bitcast(self, a: str, src: DType, dst: DType) -> str:
         return f"as_type<{self.type_name(dst)}>({a})"

@@ -39,8 +39,8 @@ class OpenCLRenderer(GPURenderer):
     def _int_suffix(dtype: DType) -> str:
         return {dtypes.int64: "l", dtypes.uint64: "ul", dtypes.uint32: "u"}.get(dtype, "")
 
-    def math_call(self, op: str, x: str, dtype: DType) -> str:
-        return f"{self.float_math[op]}({x})"
+    def math_call(self, function: str, x: str, dtype: DType) -> str:
+        return f"{function}({x})"
 
     def bitcast(self, a: str, src: DType, dst: DType) -> str:
         return f"as_{self.type_name(dst)}({a})"

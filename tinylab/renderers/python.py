@@ -12,6 +12,7 @@ from ..codegen.linear_ops import LinearOp
 from ..codegen.plan import Action, AxisKind
 from ..dtype import DType
 from ..ir import symbolic as sym
+from ..ir.ops import Op
 from .base import Renderer
 
 
@@ -29,6 +30,7 @@ def _cond(cond: sym.Cond, names: dict | None = None) -> str:
 
 class PythonRenderer(Renderer):
     device = "PYTHON"
+    family = "python"   # renders the ALU ops whose rows have a numpy oracle (or a python spelling)
     supported_actions = (Action.UPCAST, Action.UNROLL, Action.SWAP)  # every dtype, IEEE
 
     def render(self, program) -> str:
@@ -118,14 +120,16 @@ class _PythonWalk:
     def accumulate(self, i: int, instr, args) -> None:
         self.emit(f"{args[0]} = alu({instr.arg!r}, {args[0]}, np.asarray({args[1]}))")
 
-    def cast(self, i: int, instr, args) -> None:
-        bitcast = instr.op == LinearOp.BITCAST
-        self.emit(f"alu{i} = cast({args[0]}, np.{instr.dtype.scalar.numpy_name}, {bitcast})")
-        self.names[i] = f"alu{i}"
-
     def alu(self, i: int, instr, args) -> None:
-        arrays = ", ".join(f"np.asarray({a})" for a in args)
-        self.emit(f"alu{i} = alu({str(instr.op)!r}, {arrays})")
+        """Its row's "python" spelling (CAST, BITCAST: numpy_alu.cast), else a call of its numpy
+        oracle by name (numpy_alu.apply)."""
+        spell = Op[instr.op].spelling("python")
+        if spell is not None:
+            src_dtype = self.p.instrs[instr.src[0]].dtype.scalar
+            text = spell(self, args, instr.dtype.scalar, src_dtype)
+        else:
+            text = f"alu({str(instr.op)!r}, {', '.join(f'np.asarray({a})' for a in args)})"
+        self.emit(f"alu{i} = {text}")
         self.names[i] = f"alu{i}"
 
 
@@ -134,5 +138,4 @@ STEPS = {LinearOp.PARAM: _PythonWalk.param, LinearOp.RANGE: _PythonWalk.open_loo
          LinearOp.END: _PythonWalk.close_loop, LinearOp.CONST: _PythonWalk.constant,
          LinearOp.COND: _PythonWalk.condition, LinearOp.LOAD: _PythonWalk.load,
          LinearOp.STORE: _PythonWalk.store, LinearOp.ACC: _PythonWalk.accumulator,
-         LinearOp.ACC_UPDATE: _PythonWalk.accumulate, LinearOp.CAST: _PythonWalk.cast,
-         LinearOp.BITCAST: _PythonWalk.cast}
+         LinearOp.ACC_UPDATE: _PythonWalk.accumulate}

@@ -17,7 +17,8 @@ from ..codegen.linear_ops import LinearOp
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
 from ..target.launch import WEBGPU_BLOCK_LIMIT, IdSpace, flat_launch_dims
-from .cstyle import INFIX, cond_text
+from ..ir.ops import Op
+from .cstyle import cond_text
 from . import wgsl_int64
 from .gpu_c import GPURenderer
 
@@ -28,16 +29,6 @@ REGISTER = {dtypes.bool: "bool", dtypes.int8: "i32", dtypes.int16: "i32", dtypes
 MEMORY = {dtypes.int32: "i32", dtypes.uint32: "u32", dtypes.float32: "f32"}  # else packed u32
 # `name<` opens a template list in WGSL (`a<b & c>d` would parse as one): parenthesize the name
 # words a literal-only expression may hold (`1.0f`, `1e-05f`, `3i`, `i32(...)`)
-# bool operands are WGSL bools: or / and / xor spelled as such
-BOOL_SPELLING = {"ADD": "({0} | {1})", "MUL": "({0} & {1})", "MAX": "({0} | {1})", "NEG": "(!{0})",
-                 "XOR": "({0} != {1})"}
-# every other ALU op on 32-bit values: the WGSLRenderer method that spells it
-WGSL_SPELLING = {"RECIPROCAL": "spell_reciprocal", "NEG": "spell_neg", "ADD": "spell_infix",
-                 "MUL": "spell_infix", "AND": "spell_infix", "OR": "spell_infix",
-                 "XOR": "spell_infix", "MAX": "spell_max", "CMPLT": "spell_cmplt",
-                 "CMPNE": "spell_cmpne", "IDIV": "spell_division", "MOD": "spell_division",
-                 "SHL": "spell_shift", "SHR": "spell_shift", "WHERE": "spell_where",
-                 "CAST": "spell_cast", "BITCAST": "spell_bitcast"}
 _LITERAL_WORDS = {"e", "f", "i", "u", "i32", "u32", "f32"}
 _TEMPLATE_LIKE = re.compile(r"\b(?!bitcast\b|array\b|vec[234]\b)([A-Za-z_]\w*)<(?![<=])")
 HELPERS = {
@@ -81,7 +72,7 @@ def _unsupported(dtype: DType) -> NotImplementedError:
 class WGSLRenderer(GPURenderer):
     device = "WEBGPU"
     infinity, nan = "tl_f32bits(0x7f800000u)", "tl_f32bits(0x7fc00000u)"
-    float_math = {"EXP2": "exp2", "LOG2": "log2", "SIN": "sin", "SQRT": "sqrt", "TRUNC": "trunc"}
+    family = "wgsl"   # reads each primitive row's spellings["wgsl"] (ir/primitives/)
     lacks_dtypes = frozenset({"float64"})
     finite_math = True   # WGSL lets implementations assume no NaN / inf (and flush subnormals)
     max_work_group = WEBGPU_BLOCK_LIMIT
@@ -128,11 +119,13 @@ class WGSLRenderer(GPURenderer):
         value = int(value)
         return f"i32({value})" if value == -2 ** 31 else f"{value}i"
 
-    # ---- ops ----
-    def math_call(self, op: str, x: str, dtype: DType) -> str:
-        return f"{self.float_math[op]}({x})"
+    # ---- ops (each primitive's row spells it with the helpers below) ----
+    def math_call(self, function: str, x: str, dtype: DType) -> str:
+        return f"{function}({x})"
 
     def alu(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
+        """One ALU op: a 64-bit one through wgsl_int64.py, else its row's WGSL spelling on
+        32-bit (or bool) values."""
         args = [wgsl_text(a) for a in args]
         if wgsl_int64.is_wide(dtype.scalar) or wgsl_int64.is_wide(src_dtype.scalar):
             return wgsl_int64.alu(self, op, args, dtype.scalar, src_dtype.scalar)
@@ -142,69 +135,21 @@ class WGSLRenderer(GPURenderer):
             # division by zero there (`1.0f / 0.0f`, `log2(0.0f)`): a call to a function is not
             # folded, so the kernel computes it at run time like every other backend
             args = [f"tl_keep_{kind}({args[0]})"] + args[1:]
-        text = self._alu(op, args, dtype.scalar, src_dtype.scalar)
-        wraps = (LinearOp.ADD, LinearOp.MUL, LinearOp.NEG, LinearOp.SHL, LinearOp.IDIV)
-        if op in wraps and dtype.scalar.is_int:
-            text = self.wrap(text, dtype.scalar)
-        return text
+        spell = Op[op].spelling(self.family)
+        if spell is None:   # decompose.py rewrites what self.ops lacks: not reached from a plan
+            raise NotImplementedError(f"WGSLRenderer cannot render {op}: its row has no 'wgsl' "
+                                      f"spelling")
+        return spell(self, args, dtype.scalar, src_dtype.scalar)
 
-    def _alu(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
-        """One ALU op on 32-bit (or bool) values: a bool spelling, a math call, or the method
-        WGSL_SPELLING names for it."""
-        if dtype.is_bool and op in BOOL_SPELLING:
-            return BOOL_SPELLING[op].format(*args)
-        if op in self.float_math:
-            return f"{self.float_math[op]}({args[0]})"
-        if op not in WGSL_SPELLING:
-            raise NotImplementedError(f"WGSLRenderer cannot render {op}")
-        return getattr(self, WGSL_SPELLING[op])(op, args, dtype, src)
+    def wrap_int(self, text: str, dtype: DType) -> str:
+        """A narrow integer result kept to its own bits (a no-op for other types)."""
+        return self.wrap(text, dtype) if dtype.is_int else text
 
-    def spell_reciprocal(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
-        return f"(1.0f / {args[0]})"
-
-    def spell_neg(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
-        return f"(0u - {args[0]})" if self.type_name(dtype) == "u32" else f"(-({args[0]}))"
-
-    def spell_infix(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
-        return f"({args[0]} {INFIX[op]} {args[1]})"
-
-    def spell_max(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
-        a, b = args
-        keep_a = f"(({a}) > ({b}))" + (f" | tl_isnan({a})" if self.type_name(dtype) == "f32" else "")
-        return f"select({b}, {a}, {keep_a})"
-
-    def spell_cmplt(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
-        a, b = args
-        return f"((!{a}) & {b})" if src.is_bool else f"(({a}) < ({b}))"
-
-    def spell_cmpne(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
-        a, b = args
-        if a == b and REGISTER.get(src) == "f32":
-            return f"tl_isnan({a})"  # x != x: some WGSL compilers assume no NaN
-        return f"(({a}) != ({b}))"
-
-    def spell_division(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
-        a, b = args
-        zero = self.literal(0, dtype)
-        return f"select(({a}) {'/' if op == LinearOp.IDIV else '%'} ({b}), {zero}, ({b}) == {zero})"
-
-    def spell_shift(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
-        return self.shift(op, args[0], args[1], dtype)
-
-    def spell_where(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
-        return f"select({args[2]}, {args[1]}, {args[0]})"
-
-    def spell_cast(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
-        return self.cast(args[0], src, dtype)
-
-    def spell_bitcast(self, op: str, args: list[str], dtype: DType, src: DType) -> str:
-        return self.bitcast(args[0], src, dtype)
-
-    def shift(self, op: str, a: str, b: str, dtype: DType) -> str:
+    def shift(self, left: bool, a: str, b: str, dtype: DType) -> str:
         """Shifts by at least the width give 0 (or the sign for >> on a signed value), as numpy;
         WGSL would take the amount modulo 32 and wants it as u32."""
         amount = f"u32({b})"
-        if op == LinearOp.SHL:
+        if left:
             return f"select(({a}) << {amount}, {self.literal(0, dtype)}, {amount} >= 32u)"
         if dtype.is_unsigned:
             return f"select(({a}) >> {amount}, 0u, {amount} >= 32u)"

@@ -10,16 +10,13 @@ from __future__ import annotations
 from ..dtype import dtypes
 from ..ir import node as ir
 from ..ir.node import Node
-from ..ir.ops import ALU, MOVEMENT, REDUCE, Op
+from ..ir.ops import ALU, MOVEMENT, NOT_ZERO_AT_ZERO, REDUCE, Op
 from ..ir.symbolic import unbind_args
 from ..ir.view import ViewStack
 from .axes import RAW_AXES, NormalAxes, normal_axes
 from .graph import MovementTable, Movements, buffer_leaf, kernel_root
 from .items import BufferSlot, ScheduleItem
 from .regions import Region
-
-# ops whose value at 0 is not 0: under a pad they need an explicit validity mask
-NOT_ZERO_AT_ZERO = {Op.EXP2, Op.LOG2, Op.RECIPROCAL}
 
 
 class _Lowerer:
@@ -107,6 +104,7 @@ class _Lowerer:
             self.reduce = self.reduce or node
             return self._add(_REDUCE, node, srcs, self.unbound(node.shape))
         assert node.op in ALU, node
+        # f(0) != 0 (the row's not_zero_at_zero): under a pad it needs an explicit validity mask
         not_zero = node.op in NOT_ZERO_AT_ZERO or (node.op is Op.NEG and node.dtype.is_bool)
         view = None
         if not_zero and movs is not None:  # bool NEG is logical not: True where padding reads False
