@@ -27,6 +27,7 @@ from ..ir.symbolic import Variable, any_symbolic, bound_shape, max_shape
 from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import Op
+from ..memo import Role, register
 from . import autograd, traced, views
 from .activations import ActivationMixin
 from .creation import CreationMixin
@@ -48,7 +49,8 @@ from .sorting import SortingMixin
 
 __all__ = ["ALL_TENSORS", "Tensor", "broadcast_shape"]   # (the last two: other modules' names)
 
-_BACKWARD_ROOTS: list = []  # weakrefs to tensors backward() ran on, for the next optimizer step
+# weakrefs to tensors backward() ran on, for the next optimizer step
+_BACKWARD_ROOTS = register("backward roots", [], Role.LIVE)
 FOLDED_BY_BUILDERS = (Op.CONST, Op.RESHAPE, Op.PERMUTE, Op.EXPAND)
 
 
