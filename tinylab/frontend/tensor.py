@@ -46,6 +46,7 @@ from .reduce import ReduceMixin
 from .resampling import ResamplingMixin
 from .scans import ScanMixin
 from .sorting import SortingMixin
+from .windows import WindowMixin
 
 __all__ = ["ALL_TENSORS", "Tensor", "broadcast_shape"]   # (the last two: other modules' names)
 
@@ -67,8 +68,8 @@ class _TensorMeta(type):
 
 
 
-class Tensor(RealizingMixin, OperatorMixin, CreationMixin, RandomMixin, MovementMixin, IndexingMixin,
-             ElementwiseMixin, ActivationMixin, ReduceMixin, ScanMixin, NNMixin, SortingMixin,
+class Tensor(RealizingMixin, OperatorMixin, CreationMixin, RandomMixin, MovementMixin, WindowMixin,
+             IndexingMixin, ElementwiseMixin, ActivationMixin, ReduceMixin, ScanMixin, NNMixin, SortingMixin,
              PoolingMixin, ResamplingMixin, MatrixMixin, metaclass=_TensorMeta):
     __slots__ = ("node", "_requires_grad", "grad", "is_param", "__weakref__")
     _training = False
