@@ -23,7 +23,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from .. import config
-from ..memo import Memo, cached
+from ..memo import Role, cached, register
 from ..errors import CompilerNotFoundError, DeviceError, TinylabError
 from .threads import machine_threads, thread_count
 
@@ -311,7 +311,8 @@ def _with_cores(target: CPUTarget, cores: int) -> CPUTarget:
     return dataclasses.replace(target, cores=cores)
 
 
-_WARNED = Memo("CPU target warnings", 64)   # target names warned about once
+# preset names warned about once (at most one per preset)
+_WARNED: set[str] = register("CPU target warnings", set(), Role.CACHE, limit=64)
 
 
 def runnable_target() -> CPUTarget:
@@ -321,7 +322,7 @@ def runnable_target() -> CPUTarget:
     if chosen.executable_on(host):
         return chosen
     if chosen.name not in _WARNED:
-        _WARNED[chosen.name] = True
+        _WARNED.add(chosen.name)
         warnings.warn(f"CPU_TARGET={chosen.name}: this CPU ({host.isa}, {host.arch}) cannot "
                       f"execute {chosen.isa} code; the CPU device keeps the detected target "
                       f"({host.isa}) and {chosen.name} is used only for rendering (DEV=NULL:C)",
