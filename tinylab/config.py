@@ -12,6 +12,8 @@ import os
 from contextlib import ContextDecorator, contextmanager
 from pathlib import Path
 
+from .memo import Role, register
+
 _ENV = dict(os.environ)  # read once; nothing else in tinylab touches os.environ
 
 
@@ -79,7 +81,7 @@ class Setting:
         return f"{self.name}={self.value!r}"
 
 
-SETTINGS: dict[str, Setting] = {}
+SETTINGS: dict[str, Setting] = register("settings", {}, Role.ROWS)  # name -> its Setting
 
 DEBUG = Setting("DEBUG", 0, "1 devices+schedules, 2 kernel lines, 3 fusion/opts, 4 source, 5 IR")
 BEAM = Setting("BEAM", 0, "beam width for the kernel optimizer search (0 = heuristic)")

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
 from .errors import DTypeError
+from .memo import Role, register
 
 
 @dataclass(frozen=True)
@@ -207,15 +209,18 @@ class dtypes:  # noqa: N801 - the tinygrad / PyTorch spelling users know
 ALL_DTYPES = (dtypes.bool, dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, dtypes.int32,
               dtypes.uint32, dtypes.int64, dtypes.uint64, dtypes.float16, dtypes.bfloat16,
               dtypes.float32, dtypes.float64)
-_BY_NAME = {d.name: d for d in ALL_DTYPES}
-FLOAT_BITS = {"float16": (5, 10), "bfloat16": (8, 7), "float32": (8, 23), "float64": (11, 52)}
+_BY_NAME = MappingProxyType({d.name: d for d in ALL_DTYPES})
+FLOAT_BITS = MappingProxyType({
+    "float16": (5, 10), "bfloat16": (8, 7), "float32": (8, 23), "float64": (11, 52)
+})
 dtypes.floats = tuple(d for d in ALL_DTYPES if d.is_float)   # tinygrad's groups of dtypes
 dtypes.uints = tuple(d for d in ALL_DTYPES if d.is_unsigned)
 dtypes.sints = tuple(d for d in ALL_DTYPES if d.kind == "i")
 dtypes.ints = dtypes.uints + dtypes.sints
 dtypes.all = ALL_DTYPES
-_VECTORS: dict = {}  # (scalar name, lanes) -> the one DType of that vector type (DType.vec)
-_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "v": -1}
+# (scalar name, lanes) -> the one DType of that vector type (DType.vec)
+_VECTORS = register("vector dtypes", {}, Role.LIVE)
+_CATEGORY = MappingProxyType({"b": 0, "u": 1, "i": 1, "f": 2, "v": -1})
 
 
 def category(dtype: DType) -> int:

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .memo import Role, register
+
 
 # name -> numpy function, filled by each primitive's row (ir/ops.py Op.register)
-ORACLES: dict = {}
-KEEPS_DTYPE: set = set()   # results cast back to the first operand's dtype (not comparisons)
+ORACLES: dict = register("numpy oracles", {}, Role.ROWS)
+# results cast back to the first operand's dtype (not comparisons)
+KEEPS_DTYPE: set = register("oracles keeping the dtype", set(), Role.ROWS)
 
 
 def define(op_name: str, function, keeps_dtype: bool = True) -> None:

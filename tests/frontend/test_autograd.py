@@ -141,7 +141,7 @@ def test_detach_stops_gradient(device):
     assert w.grad.tolist() == [1.0, 2.0]
 
 
-# ---- the sliding-window composite rule (frontend/movement.py `_window_grad`) ----
+# ---- the sliding-window composite rule (frontend/windows.py `_window_grad`) ----
 def _torch_conv_grads(x, w, g, **kw):
     tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
     (torch.nn.functional.conv2d(tx, tw, **kw) * torch.tensor(g)).sum().backward()

@@ -129,7 +129,7 @@ def _model(ref: np.ndarray, op: str, arg) -> np.ndarray:
 
 def _apply(view: ViewStack, op: str, arg) -> ViewStack:
     if op != "index":
-        return view.apply(op, arg)
+        return getattr(view, op)(arg)   # the chain names ViewStack methods
     bounds = [(i, i + 1) for i in arg] + [(0, s) for s in view.shape[len(arg):]]
     return view.shrink(tuple(bounds)).reshape(view.shape[len(arg):])
 

@@ -14,7 +14,7 @@ from ..ir.node import Node
 from ..ir.ops import ALU, REDUCE, Op
 
 BF16, F32, U32, U16 = dtypes.bfloat16, dtypes.float32, dtypes.uint32, dtypes.uint16
-EXACT = {Op.NEG, Op.MAX, Op.WHERE, Op.TRUNC, Op.REDUCE_MAX}  # a bfloat16 in, a bfloat16 out
+EXACT = frozenset({Op.NEG, Op.MAX, Op.WHERE, Op.TRUNC, Op.REDUCE_MAX})  # a bfloat16 in, a bfloat16 out
 
 
 def _u32(like: Node, value: int) -> Node:

@@ -5,6 +5,7 @@ primitive ALU ops of ir/ops.py by name. Renderers walk programs of these and key
 from __future__ import annotations
 
 from ..ir.ops import ALU, Op
+from ..memo import Role, register
 
 STRUCTURE = (
     "PARAM",          # a buffer parameter: arg (index, size, is_output, is_input)
@@ -65,7 +66,7 @@ class _Vocabulary(type):
 class LinearOp(str, metaclass=_Vocabulary):
     """An instruction of the linear program: STRUCTURE above, then every ALU op. A str equal to
     its name, so tables keyed on names ("ADD") find it too; Op[linear_op] is its primitive row."""
-    _members: dict = {}
+    _members: dict = {}   # name -> instruction, made on first use (registered below)
 
     def __repr__(self) -> str:
         return f"LinearOp.{str(self)}"
@@ -84,3 +85,6 @@ class LinearOp(str, metaclass=_Vocabulary):
 
 for _name in LinearOp.names():   # the vocabulary at import as plain attributes (fast lookups)
     setattr(LinearOp, _name, LinearOp._member(_name))
+
+
+register("linear instructions", LinearOp._members, Role.LIVE)   # one str object per name

@@ -12,6 +12,7 @@ from typing import Callable
 
 from .. import config
 from ..errors import DeviceError
+from ..memo import Memo, Role, register
 
 PEAK_FAMILIES = (None, "cpu", "opencl", "cuda")  # how engine/peak.py finds a device's roofs
 
@@ -148,7 +149,7 @@ class Rows(dict):
         return self
 
 
-BACKENDS: Rows = Rows({
+BACKENDS: Rows = register("backends", Rows({
     "CUDA": Backend("CUDA", _cuda_renderer, _cuda_runtime, "CUDA C through nvcc and pycuda", 10,
                     language="CUDA", lexer="cuda", null_alias="NULL:CUDA", peak="cuda",
                     shown=True, tab_rank=3),
@@ -169,7 +170,7 @@ BACKENDS: Rows = Rows({
     "METAL": Backend("METAL", _metal_renderer, _metal_runtime, "Metal Shading Language", 95,
                      language="Metal", lexer="cpp", aliases=("MSL",), null_alias="NULL:METAL",
                      shown=True, tab_rank=5),
-})
+}), Role.ROWS)   # reset() keeps every row: built-in and registered backends alike
 
 
 def check_row(backend: Backend) -> None:
@@ -197,7 +198,7 @@ def check_row(backend: Backend) -> None:
 
 # --- tables derived from the rows (made again whenever a row changes) ---------------------------
 
-_DERIVED: dict = {}
+_DERIVED = Memo("backend tables", 16)   # "key" -> rows_key(), then each derived table
 
 
 def rows_key() -> int:

@@ -18,11 +18,12 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from .. import config
+from ..memo import Role, register
 from .devices import Device
 
 _LOCK = threading.Lock()
 _POOL: ThreadPoolExecutor | None = None
-_PENDING: list[Future] = []
+_PENDING: list[Future] = register("pending builds", [], Role.LIVE)
 
 
 def quick_batch(device: str, count: int) -> bool:

@@ -29,6 +29,7 @@ from ..codegen.plan import Action, KernelPlan
 from ..dtype import dtypes
 from ..ir import node as ir
 from ..ir.ops import Op
+from ..memo import Memo
 from ..runtimes.compile_cache import secure_dir
 from ..target.cpu_target import CPUTarget
 from ..schedule.schedule import schedule
@@ -41,7 +42,7 @@ TIE = 0.05                  # candidates this close to the fastest count as equa
 ROWS_TARGET, COLUMNS, DEPTH = 240, 384, 2048  # the timed matmul: its right operand (3 MiB)
 MAX_ROWS = 14               # overflows every L2 up to 2 MiB, so reduce blocks matter
 _LOCK = threading.Lock()
-_DONE: dict[tuple, CPUTarget] = {}
+_DONE = Memo("calibrated targets", 64)   # (key, cache dir) -> the calibrated CPUTarget
 
 
 def candidate_tiles(target: CPUTarget) -> list[tuple[int, int]]:

@@ -17,6 +17,7 @@ from typing import Callable
 from .. import config
 from ..caps import DeviceCaps
 from ..errors import DeviceError
+from ..memo import BoundedDict, Role, register
 from . import backends as registry
 from .backends import BACKENDS, Backend
 from .engine_state import BoundedTable, EngineState
@@ -153,11 +154,14 @@ class DeviceSpec:
 
 class _DeviceRegistry:
     def __init__(self):
+        # name -> the device opened (its renderer, runtime and target made once)
         self._opened: dict[str, DeviceSpec] = {}
-        self._caps_by_setting: dict = {}  # (CPU_TARGET, THREADS, rows) -> the entry of _caps
-        self._canonical: dict = {}  # a device name as spelled -> its canonical name
+        # (CPU_TARGET, THREADS, rows) -> the entry of _caps
+        self._caps_by_setting = BoundedDict(64)
+        self._canonical = BoundedDict(256)  # a device name as spelled -> its canonical name
         self._canonical_rows: int = -1  # the rows_key() _canonical was spelled under
-        self._defaults: dict = {}  # (DEV, CPU_TARGET, backends) -> the DEFAULT they give
+        # (DEV, CPU_TARGET, backends) -> the DEFAULT they give (one entry: the settings in force)
+        self._defaults = BoundedDict(1)
         self.state = EngineState()  # what realize keeps between calls (engine/engine_state.py)
         # (CPU target keys, backend rows) -> {device name: DeviceCaps}
         self._caps = self.state.register_cache("device caps", BoundedTable(64))
@@ -169,11 +173,12 @@ class _DeviceRegistry:
             return name.name
         rows = registry.rows_key()
         if rows != self._canonical_rows:   # a backend registered since: spell anew
-            self._canonical, self._canonical_rows = {}, rows
+            self._canonical.clear()
+            self._canonical_rows = rows
         found = self._canonical.get(name) if isinstance(name, str) else None
         if found is None:
             found = self._spell(name)
-            if isinstance(name, str) and len(self._canonical) < 256:
+            if isinstance(name, str):
                 self._canonical[name] = found
         return found
 
@@ -236,9 +241,10 @@ class _DeviceRegistry:
         """The device DEV names, else the best usable one; found once per DEV, CPU_TARGET and
         set of backends (every Tensor made without a device asks)."""
         key = (config.DEV.value, config.CPU_TARGET.value, id(self._opened), registry.rows_key())
-        if key not in self._defaults:
-            self._defaults = {key: self._choose_default()}  # one entry: the settings in force
-        return self._defaults[key]
+        found = self._defaults.get(key)
+        if found is None:
+            found = self._defaults[key] = self._choose_default()   # forgets the one before
+        return found
 
     def _choose_default(self) -> str:
         chosen = config.DEV.value
@@ -269,6 +275,10 @@ class _DeviceRegistry:
 
 
 Device = _DeviceRegistry()
+register("opened devices", Device._opened, Role.LIVE)   # a reset keeps devices open
+register("device caps by setting", Device._caps_by_setting, Role.CACHE, limit=64)
+register("device spellings", Device._canonical, Role.CACHE, limit=256)
+register("default device", Device._defaults, Role.CACHE, limit=1)
 
 
 def register_backend(name: str, renderer: Callable, runtime: Callable | None = None, *,

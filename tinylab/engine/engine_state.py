@@ -2,9 +2,10 @@
 kernels by key, schedules by graph structure, devices announced, which lazy values are realized
 (and in which buffer), the display-only compile records of other backends
 (engine/compile_record.py), kernels recorded in a trace, and the TinyJit capture hooks. Every
-cache of the engine is bounded and registered here (`register_cache`), and `reset()` empties
-all of them and tinylab.memo's tables. engine/realize.py reads and writes it (also from compile
-threads, under `lock`; a kernel being compiled is compiled by one thread, `compiling`).
+cache of the engine is bounded and registered here (`register_cache`); every other module's
+state is registered with tinylab.memo, and `reset()` empties the engine's caches and memo's.
+engine/realize.py reads and writes it (also from compile threads, under `lock`; a kernel being
+compiled is compiled by one thread, `compiling`).
 """
 from __future__ import annotations
 
@@ -149,16 +150,27 @@ class EngineState:
         return table
 
     def cache_sizes(self) -> dict[str, tuple[int, int]]:
-        """{name: (entries, limit)} for every registered cache and tinylab.memo table."""
+        """{name: (entries, limit)} for every registered cache, the engine's and the module
+        caches of tinylab.memo (Memo tables, @cached functions)."""
         from .. import memo
         sizes = {name: (len(table), table.limit) for name, table in self.caches.items()}
-        sizes.update({f"memo {name}": (size, memo.MEMOS[name].limit)
-                      for name, size in memo.sizes().items()})
+        sizes.update({f"memo {name}": (entries, limit)
+                      for name, (role, entries, limit) in memo.held().items()
+                      if role is memo.Role.CACHE})
         return sizes
 
+    @staticmethod
+    def module_state() -> dict:
+        """{name: (role, entries, limit)} for all module state registered with tinylab.memo:
+        CACHE (reset() empties it), LIVE and ROWS (reset() keeps them; memo.Role says why)."""
+        from .. import memo
+        return memo.held()
+
     def reset(self) -> None:
-        """Empty every registered cache and memo table: kernels compile again (the disk cache
-        may still hit), schedules are made again. Values computed stay (`realized`)."""
+        """Empty every registered cache and every module CACHE of tinylab.memo: kernels compile
+        again (the disk cache may still hit), schedules, roofs, calibrations and CPU targets are
+        found again. Values computed stay (`realized`), and so do LIVE tables (facts about live
+        objects) and ROWS (backends, settings, listeners: built-in and registered alike)."""
         from .. import memo
         with self.lock:
             for table in self.caches.values():

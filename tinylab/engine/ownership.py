@@ -12,6 +12,7 @@ from ..ir import node as ir
 from ..ir import walk
 from ..ir.node import Node
 from ..ir.ops import Op
+from ..memo import Role, register
 from ..schedule.items import AssignCycleError
 from . import realize as engine
 
@@ -43,7 +44,7 @@ class LiveHolders:
 
 
 # Buffer -> weakref to the holder that may write it in place (the first to get it)
-_OWNERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_OWNERS = register("buffer owners", weakref.WeakKeyDictionary(), Role.LIVE)
 
 
 def owner_of(buffer):

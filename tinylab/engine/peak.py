@@ -18,8 +18,10 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 from .. import config
+from ..memo import Memo
 from ..dtype import dtypes
 from ..ir import node as ir
 from ..runtimes.buffer import Buffer
@@ -33,13 +35,17 @@ STEADY_ROUNDS, STEADY_GAIN = 6, 0.03   # copies are timed again while a round st
 CACHE_VERSION = 2             # 2: a roof per level, loop kernels (1: DRAM and L2 copies)
 MATMUL_SIZE = 1024            # numpy's matmul, timed for the compute floor
 FMA_ITERATIONS = 1 << 20      # vector FMAs per chain in the clock kernel
-CUDA_CORES_PER_SM = {(6, 0): 64, (6, 1): 128, (7, 0): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128,
-                     (8, 9): 128, (9, 0): 128}   # NVIDIA's CUDA C programming guide, table 21
+CUDA_CORES_PER_SM = MappingProxyType({
+    (6, 0): 64, (6, 1): 128, (7, 0): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128,
+    (8, 9): 128, (9, 0): 128
+})  # NVIDIA's CUDA C programming guide, table 21
 # vector FMA (or multiply + add) pipes per core, typical of the CPUs each ISA preset stands for:
 # Haswell..Alder Lake, Zen 2-4 and AVX-512 Xeons (Skylake-SP Gold/Platinum, Ice Lake-SP,
 # Sapphire Rapids) issue two vector FMAs a cycle; Graviton 2/3 two NEON FMAs; SSE-era cores one
-FMA_PIPES = {"avx512": 2, "avx2": 2, "avx": 1, "sse4": 1, "sse2": 1, "neon": 2, "generic": 1}
-_PEAKS: dict = {}
+FMA_PIPES = MappingProxyType({
+    "avx512": 2, "avx2": 2, "avx": 1, "sse4": 1, "sse2": 1, "neon": 2, "generic": 1
+})
+_PEAKS = Memo("device peaks", 64)   # device name -> Peak, measured once per process
 
 
 @dataclass

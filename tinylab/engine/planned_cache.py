@@ -10,7 +10,6 @@ renderer never meets an entry of the old one. engine/kernel_builder.py is the on
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -19,13 +18,14 @@ from pathlib import Path
 
 from .. import config
 from ..ir.node import Node
+from ..memo import Memo, cached
 from ..runtimes.compile_cache import secure_dir
 
 FOLDER = "planned"
 ENTRY_FIELDS = ("name", "source", "flops", "bytes_moved", "variable_names", "wide_variables")
 
 
-@functools.lru_cache(maxsize=1)
+@cached("code fingerprint", 1)
 def code_fingerprint() -> str:
     """sha256 of every Python file of the tinylab package (its path and bytes)."""
     root = Path(__file__).resolve().parents[1]
@@ -62,8 +62,9 @@ def program_key(device: str, ast: Node, settings: tuple) -> str | None:
     return hashlib.sha256((head + "\n" + text).encode()).hexdigest()[:32]
 
 
-_CHECKED: set = set()  # folders secure_dir passed in this process (a check per entry cost a
-                      # mkdir and a stat each: 30 ms for a step's 100 kernels)
+# folders secure_dir passed in this process (a check per entry cost a mkdir and a stat each:
+# 30 ms for a step's 100 kernels)
+_CHECKED = Memo("planned cache folders", 64)
 
 
 def _path(key: str) -> Path:
@@ -73,7 +74,7 @@ def _path(key: str) -> Path:
 def _folder(path: Path) -> Path:
     if path not in _CHECKED:
         secure_dir(path)
-        _CHECKED.add(path)
+        _CHECKED[path] = True
     return path
 
 

@@ -18,8 +18,10 @@ import time
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from .. import config
+from ..memo import Role, register
 
 
 @dataclass(frozen=True)
@@ -53,13 +55,15 @@ class ProgressEvent:
         return f"{VERBS.get(self.kind, self.kind)} {self.name}: {self.done}/{self.total}{tail}"
 
 
-VERBS = {"compile": "compiling", "tune": "tuning", "beam": "BEAM search on",
-         "calibrate": "timing micro-kernels of", "download": "downloading"}
-UNITS = {"compile": {"unit": "kernel"}, "calibrate": {"unit": "candidate"},   # tqdm's options
-         "tune": {"unit": "candidate"}, "beam": {"unit": "candidate"},
-         "download": {"unit": "B", "unit_scale": True, "unit_divisor": 1024}}
+VERBS = MappingProxyType({"compile": "compiling", "tune": "tuning", "beam": "BEAM search on",
+                          "calibrate": "timing micro-kernels of", "download": "downloading"})
+UNITS = MappingProxyType({
+    "compile": {"unit": "kernel"}, "calibrate": {"unit": "candidate"},   # tqdm's options
+    "tune": {"unit": "candidate"}, "beam": {"unit": "candidate"},
+    "download": {"unit": "B", "unit_scale": True, "unit_divisor": 1024}
+})
 
-_LISTENERS: list = []
+_LISTENERS = register("progress listeners", [], Role.ROWS)
 _LOCK = threading.RLock()        # one event at a time, in order, whatever thread sends it
 _IDS = itertools.count(1)
 _CURRENT = threading.local()     # the innermost open task of this thread

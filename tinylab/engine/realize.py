@@ -19,6 +19,7 @@ from ..ir.ops import Op
 from ..ir.symbolic import max_shape
 from ..runtimes.buffer import Buffer
 from ..schedule.fusion import SchedulerOptions
+from ..schedule.items import ItemKind
 from ..schedule.cache import reuse, structure_key, template
 from ..schedule.memory import plan_schedule
 from ..schedule.schedule import Schedule, schedule
@@ -80,7 +81,7 @@ def compile_schedule(sched: Schedule) -> list[Runner | None]:
     noopt, beam = bool(config.NOOPT.value), int(config.BEAM.value)
     requests = {i: (runner_key(_item_device(item), item.ast, noopt, beam), _item_device(item),
                     item.ast) for i, item in enumerate(sched.items)
-                if item.kind == "kernel" and ir.prod(max_shape(item.slots[0].shape)) > 0}
+                if item.kind is ItemKind.KERNEL and ir.prod(max_shape(item.slots[0].shape)) > 0}
     with STATE.lock:   # a kernel over zero elements (above) is never compiled nor launched
         new = len({key for key, _, _ in requests.values() if key not in STATE.runners})
     if new:
@@ -139,7 +140,7 @@ def run_schedule(sched: Schedule, record: tracing.RealizeRecord | None = None) -
     buffers = _allocate(sched, record)
     for i, item in enumerate(sched.items):
         bufs = [buffers[id(s)] for s in item.slots]
-        if item.kind == "copy":
+        if item.kind is ItemKind.COPY:
             bufs[0].copyin(bufs[1].numpy())
             _notify_capture(None, bufs)
             continue
@@ -310,7 +311,7 @@ def realize(nodes: list[Node], computed_outside: dict | None = None,
         for r in records[1:]:
             r.kernels, r.memory_plan = list(records[0].kernels), records[0].memory_plan
         for item in sched.items:  # the buffer's new version
-            if item.kind == "kernel" and item.output.op is Op.ASSIGN:
+            if item.kind is ItemKind.KERNEL and item.output.op is Op.ASSIGN:
                 node, buf = item.output, buffers[id(item.slots[0])]
                 buf.version += 1
                 assigned[node] = ir.buffer(buf, node.shape, node.dtype, node.device, buf.version)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from types import MappingProxyType
 
 LEVELS = ("L1", "L2", "L3", "DRAM")
 DRAM_BYTES = 1 << 27          # the DRAM working set moves at least 128 MiB ...
@@ -19,12 +20,12 @@ REPEAT_BYTES = 1 << 28        # bytes one launch moves: its fixed cost is then n
 RUNS = 5                      # launches per round (peak.steady_best repeats rounds)
 UNROLL = 4                    # vectors per loop trip
 # pattern -> (arrays read, arrays written, the loop body over vectors x0..x3 at offset i)
-PATTERNS = {
+PATTERNS = MappingProxyType({
     "copy": (1, 1, "*(tl_vec_u*)(d + i + {k}) = *(const tl_vec_u*)(a + i + {k});"),
     "add": (2, 1, "*(tl_vec_u*)(d + i + {k}) = *(const tl_vec_u*)(a + i + {k}) + "
                   "*(const tl_vec_u*)(b + i + {k});"),
     "read": (1, 0, "s{u} += *(const tl_vec_u*)(a + i + {k});"),
-}
+})
 STREAM_KERNEL = """#include <omp.h>
 typedef float tl_vec_u __attribute__((vector_size({bytes}), aligned(4)));
 void tl_stream_{pattern}(float* restrict d, const float* restrict a, const float* restrict b,

@@ -14,6 +14,8 @@ import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from ..memo import Role, register
+
 _ACTIVE: contextvars.ContextVar[tuple] = contextvars.ContextVar("tinylab_traces", default=())
 # (user line, origin label) that nodes built now are attributed to, instead of the Python stack:
 # a frontend that builds tinylab ops for another program's code (the PyTorch bridge) sets it
@@ -22,7 +24,8 @@ _ATTRIBUTED: contextvars.ContextVar = contextvars.ContextVar("tinylab_attributed
 SOURCE_LINES: "weakref.WeakKeyDictionary" = None  # set below
 ORIGINS: "weakref.WeakKeyDictionary" = None  # lazy node -> the op of another program it came from
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_SKIPPED_DIRS = [_PACKAGE_DIR]  # frames in these are never "the user's line"
+# frames in these are never "the user's line" (a frontend of another program adds its own)
+_SKIPPED_DIRS = register("skipped source folders", [_PACKAGE_DIR], Role.ROWS)
 
 
 @dataclass
@@ -145,8 +148,8 @@ class Trace:
         return [d for r in self.realizes for d in r.schedule.decisions]
 
 
-SOURCE_LINES = weakref.WeakKeyDictionary()
-ORIGINS = weakref.WeakKeyDictionary()
+SOURCE_LINES = register("source lines", weakref.WeakKeyDictionary(), Role.LIVE)
+ORIGINS = register("origins", weakref.WeakKeyDictionary(), Role.LIVE)
 
 
 def active() -> tuple:

@@ -28,6 +28,7 @@ from ..dtype import dtypes
 from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import Op
+from ..memo import Role, register
 
 
 class ReverseRules:
@@ -59,7 +60,7 @@ RULES = ReverseRules()
 
 # node -> (sources, rule): rule(grad) gives the gradient for each source, skipping the chain
 COMPOSITE: weakref.WeakKeyDictionary[Node, tuple[tuple[Node, ...], Callable]] = \
-    weakref.WeakKeyDictionary()
+    register("composite backward rules", weakref.WeakKeyDictionary(), Role.LIVE)
 
 
 def composite(node: Node, sources, rule: Callable) -> None:
@@ -73,7 +74,8 @@ def composite(node: Node, sources, rule: Callable) -> None:
 
 
 # BUFFER node -> the lazy node whose value it holds (dies with the BUFFER node)
-REALIZED_FROM: weakref.WeakKeyDictionary[Node, Node] = weakref.WeakKeyDictionary()
+REALIZED_FROM: weakref.WeakKeyDictionary[Node, Node] = \
+    register("realized from", weakref.WeakKeyDictionary(), Role.LIVE)
 
 
 def realized_from(buffer: Node, node: Node) -> None:

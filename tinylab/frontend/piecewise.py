@@ -5,6 +5,7 @@ logaddexp. Mixed into Tensor through ElementwiseMixin (frontend/elementwise.py).
 from __future__ import annotations
 
 import math
+from types import MappingProxyType
 
 from ..dtype import dtypes
 from ..errors import ArgumentError, DTypeError
@@ -12,7 +13,9 @@ from ..ir import node as ir
 from ..ir.ops import Op
 from .composite import _with_backward
 
-_SIGNED = {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}  # same-size int, for sign bits
+_SIGNED = MappingProxyType({
+    2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64
+})  # same-size int, for sign bits
 
 
 def _clip_grads(grad, x, lo, hi):

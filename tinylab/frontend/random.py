@@ -13,12 +13,16 @@ from .. import config
 from ..dtype import dtypes
 from ..errors import ArgumentError, ShapeError
 from .creation import shape_args
+from ..memo import Role, register
 
 
 class _RandomState:
     seed: int = int(config.SEED.value)
     calls: int = 0
     counters: dict = {}   # device -> uint32[1] tensor counting rand calls
+
+
+register("random counters", _RandomState.counters, Role.LIVE)  # reset() keeps the streams
 
 
 # Threefry-2x32 rotation constants and key-schedule parity (Random123 specification)
@@ -51,7 +55,7 @@ class RandomMixin:
     @staticmethod
     def manual_seed(seed: int = 0) -> None:
         _RandomState.seed, _RandomState.calls = int(seed), 0
-        _RandomState.counters = {}
+        _RandomState.counters.clear()
 
     @classmethod
     def _random_bits(cls, n: int, device: str):

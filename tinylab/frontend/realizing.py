@@ -15,13 +15,15 @@ from ..engine.ownership import LiveHolders
 from ..errors import JitError, ShapeError
 from ..ir import node as ir
 from ..ir.ops import Op
+from ..memo import Role, register
 from . import autograd, views
 
 if TYPE_CHECKING:
     from .tensor import Tensor
 
 ALL_TENSORS = LiveHolders()  # every live Tensor (engine/ownership.py keeps the order)
-_PENDING_COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Buffer -> lazy clones
+# Buffer -> lazy clones of it
+_PENDING_COPIES = register("pending copies", weakref.WeakKeyDictionary(), Role.LIVE)
 
 
 def _tensor():

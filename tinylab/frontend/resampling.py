@@ -11,6 +11,7 @@ precision PyTorch uses (float32, or float64 for float64 input), so the same pixe
 from __future__ import annotations
 
 import math
+from types import MappingProxyType
 
 import numpy as np
 
@@ -18,8 +19,10 @@ from .. import config
 from ..dtype import dtypes
 from ..errors import DTypeError, ShapeError
 
-INTERPOLATE_MODES = {"nearest": None, "nearest-exact": None, "linear": 3, "bilinear": 4,
-                     "trilinear": 5}  # mode -> the input rank PyTorch requires (None: 3 to 5)
+INTERPOLATE_MODES = MappingProxyType({
+    "nearest": None, "nearest-exact": None, "linear": 3, "bilinear": 4,
+    "trilinear": 5
+})  # mode -> the input rank PyTorch requires (None: 3 to 5)
 LINEAR_MODES = ("linear", "bilinear", "trilinear")
 
 

@@ -27,6 +27,7 @@ from ..ir.symbolic import Variable, any_symbolic, bound_shape, max_shape
 from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import Op
+from ..memo import Role, register
 from . import autograd, traced, views
 from .activations import ActivationMixin
 from .creation import CreationMixin
@@ -45,10 +46,12 @@ from .reduce import ReduceMixin
 from .resampling import ResamplingMixin
 from .scans import ScanMixin
 from .sorting import SortingMixin
+from .windows import WindowMixin
 
 __all__ = ["ALL_TENSORS", "Tensor", "broadcast_shape"]   # (the last two: other modules' names)
 
-_BACKWARD_ROOTS: list = []  # weakrefs to tensors backward() ran on, for the next optimizer step
+# weakrefs to tensors backward() ran on, for the next optimizer step
+_BACKWARD_ROOTS = register("backward roots", [], Role.LIVE)
 FOLDED_BY_BUILDERS = (Op.CONST, Op.RESHAPE, Op.PERMUTE, Op.EXPAND)
 
 
@@ -65,8 +68,8 @@ class _TensorMeta(type):
 
 
 
-class Tensor(RealizingMixin, OperatorMixin, CreationMixin, RandomMixin, MovementMixin, IndexingMixin,
-             ElementwiseMixin, ActivationMixin, ReduceMixin, ScanMixin, NNMixin, SortingMixin,
+class Tensor(RealizingMixin, OperatorMixin, CreationMixin, RandomMixin, MovementMixin, WindowMixin,
+             IndexingMixin, ElementwiseMixin, ActivationMixin, ReduceMixin, ScanMixin, NNMixin, SortingMixin,
              PoolingMixin, ResamplingMixin, MatrixMixin, metaclass=_TensorMeta):
     __slots__ = ("node", "_requires_grad", "grad", "is_param", "__weakref__")
     _training = False

@@ -5,12 +5,15 @@ torch.func uses, naming the transform. `TRANSFORM_OF` tags the nodes a transform
 """
 from __future__ import annotations
 
+import itertools
 import weakref
+from types import MappingProxyType
 
 from ..dtype import DType
 from ..ir import node as ir
 from ..ir.node import Node
 from ..ir.ops import Op
+from ..memo import Role, register
 
 
 class Placeholder:
@@ -27,15 +30,15 @@ class Placeholder:
         raise RuntimeError(f"{self.transform}: " + MESSAGES["realize"].format(t=self.transform))
 
 
-_SERIAL = [0]
-LIVE: weakref.WeakSet = weakref.WeakSet()  # placeholder nodes alive now
+_SERIAL = itertools.count(1)   # placeholder serial numbers
+LIVE = register("live placeholders", weakref.WeakSet(), Role.LIVE)  # placeholder nodes alive now
 # node -> what made it: "jvp tangent", "vjp cotangent", "vmap batch axis"
-TRANSFORM_OF: weakref.WeakKeyDictionary[Node, str] = weakref.WeakKeyDictionary()
+TRANSFORM_OF: weakref.WeakKeyDictionary[Node, str] = \
+    register("transform of", weakref.WeakKeyDictionary(), Role.LIVE)
 
 
 def placeholder(shape: tuple, dtype: DType, device: str, transform: str) -> Node:
-    _SERIAL[0] += 1
-    node = ir.buffer(Placeholder(transform, _SERIAL[0]), tuple(shape), dtype, device)
+    node = ir.buffer(Placeholder(transform, next(_SERIAL)), tuple(shape), dtype, device)
     LIVE.add(node)
     return node
 
@@ -44,7 +47,7 @@ def is_placeholder(node: Node) -> bool:
     return node.op is Op.BUFFER and isinstance(node.buffer, Placeholder)
 
 
-MESSAGES = {
+MESSAGES = MappingProxyType({
     ".item()": "It looks like you're calling .item() on a Tensor. We don't support {t} over "
                "calling .item() on a Tensor, please try to rewrite what you're doing with "
                "other operations.",
@@ -55,7 +58,7 @@ MESSAGES = {
     "realize": "It looks like you're realizing a Tensor whose value depends on the function's "
                "inputs (an op that reads its data, such as one_hot without num_classes). We "
                "don't support that under {t}: return the tensor from the function instead.",
-}
+})
 
 
 def traced_leaf(node: Node) -> Node | None:

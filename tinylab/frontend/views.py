@@ -19,17 +19,18 @@ from ..ir.movement_ops import MOVEMENTS
 from ..ir.node import Node
 from ..ir.ops import MOVEMENT, Op
 from ..ir.symbolic import any_symbolic
+from ..memo import Role, register
 
-VIEW_OPS = MOVEMENT | {Op.DETACH, Op.BITCAST}  # a bitcast reads the same bytes as another dtype
+VIEW_OPS = frozenset(MOVEMENT | {Op.DETACH, Op.BITCAST})  # a bitcast reads the same bytes as another dtype
 # Buffer -> {id(view): weak reference}: by identity (a Tensor's == builds a comparison)
-_VIEWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_VIEWS = register("views of buffers", weakref.WeakKeyDictionary(), Role.LIVE)
 # views of a lazy tensor, as PyTorch would have them: id(view) -> (weak view, weak base, weak
 # base's node when the view was made). A write to one realizes the base and goes through it
-_PENDING: dict = {}
+_PENDING = register("pending views", {}, Role.LIVE)
 PENDING_SWEEP = 4096  # entries between sweeps of the dead ones
 # id(base) -> (weak base, {id(view): weak view}): the pending views of a lazy base, which its
 # realize turns into views of its storage (`promote`); by identity, as _VIEWS
-_PENDING_OF: dict = {}
+_PENDING_OF = register("pending views of bases", {}, Role.LIVE)
 
 
 def _storage(bottom: Node):

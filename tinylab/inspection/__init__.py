@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from ..schedule.items import ItemKind
 from . import kernel_graph as _graph
 from . import html as _html
 from . import text as _text
@@ -57,7 +58,7 @@ def find_kernels(trace_or_model, code: str) -> dict:
     found = {}
     for kernel in model["kernels"]:
         lines = kernel_user_lines(model, kernel)
-        if kernel["kind"] == "kernel" and any(code in line for line in lines):
+        if kernel["kind"] == ItemKind.KERNEL and any(code in line for line in lines):
             found.setdefault(kernel["name"], lines)
     return found
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from html import escape
 
 from ..engine.backends import lexer_of
+from ..schedule.items import ItemKind
 from .kernel_graph import TRANSFORM_COLORS, ops_summary
 from .html_views import measured, memory_html, roofline_html, what_if_measured_html
 from .model import shape_text, variables_text
@@ -157,7 +158,7 @@ def to_html(model: dict, graph_engine: str = "auto", max_kernels: int = 200,
     """`source_language`: the source each kernel shows (`%tinygrad --backend CUDA`: CUDA's) when
     the model rendered it; the source that ran otherwise."""
     kernels = {k["id"]: k for k in model["kernels"]}
-    count = sum(1 for k in model["kernels"] if k["kind"] == "kernel")
+    count = sum(1 for k in model["kernels"] if k["kind"] == ItemKind.KERNEL)
     headline = summary_text(model).splitlines()[0]
     forced = "; ".join(r["forced_code"] for r in model["realizes"][:4])
     parts = [f'<div class="tinylab-static" style="{BOX}">',

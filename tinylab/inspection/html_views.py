@@ -9,6 +9,7 @@ from html import escape
 
 from .memory_timeline import memory_svg
 from ..engine.peak import roofs_text
+from ..schedule.items import ItemKind
 from .roofline import roofline_svg
 from .text import plural, size_text
 
@@ -66,7 +67,7 @@ def memory_html(model: dict) -> str:
 
 
 def roofline_html(model: dict) -> str:
-    kernels = [k for k in model["kernels"] if k["kind"] == "kernel" and k["bytes"]]
+    kernels = [k for k in model["kernels"] if k["kind"] == ItemKind.KERNEL and k["bytes"]]
     if not kernels:
         return ""
     rows = [[escape(k["name"]), f"{k['intensity']:.3f}"] for k in kernels[:200]]

@@ -11,6 +11,7 @@ from ..ir.ops import MOVEMENT, Op
 from ..ir.graph_printer import format_arg
 from ..schedule.fusion import EXPLANATION
 from ..schedule.graph import graph_order
+from ..schedule.items import ItemKind
 from .kernel_graph import collapsed_graph, shape_text  # noqa: F401 (shape_text: text.py, html.py)
 from .memory_timeline import realize_memory
 from .roofline import add_roofline
@@ -117,7 +118,7 @@ class _Builder:
         entry = {"id": kernel_id, "realize": realize, "position": position, "kind": item.kind,
                  "name": run.name if run is not None else _unrun_name(item),
                  "device": run.device if run is not None else str(item.slots[0].device),
-                 "shape": json_shape(item.full_shape if item.kind == "kernel"
+                 "shape": json_shape(item.full_shape if item.kind is ItemKind.KERNEL
                                      else item.output.shape),
                  "output": self.node_ids.get(item.output), "ops": _op_names(fused),
                  "fused": [self.node_ids[n] for n in fused],
@@ -192,7 +193,7 @@ def _op_names(fused) -> list[str]:
 
 
 def _unrun_name(item) -> str:
-    return "copy" if item.kind == "copy" else "kernel"
+    return str(item.kind)   # "kernel" or "copy"
 
 
 def _options_text(options) -> str:

@@ -15,7 +15,7 @@ from ..ir.ops import MOVEMENT, Op
 
 ALIGNED_LANGUAGES = ("C", "OpenCL", "CUDA")
 MAX_ALIGN_CELLS = 600_000   # longest-common-subsequence table size; larger sources stay unaligned
-PASS_THROUGH = MOVEMENT | {Op.DETACH, Op.CONTIGUOUS}
+PASS_THROUGH = frozenset(MOVEMENT | {Op.DETACH, Op.CONTIGUOUS})
 
 
 def mapped_source(record) -> dict | None:

@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 
+from ..schedule.items import ItemKind
 from .kernel_graph import CUT_COLOR, PLAIN_COLOR, fill_of, to_dot
 from .layout import LINE_HEIGHT, PADDING, Layout, layered_layout
 
@@ -95,7 +96,7 @@ def layout_svg(layout: Layout, transforms: dict | None = None) -> str:
                      f'fill="{fill_of(box.kind, (transforms or {}).get(box.id, ""))}" '
                      'stroke="#334155"/>')
         for i, line in enumerate(box.lines):
-            weight = "bold" if i == 0 and box.kind in ("kernel", "copy") else "normal"
+            weight = "bold" if i == 0 and box.kind in (ItemKind.KERNEL, ItemKind.COPY) else "normal"
             x = box.x + box.width / 2
             y = box.y + PADDING + LINE_HEIGHT * i + 8
             parts.append(_text(x, y, line, text_anchor="middle", font_weight=weight))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..schedule.fusion import EXPLANATION, Reason
+from ..schedule.items import ItemKind
 from .kernel_graph import ops_summary
 from .model import shape_text, variables_text
 from .passes import pass_lines
@@ -51,7 +52,7 @@ def elsewhere_lines(model: dict) -> list[str]:
 
 def summary_text(model: dict) -> str:
     kernels = {k["id"]: k for k in model["kernels"]}
-    count = sum(1 for k in model["kernels"] if k["kind"] == "kernel")
+    count = sum(1 for k in model["kernels"] if k["kind"] == ItemKind.KERNEL)
     lines = [f"tinylab: {plural(len(model['realizes']), 'realize')}, {plural(count, 'kernel')}"]
     shown = 0
     for realize in model["realizes"]:

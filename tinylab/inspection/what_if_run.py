@@ -14,6 +14,7 @@ from ..engine.realize import compile_kernel
 from ..engine.timing import interleaved, verdict
 from ..ir.node import prod
 from ..runtimes.buffer import Buffer
+from ..schedule.items import ItemKind
 from .counterfactual import COMPILE_CHANGES, counterfactual
 from .what_if import SCENARIOS, schedule_bytes
 
@@ -64,7 +65,7 @@ def prepare_schedule(sched, compile_options: dict) -> tuple[list, dict]:
     items = []
     for item in sched.items:
         runner = None
-        if item.kind == "kernel" and prod(item.slots[0].shape) > 0:
+        if item.kind is ItemKind.KERNEL and prod(item.slots[0].shape) > 0:
             device = Device.canonicalize(item.slots[0].device)
             runner = compile_kernel(device, item.ast, **compile_options)
         items.append((item, runner))
@@ -87,7 +88,7 @@ def run_prepared(items: list, buffers: dict) -> float:
     total = 0.0
     for item, runner in items:
         arguments = [buffers[id(slot)] for slot in item.slots]
-        if item.kind == "copy":
+        if item.kind is ItemKind.COPY:
             start = time.perf_counter()
             arguments[0].copyin(arguments[1].numpy())
             total += time.perf_counter() - start

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
+from types import MappingProxyType
 
 import numpy as np
 
@@ -129,14 +130,14 @@ def _shrink_array(x: np.ndarray, bounds) -> np.ndarray:
     return x[tuple(slice(b, e) for b, e in bounds)]
 
 
-MOVEMENTS: dict[Op, Movement] = {
+MOVEMENTS: dict[Op, Movement] = MappingProxyType({
     Op.RESHAPE: Movement(reshape, lambda v, a: v.reshape(a), lambda x, a: x.reshape(a)),
     Op.PERMUTE: Movement(permute, lambda v, a: v.permute(a), lambda x, a: x.transpose(a)),
     Op.EXPAND: Movement(expand, lambda v, a: v.expand(a), lambda x, a: np.broadcast_to(x, a)),
     Op.PAD: Movement(pad, lambda v, a: v.pad(a), lambda x, a: np.pad(x, a)),
     Op.SHRINK: Movement(shrink, lambda v, a: v.shrink(a), _shrink_array),
     Op.FLIP: Movement(flip, lambda v, a: v.flip(a), lambda x, a: np.flip(x, a)),
-}
+})
 assert set(MOVEMENTS) == MOVEMENT, "every movement op has one row"
 
 

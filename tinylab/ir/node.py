@@ -6,12 +6,14 @@ frontend calls them after its own user-facing argument checks, autograd rules ca
 """
 from __future__ import annotations
 
+import itertools
 import math
 import weakref
 from typing import Any
 
 from ..dtype import DType, dtypes, round_to_bfloat16
 from ..errors import IRError, ShapeError
+from ..memo import Role, register
 from .ops import ALU, REDUCE, Op
 
 
@@ -315,15 +317,17 @@ def reduce_identity(op: Op, dtype: DType):
     return dtype.min_value()
 
 
+register("interned nodes", Node._interned, Role.LIVE)   # one Node per structure while alive
+
+
 # ---- buffer ops ------------------------------------------------------------------------------
-_UNIQUE = [0]
+_UNIQUE = itertools.count(1)   # serial numbers of CONTIGUOUS requests
 
 
 def contiguous(node: Node) -> Node:
     """A request for a buffer of its own: each call is a distinct node (arg = a serial number),
     so two tensors asking for the same value get two buffers and may be assigned separately."""
-    _UNIQUE[0] += 1
-    return Node(Op.CONTIGUOUS, node.dtype, (node,), _UNIQUE[0], node.shape, node.device)
+    return Node(Op.CONTIGUOUS, node.dtype, (node,), next(_UNIQUE), node.shape, node.device)
 
 
 def detach(node: Node) -> Node:

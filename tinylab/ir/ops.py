@@ -7,17 +7,19 @@ the group sets below (UNARY, ALU, TRANSCENDENTAL, ...) and numpy_alu's oracle ta
 """
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Callable
 
 from .. import numpy_alu
 from ..errors import IRError
+from ..memo import Role, register
 
 # the renderer families an ALU row is spelled for (or decomposed for): C-style (C, OpenCL, CUDA,
 # Metal), WGSL, and PYTHON (which calls the row's numpy oracle). "c_vector" (C's native vector
 # variables) is optional: without it C computes the op one lane at a time.
 FAMILIES = ("c", "wgsl", "python")
-GROUPS = {"unary": 1, "binary": 2, "ternary": 3, "reduce": 1, "movement": 1, "buffer": None,
-          "kernel": None}
+GROUPS = MappingProxyType({"unary": 1, "binary": 2, "ternary": 3, "reduce": 1, "movement": 1,
+                          "buffer": None, "kernel": None})
 # properties a row may name, each with the set of ops that have it
 PROPERTIES = ("transcendental", "not_zero_at_zero", "commutative", "comparison", "integer_only")
 
@@ -123,6 +125,9 @@ class Op(metaclass=_Registry):
         numpy_alu.forget(name)
 
 
+register("primitive rows", Op._rows, Role.ROWS)
+
+
 def _named(name: str) -> Op:
     return Op[name]
 
@@ -142,25 +147,31 @@ def _check_alu(row: Op) -> None:
                           f"or a decomposition into other primitives")
 
 
-UNARY: set[Op] = set()
-BINARY: set[Op] = set()
-TERNARY: set[Op] = set()
-ALU: set[Op] = set()
-REDUCE: set[Op] = set()
-MOVEMENT: set[Op] = set()
-BUFFER_OPS: set[Op] = set()
-KERNEL_OPS: set[Op] = set()
-TRANSCENDENTAL: set[Op] = set()
-NOT_ZERO_AT_ZERO: set[Op] = set()    # f(0) != 0: a padded zero does not stay zero through it
-COMMUTATIVE: set[Op] = set()
-COMPARISON: set[Op] = set()
-INTEGER_ONLY: set[Op] = set()        # AND/OR/XOR also bool
-_GROUP_SETS = {"unary": (UNARY, ALU), "binary": (BINARY, ALU), "ternary": (TERNARY, ALU),
-               "reduce": (REDUCE,), "movement": (MOVEMENT,), "buffer": (BUFFER_OPS,),
-               "kernel": (KERNEL_OPS,)}
-_PROPERTY_SETS = {"transcendental": TRANSCENDENTAL, "not_zero_at_zero": NOT_ZERO_AT_ZERO,
-                  "commutative": COMMUTATIVE, "comparison": COMPARISON,
-                  "integer_only": INTEGER_ONLY}
+def _op_set(name: str) -> set:
+    """A set of rows that Op.register fills (and unregister empties): registered extension rows."""
+    return register(f"primitive rows: {name}", set(), Role.ROWS)
+
+
+UNARY: set[Op] = _op_set("UNARY")
+BINARY: set[Op] = _op_set("BINARY")
+TERNARY: set[Op] = _op_set("TERNARY")
+ALU: set[Op] = _op_set("ALU")
+REDUCE: set[Op] = _op_set("REDUCE")
+MOVEMENT: set[Op] = _op_set("MOVEMENT")
+BUFFER_OPS: set[Op] = _op_set("BUFFER_OPS")
+KERNEL_OPS: set[Op] = _op_set("KERNEL_OPS")
+TRANSCENDENTAL: set[Op] = _op_set("TRANSCENDENTAL")
+# f(0) != 0: a padded zero does not stay zero through it
+NOT_ZERO_AT_ZERO: set[Op] = _op_set("NOT_ZERO_AT_ZERO")
+COMMUTATIVE: set[Op] = _op_set("COMMUTATIVE")
+COMPARISON: set[Op] = _op_set("COMPARISON")
+INTEGER_ONLY: set[Op] = _op_set("INTEGER_ONLY")        # AND/OR/XOR also bool
+_GROUP_SETS = MappingProxyType({
+    "unary": (UNARY, ALU), "binary": (BINARY, ALU), "ternary": (TERNARY, ALU), "reduce": (REDUCE,),
+    "movement": (MOVEMENT,), "buffer": (BUFFER_OPS,), "kernel": (KERNEL_OPS,)})
+_PROPERTY_SETS = MappingProxyType({
+    "transcendental": TRANSCENDENTAL, "not_zero_at_zero": NOT_ZERO_AT_ZERO,
+    "commutative": COMMUTATIVE, "comparison": COMPARISON, "integer_only": INTEGER_ONLY})
 
 
 def _sets_of(row: Op) -> list[set]:

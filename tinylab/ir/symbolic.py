@@ -18,13 +18,13 @@ import threading
 import weakref
 from typing import Union
 
-from ..memo import Memo
+from ..memo import Memo, Role, register
 
 
 # the intern table holds each expression only while something else does: equal expressions
 # are the same object while alive, and dead ones leave the table. A plain dict of weak
 # references (what WeakValueDictionary keeps, without its Python-level lookup)
-_INTERN: dict = {}   # (cls, key) -> weakref.ref to the one live object
+_INTERN = register("symbolic expressions", {}, Role.LIVE)  # (cls, key) -> weakref to the live one
 _INTERN_LOCK = threading.RLock()  # compile threads: one object per expression; re-entered by
                                   # a weakref callback that a collection runs inside the lock
 # (terms, const) as a caller gave them -> the canonical Lin they make

@@ -285,9 +285,6 @@ class ViewStack:
                            flat.offset + top.offset * stride, top.mask)
         return ViewStack(self.views[:-2] + (merged,))
 
-    def apply(self, op_name: str, arg) -> ViewStack:
-        return getattr(self, op_name)(arg)
-
     def to_index(self, idxs) -> tuple[sym.Lin, sym.Cond]:
         """(buffer index, validity) for index expressions `idxs` of the top shape."""
         index, valid = self.views[-1].to_index(idxs)

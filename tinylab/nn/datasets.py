@@ -18,7 +18,7 @@ from ..engine import progress
 from ..frontend.tensor import Tensor
 from .idx import read_idx
 
-SYSTEM_DIRS = [Path("/usr/share/datasets")]  # Debian's dataset-* packages install here
+SYSTEM_DIRS = tuple([Path("/usr/share/datasets")])  # Debian's dataset-* packages install here
 FILES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
          "t10k-labels-idx1-ubyte")
 

@@ -10,12 +10,13 @@ import math
 import struct
 import zlib
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 
 # element type byte -> big-endian numpy dtype
-ELEMENT_TYPES = {0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2"),
-                 0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
+ELEMENT_TYPES = MappingProxyType({0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2"),
+                                  0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")})
 GZIP_MAGIC = b"\x1f\x8b"
 DEFAULT_LIMIT_BYTES = 1 << 32  # larger element data is refused (MNIST's biggest file: 47 MB)
 

@@ -12,6 +12,7 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 
@@ -24,12 +25,14 @@ METADATA_KEY = "__metadata__"
 # The safetensors Dtype enum, in its order: writers sort tensors by it (last first), then by name.
 DTYPE_ORDER = ("BOOL", "U8", "I8", "F8_E5M2", "F8_E4M3", "I16", "U16", "F16", "BF16", "I32",
                "U32", "F32", "F64", "I64", "U64")
-CODE_OF = {dtypes.bool: "BOOL", dtypes.uint8: "U8", dtypes.int8: "I8", dtypes.int16: "I16",
-           dtypes.uint16: "U16", dtypes.float16: "F16", dtypes.int32: "I32", dtypes.uint32: "U32",
-           dtypes.float32: "F32", dtypes.float64: "F64", dtypes.int64: "I64", dtypes.uint64: "U64",
-           dtypes.bfloat16: "BF16"}
+CODE_OF = MappingProxyType({
+    dtypes.bool: "BOOL", dtypes.uint8: "U8", dtypes.int8: "I8", dtypes.int16: "I16",
+    dtypes.uint16: "U16", dtypes.float16: "F16", dtypes.int32: "I32", dtypes.uint32: "U32",
+    dtypes.float32: "F32", dtypes.float64: "F64", dtypes.int64: "I64", dtypes.uint64: "U64",
+    dtypes.bfloat16: "BF16"
+})
 # file dtype -> little-endian numpy dtype of its bytes (BF16: its uint16 bits)
-NUMPY_OF = {code: np.dtype(dtype.np).newbyteorder("<") for dtype, code in CODE_OF.items()}
+NUMPY_OF = MappingProxyType({code: np.dtype(dtype.np).newbyteorder("<") for dtype, code in CODE_OF.items()})
 
 
 class SafetensorsError(ValueError):

@@ -12,6 +12,7 @@ import pickle
 import zipfile
 from collections import OrderedDict
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 
@@ -29,14 +30,18 @@ class TorchFileError(TinylabError, ValueError):
 
 
 # torch dtype name -> numpy dtype of the stored bytes (PyTorch's name aliases included)
-NUMPY_OF = {"float32": "f4", "float": "f4", "float64": "f8", "double": "f8", "float16": "f2",
-            "half": "f2", "bfloat16": "u2", "int64": "i8", "long": "i8", "int32": "i4",
-            "int": "i4", "int16": "i2", "short": "i2", "int8": "i1", "uint8": "u1", "bool": "?",
-            "uint16": "u2", "uint32": "u4", "uint64": "u8"}
-STORAGE_DTYPE = {"FloatStorage": "float32", "DoubleStorage": "float64", "HalfStorage": "float16",
-                 "BFloat16Storage": "bfloat16", "LongStorage": "int64", "IntStorage": "int32",
-                 "ShortStorage": "int16", "CharStorage": "int8", "ByteStorage": "uint8",
-                 "BoolStorage": "bool", "UntypedStorage": "uint8"}
+NUMPY_OF = MappingProxyType({
+    "float32": "f4", "float": "f4", "float64": "f8", "double": "f8", "float16": "f2",
+    "half": "f2", "bfloat16": "u2", "int64": "i8", "long": "i8", "int32": "i4",
+    "int": "i4", "int16": "i2", "short": "i2", "int8": "i1", "uint8": "u1", "bool": "?",
+    "uint16": "u2", "uint32": "u4", "uint64": "u8"
+})
+STORAGE_DTYPE = MappingProxyType({
+    "FloatStorage": "float32", "DoubleStorage": "float64", "HalfStorage": "float16",
+    "BFloat16Storage": "bfloat16", "LongStorage": "int64", "IntStorage": "int32",
+    "ShortStorage": "int16", "CharStorage": "int8", "ByteStorage": "uint8",
+    "BoolStorage": "bool", "UntypedStorage": "uint8"
+})
 
 
 class TorchDtype(str):
@@ -144,6 +149,7 @@ ALLOWED = {  # (module, name) -> what the pickle gets instead; nothing else is e
 ALLOWED.update({("torch", name): StorageType(dtype) for name, dtype in STORAGE_DTYPE.items()})
 ALLOWED[("torch.storage", "UntypedStorage")] = StorageType("uint8")
 ALLOWED.update({("torch", name): TorchDtype(name) for name in NUMPY_OF})
+ALLOWED = MappingProxyType(ALLOWED)   # read-only from here on
 
 
 class RestrictedUnpickler(pickle.Unpickler):

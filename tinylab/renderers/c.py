@@ -30,8 +30,8 @@ from .cstyle import CStyleRenderer, _Walk, guarded
 NATIVE_LANES = {dtypes.float32: "float", dtypes.int32: "int", dtypes.uint32: "unsigned int"}
 VECTOR_NAMES = {"float": "float", "int": "int", "unsigned int": "uint"}  # `uint8` is 8 lanes
 # float32 lanes: helpers in c_vector_math.py (libm has no vector forms)
-VECTOR_MATH = {LinearOp.EXP2, LinearOp.LOG2, LinearOp.SQRT}
-NATIVE_STRUCTURE = {LinearOp.WHERE, LinearOp.CAST, LinearOp.BITCAST}   # native_alu below
+VECTOR_MATH = frozenset({LinearOp.EXP2, LinearOp.LOG2, LinearOp.SQRT})
+NATIVE_STRUCTURE = frozenset({LinearOp.WHERE, LinearOp.CAST, LinearOp.BITCAST})  # native_alu
 
 
 def native_op(op: str) -> bool:

@@ -4,6 +4,8 @@ and EXP2 / LOG2 / SQRT on float32 lanes written with vector ops. Pure string bui
 """
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from ..codegen.linear_ops import LinearOp
 
 
@@ -23,7 +25,7 @@ def select(mask: str, a: str, b: str, t: str, mask_type: str) -> str:
 
 
 # x86 masked loads that never touch memory in masked-off lanes, by (element type, lanes)
-_MASKED_LOAD = {
+_MASKED_LOAD = MappingProxyType({
     ("float", 16): ("__AVX512F__", "(float16)_mm512_maskz_loadu_ps(_mm512_cmpneq_epi32_mask("
                     "(__m512i)m, _mm512_setzero_si512()), p)"),
     ("float", 8): ("__AVX__", "(float8)_mm256_maskload_ps(p, (__m256i)m)"),
@@ -32,10 +34,10 @@ _MASKED_LOAD = {
                   "(__m512i)m, _mm512_setzero_si512()), p)"),
     ("int", 8): ("__AVX2__", "(int8)_mm256_maskload_epi32(p, (__m256i)m)"),
     ("int", 4): ("__AVX2__", "(int4)_mm_maskload_epi32(p, (__m128i)m)"),
-}
+})
 
 
-_MASKED_STORE = {
+_MASKED_STORE = MappingProxyType({
     ("float", 16): ("__AVX512F__", "_mm512_mask_storeu_ps(p, _mm512_cmpneq_epi32_mask("
                     "(__m512i)m, _mm512_setzero_si512()), (__m512)v)"),
     ("float", 8): ("__AVX__", "_mm256_maskstore_ps(p, (__m256i)m, (__m256)v)"),
@@ -44,7 +46,7 @@ _MASKED_STORE = {
                   "(__m512i)m, _mm512_setzero_si512()), (__m512i)v)"),
     ("int", 8): ("__AVX2__", "_mm256_maskstore_epi32(p, (__m256i)m, (__m256i)v)"),
     ("int", 4): ("__AVX2__", "_mm_maskstore_epi32(p, (__m128i)m, (__m128i)v)"),
-}
+})
 
 
 def masked_store_helper(name: str, t: str, m: str, base: str, lanes: int, features) -> str:
@@ -78,8 +80,9 @@ _EXP2_COEFFS = ("1.525273380405984e-05f", "1.540353039338161e-04f", "1.333355814
 # ln(m) = 2 atanh(s), s = (m-1)/(m+1): odd series 2/(2k+1) s^(2k+1), k = 0..5
 _LOG_COEFFS = ("0.18181818181818182f", "0.2222222222222222f", "0.2857142857142857f",
                "0.4f", "0.6666666666666666f", "2.0f")
-_SQRT = {16: ("__AVX512F__", "_mm512_sqrt_ps((__m512)x)"), 8: ("__AVX__", "_mm256_sqrt_ps((__m256)x)"),
-         4: ("__SSE__", "_mm_sqrt_ps((__m128)x)")}
+_SQRT = MappingProxyType({16: ("__AVX512F__", "_mm512_sqrt_ps((__m512)x)"),
+                          8: ("__AVX__", "_mm256_sqrt_ps((__m256)x)"),
+                          4: ("__SSE__", "_mm_sqrt_ps((__m128)x)")})
 
 
 def _horner(coeffs, x: str) -> str:

@@ -8,6 +8,7 @@ knows a native vector type for it (`vector_type`).
 from __future__ import annotations
 
 import math
+from types import MappingProxyType
 
 from ..codegen.linear_ops import LinearOp
 from ..codegen.plan import AxisKind
@@ -356,7 +357,7 @@ class _Walk:
 
 # instruction -> the walk's method that renders it (a subclass's override, if any); every other
 # instruction is an ALU op
-STEPS = {LinearOp.RANGE: lambda walk, i, instr: walk.open_loop(i, instr),
+STEPS = MappingProxyType({LinearOp.RANGE: lambda walk, i, instr: walk.open_loop(i, instr),
          LinearOp.END: lambda walk, i, instr: walk.close_loop(i, instr),
          LinearOp.CONST: lambda walk, i, instr: walk.constant(i, instr),
          LinearOp.COND: lambda walk, i, instr: walk.condition(i, instr),
@@ -364,7 +365,7 @@ STEPS = {LinearOp.RANGE: lambda walk, i, instr: walk.open_loop(i, instr),
          LinearOp.STORE: lambda walk, i, instr: walk.store_lanes(i, instr),
          LinearOp.ACC: lambda walk, i, instr: walk.accumulator(i, instr),
          LinearOp.ACC_UPDATE: lambda walk, i, instr: walk.accumulate(i, instr),
-         LinearOp.VREDUCE: lambda walk, i, instr: walk.fold_lanes(i, instr)}
+         LinearOp.VREDUCE: lambda walk, i, instr: walk.fold_lanes(i, instr)})
 
 
 def _alu_step(walk: _Walk, i: int, instr) -> None:

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..dtype import DType
 from ..errors import TinylabError
+from ..memo import Role, register
 
 
 class Allocator:
@@ -86,7 +87,7 @@ def _available_memory() -> int:
     return 1 << 62
 
 
-LIVE_BUFFERS: weakref.WeakSet = weakref.WeakSet()
+LIVE_BUFFERS = register("live buffers", weakref.WeakSet(), Role.LIVE)
 
 
 class Buffer:

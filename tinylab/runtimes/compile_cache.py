@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import TinylabError
+from ..memo import Memo
 
 
 class CacheError(TinylabError, RuntimeError):
@@ -49,7 +50,8 @@ def _checksum_path(path: Path) -> Path:
     return path.with_suffix(path.suffix + ".sha256")
 
 
-_CHECKED: dict = {}  # (path, size, mtime_ns, inode) -> True: checksums this process verified
+# (path, size, mtime_ns, inode) -> True: checksums this process verified
+_CHECKED = Memo("verified artifacts", 1 << 14)
 
 
 def _valid(path: Path) -> bool:

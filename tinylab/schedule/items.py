@@ -5,6 +5,7 @@ the requested outputs' slots). Built by schedule.py; read by the engine, memory 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from ..errors import TinylabError
 from ..ir import node as ir
@@ -31,12 +32,18 @@ class BufferSlot:
         return f"<slot {self.dtype.name}{list(self.shape)} {state}>"
 
 
+class ItemKind(StrEnum):
+    """What a schedule item does (its value is the word the printers and the JSON model show)."""
+    KERNEL = "kernel"   # a generated kernel computes the output
+    COPY = "copy"       # a device-to-device copy of one buffer
+
+
 @dataclass(eq=False)
 class ScheduleItem:
-    kind: str                      # "kernel" or "copy"
+    kind: ItemKind
     output: Node                   # the lazy node this item materializes
     slots: list[BufferSlot]        # buffer index -> slot; outputs first
-    ast: Node | None = None        # kernel AST (SINK) for kind == "kernel"
+    ast: Node | None = None        # kernel AST (SINK) of an ItemKind.KERNEL
     fused: list[Node] = field(default_factory=list)  # lazy nodes computed in this kernel
     decisions: list[FusionDecision] = field(default_factory=list)
     reads_old: set = field(default_factory=set)  # BUFFER leaves read (for assign ordering)
@@ -58,7 +65,7 @@ class Schedule:
 
     @property
     def kernels(self) -> list[ScheduleItem]:
-        return [i for i in self.items if i.kind == "kernel"]
+        return [i for i in self.items if i.kind is ItemKind.KERNEL]
 
     def __len__(self):
         return len(self.items)

@@ -15,7 +15,7 @@ from ..ir.symbolic import unbind_args
 from ..ir.view import ViewStack
 from .axes import RAW_AXES, NormalAxes, normal_axes
 from .graph import MovementTable, Movements, buffer_leaf, kernel_root
-from .items import BufferSlot, ScheduleItem
+from .items import BufferSlot, ItemKind, ScheduleItem
 from .regions import Region
 
 
@@ -193,7 +193,7 @@ def lower_region(region: Region, out: Node, out_slot, cut, realized, slot_of) ->
         nodes, _ = lowerer.build(axes)
     sink = _sink(nodes[value], store_view, axes)
     fused = list(region.nodes)
-    return ScheduleItem("kernel", out, lowerer.slots, sink, fused, reads_old=lowerer.reads_old,
+    return ScheduleItem(ItemKind.KERNEL, out, lowerer.slots, sink, fused, reads_old=lowerer.reads_old,
                         reads=lowerer.reads, var_vals=lowerer.var_vals, full_shape=full)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..ir import node as ir
 from ..ir.node import Node
+from ..ir.movement_ops import MOVEMENTS
 from ..ir.ops import ALU, MOVEMENT, REDUCE, Op
 from ..ir.symbolic import max_shape
 from ..ir.view import ViewStack
@@ -30,7 +31,7 @@ def view_of_chain(base: Node, chain: list[Node]) -> ViewStack:
     """The view through which the movement ops `chain` (bottom up) read `base`."""
     stack = ViewStack.contiguous(base.shape)
     for movement in chain:
-        stack = stack.apply(movement.op.name.lower(), movement.arg)
+        stack = MOVEMENTS[movement.op].view(stack, movement.arg)
     return stack
 
 

@@ -26,7 +26,7 @@ from .cuts import choose_cuts
 from .decisions import fusion_decisions
 from .fusion import SchedulerOptions
 from .graph import buffer_leaf, graph_order, is_alias, is_leaf
-from .items import BufferSlot, Schedule, ScheduleError, ScheduleItem
+from .items import BufferSlot, ItemKind, Schedule, ScheduleError, ScheduleItem
 from .lowering import lower_region
 from .ordering import order_items
 from .packing import pack_matmuls
@@ -152,7 +152,7 @@ def _cut_and_lower(requested: list, outputs: list, folds: list, copies: list,
         if node.op is Op.COPY:
             source = node.src[0]
             leaf = buffer_leaf(source, realized, cut)
-            items.append(ScheduleItem("copy", node, [slot_of(node), slot_of(source)],
+            items.append(ScheduleItem(ItemKind.COPY, node, [slot_of(node), slot_of(source)],
                                       reads={source},
                                       reads_old={leaf} if leaf.op is Op.BUFFER else set()))
             continue

@@ -20,14 +20,18 @@ import subprocess
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from .. import config
+from ..memo import Role, cached, register
 from ..errors import CompilerNotFoundError, DeviceError, TinylabError
 from .threads import machine_threads, thread_count
 
 KIB, MIB = 1 << 10, 1 << 20
-DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "int16": 2,
-               "int32": 4, "int64": 8}
+DTYPE_BYTES = MappingProxyType({
+    "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "int16": 2,
+    "int32": 4, "int64": 8
+})
 
 
 class TargetError(DeviceError, ValueError):
@@ -126,7 +130,7 @@ _X86_BASE = ("__SSE__", "__SSE2__")
 _SSE4 = _X86_BASE + ("__SSE3__", "__SSSE3__", "__SSE4_1__", "__SSE4_2__")
 _AVX2 = _SSE4 + ("__AVX__", "__AVX2__", "__FMA__", "__F16C__")
 # Each preset's caches are those typical of the CPUs it stands for (per core, L3 shared):
-PRESETS: dict[str, CPUTarget] = {
+PRESETS: dict[str, CPUTarget] = MappingProxyType({
     # Nehalem..Westmere-class x86-64-v2: 16 xmm registers, 32 KiB L1d, 256 KiB L2, 8 MiB L3
     "sse4": _preset("sse4", "sse4", "x86_64", 128, 16, False, (32 * KIB, 256 * KIB, 8 * MIB),
                     ("-msse4.2",), _SSE4, "x86-64-v2 (SSE4.2)"),
@@ -145,7 +149,7 @@ PRESETS: dict[str, CPUTarget] = {
     # NEON registers of 4 float32; NEON is part of the AArch64 baseline, so no flag is needed
     "neon": _preset("neon", "neon", "aarch64", 128, 32, True, (64 * KIB, 1 * MIB, 32 * MIB),
                     (), ("__ARM_NEON", "__aarch64__"), "AArch64 (NEON)"),
-}
+})
 # when the compiler or the OS says nothing: the ISA's preset values, else these
 GENERIC = _preset("generic", "generic", platform.machine() or "unknown", 128, 16, False,
                   (32 * KIB, 256 * KIB, 8 * MIB), (), (), "portable C vector extensions")
@@ -248,7 +252,7 @@ def _model_name() -> str:
     return platform.processor() or ""
 
 
-@functools.lru_cache(maxsize=None)
+@cached("detected CPU targets", 8)   # by compiler
 def detect(compiler: str | None = None) -> CPUTarget:
     """The target of the machine in front of us, once per process (and compiler): the ISA the
     compiler enables for -march=native (or -mcpu=native), caches from the OS; where either
@@ -273,10 +277,11 @@ def detect(compiler: str | None = None) -> CPUTarget:
     fma = "__FMA__" in macros or "__ARM_FEATURE_FMA" in macros
     defaults = PRESETS.get({"avx": "avx2", "sse2": "sse4"}.get(isa, isa), GENERIC)
     caches = _cache_sizes()
-    for level in ("l1d", "l2", "l3"):
+    fallback = {"l1d": defaults.l1d_bytes, "l2": defaults.l2_bytes, "l3": defaults.l3_bytes}
+    for level, size in fallback.items():
         if level not in caches:
             notes.append(level.upper() if level != "l1d" else "L1d")
-            caches[level] = getattr(defaults, f"{level}_bytes")
+            caches[level] = size
     isa_macros = {m for m in macros if m.startswith(("__AVX", "__SSE", "__SSSE3", "__FMA", "__F16C",
                                                      "__ARM_NEON", "__ARM_FEATURE", "__aarch64"))}
     return CPUTarget("native", isa, arch, bits, registers, fma, caches["l1d"], caches["l2"],
@@ -301,12 +306,13 @@ def current_target() -> CPUTarget:
     return _with_cores(preset(config.CPU_TARGET.value), thread_count().count)
 
 
-@functools.lru_cache(maxsize=None)
+@cached("CPU targets with cores", 64)
 def _with_cores(target: CPUTarget, cores: int) -> CPUTarget:
     return dataclasses.replace(target, cores=cores)
 
 
-_WARNED: set[str] = set()
+# preset names warned about once (at most one per preset)
+_WARNED: set[str] = register("CPU target warnings", set(), Role.CACHE, limit=64)
 
 
 def runnable_target() -> CPUTarget:

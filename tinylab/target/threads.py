@@ -6,13 +6,13 @@ cpu_target.current_target() puts the count in the target, the compile pool reads
 """
 from __future__ import annotations
 
-import functools
 import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import config
+from ..memo import cached
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 MEMBERSHIP = Path("/proc/self/cgroup")
@@ -34,7 +34,7 @@ def thread_count() -> ThreadCount:
     return machine_threads()
 
 
-@functools.lru_cache(maxsize=1)
+@cached("machine threads", 1)
 def machine_threads() -> ThreadCount:
     return first_rule(config.getenv("OMP_NUM_THREADS", ""), allowed_cpus(),
                       cgroup_quota(CGROUP_ROOT, MEMBERSHIP))

@@ -4,9 +4,10 @@ beside each). aten_table.py's rows point here.
 """
 from __future__ import annotations
 
+from types import MappingProxyType
 from ..frontend.tensor import Tensor
 
-REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}  # ATen's reduction enum
+REDUCTIONS = MappingProxyType({0: "none", 1: "mean", 2: "sum"})  # ATen's reduction enum
 
 
 def reduced(loss: Tensor, reduction: int) -> Tensor:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import operator
+from types import MappingProxyType
 
 import torch
 
@@ -27,7 +28,7 @@ aten = torch.ops.aten
 
 
 # ---- the table: ATen op -> tinylab, math beside each row where it is not the op's name ----
-TABLE = {
+TABLE = MappingProxyType({
     # pointwise, binary (alpha scales the second operand)
     aten.add: lambda a, b, alpha=1: a + (b if alpha == 1 else b * alpha),
     aten.sub: lambda a, b, alpha=1: a - (b if alpha == 1 else b * alpha),
@@ -347,7 +348,7 @@ TABLE = {
     operator.floordiv: operator.floordiv,
     operator.mod: operator.mod,
     operator.neg: operator.neg,
-}
+})
 
 
 def _torch(x: Tensor) -> torch.dtype:

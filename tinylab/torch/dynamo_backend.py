@@ -6,18 +6,21 @@ Options: `torch.compile(m, backend="tinylab", options={"fallback": "eager", "jit
 from __future__ import annotations
 
 import os
+from types import MappingProxyType
 
 import torch
 from torch._functorch.aot_autograd import aot_module_simplified
 
 from ..engine import trace as tracing
+from ..memo import Role, register
 from .graph_program import GraphProgram, Options
 
 # decompositions chosen for the bridge: none by default. Every op AOTAutograd emits without
 # them (core ATen plus the backward ops) has its own row in aten_table.py; PyTorch's full
 # core-ATen table changed gradients of a GPT-2 training step here (REFERENCE.md)
-DECOMPOSITIONS: dict = {}
-COMPILED: list = []  # the GraphPrograms made in this process, newest last (for the inspector)
+DECOMPOSITIONS: dict = MappingProxyType({})
+# the GraphPrograms made in this process, newest last (for the inspector), the last 64
+COMPILED = register("compiled graph programs", [], Role.LIVE)
 
 
 def _compiler(kind: str, options: Options):

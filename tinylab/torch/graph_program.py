@@ -28,10 +28,10 @@ from .symbolic_sizes import SymbolicSizes
 aten = torch.ops.aten
 # ops that only re-describe their input's memory: an output made of these from a graph input is
 # the input's view, built by PyTorch (metadata, no kernel), as AOTAutograd's own aliasing does
-VIEW_OPS = {aten.view.default, aten._unsafe_view.default, aten.t.default, aten.detach.default,
-            aten.alias.default, aten.transpose.int, aten.permute.default, aten.expand.default,
-            aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.squeeze.default,
-            aten.slice.Tensor, aten.select.int, aten.reshape.default}
+VIEW_OPS = frozenset({aten.view.default, aten._unsafe_view.default, aten.t.default, aten.detach.default,
+                      aten.alias.default, aten.transpose.int, aten.permute.default, aten.expand.default,
+                      aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.squeeze.default,
+                      aten.slice.Tensor, aten.select.int, aten.reshape.default})
 
 
 @dataclass

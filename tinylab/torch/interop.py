@@ -5,6 +5,7 @@ tinylab lacks (complex, float8, ...) is an error, never a cast. Called by graph_
 """
 from __future__ import annotations
 
+from types import MappingProxyType
 import numpy as np
 import torch
 
@@ -13,11 +14,13 @@ from ..errors import DTypeError
 from ..frontend.ingest import refill
 from ..frontend.tensor import Tensor
 
-TINYLAB_OF = {torch.float32: dtypes.float32, torch.float64: dtypes.float64,
-              torch.float16: dtypes.float16, torch.bool: dtypes.bool, torch.int8: dtypes.int8,
-              torch.uint8: dtypes.uint8, torch.int16: dtypes.int16, torch.int32: dtypes.int32,
-              torch.int64: dtypes.int64, torch.bfloat16: dtypes.bfloat16}
-TORCH_OF = {value: key for key, value in TINYLAB_OF.items()}
+TINYLAB_OF = MappingProxyType({
+    torch.float32: dtypes.float32, torch.float64: dtypes.float64,
+    torch.float16: dtypes.float16, torch.bool: dtypes.bool, torch.int8: dtypes.int8,
+    torch.uint8: dtypes.uint8, torch.int16: dtypes.int16, torch.int32: dtypes.int32,
+    torch.int64: dtypes.int64, torch.bfloat16: dtypes.bfloat16
+})
+TORCH_OF = MappingProxyType({value: key for key, value in TINYLAB_OF.items()})
 
 
 def tinylab_dtype(dtype: torch.dtype, where: str = "") -> DType:

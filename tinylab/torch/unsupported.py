@@ -6,6 +6,7 @@ returns the unmapped nodes to run in PyTorch). `node_line` reads an FX node's us
 from __future__ import annotations
 
 import re
+from types import MappingProxyType
 
 import torch
 
@@ -95,7 +96,7 @@ def _as_strided_declines(node) -> str | None:
     return "as_strided of a non-contiguous tensor (its storage order is not its values' order)"
 
 
-DECLINES = {torch.ops.aten.as_strided.default: _as_strided_declines}   # op -> why a row is
+DECLINES = MappingProxyType({torch.ops.aten.as_strided.default: _as_strided_declines})   # op -> why a row is
 # not used for a node, from its metadata (None: the row is right for it)
 
 
