@@ -26,7 +26,9 @@ from .plan import AxisKind, KernelPlan, view_index
 
 class _Builder:
     def __init__(self, plan: KernelPlan, origins: bool = False):
-        plan = plan_partial_sums(plan)  # as it is when the plan stage decided (compile_record)
+        # a plan from the plan stage (compile_record, BEAM) carries its partial-sum decision and
+        # passes as it is; a bare plan (a test's, a notebook's) takes that last planning step here
+        plan = plan_partial_sums(plan)
         partial_axis = plan.partial_axis
         self.plan = plan
         self.origins: dict[int, set] | None = {} if origins else None
