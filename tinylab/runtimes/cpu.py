@@ -168,8 +168,7 @@ class CPURuntime(UnitCompiler, Runtime):
             self._parallel[(str(built[0]), "")] = facts.openmp  # its one kernel
         return built
 
-    def compile_kernel(self, source: str, facts: BuildFacts) -> tuple[Path, bool]:
-        return self.compile(source, facts)
+    compile_kernel = compile  # (source, facts): a rendered kernel reads its facts here
 
     def is_gcc(self) -> bool:
         """gcc itself (its precompiled headers are its own format; clang's differ)."""
@@ -180,11 +179,10 @@ class CPURuntime(UnitCompiler, Runtime):
         return self._is_gcc
 
     def _header_flags(self, intrinsics: bool, flags: tuple[str, ...]) -> tuple[str, ...]:
-        """`-include` of the precompiled <immintrin.h> for a source that includes it
-        (`intrinsics`: its facts say so), when gcc
-        compiles into the cache; () otherwise. A thread that finds another building the header
-        waits for it: reading the header as text costs as much as building it (~0.8 s against
-        ~0.1 s with it, on a loaded Zen 3), and the first kernels of a schedule compile together."""
+        """`-include` of the precompiled <immintrin.h> for a source that includes it (its facts'
+        `intrinsics`), when gcc compiles into the cache; () otherwise. A thread that finds
+        another building the header waits for it: reading it as text costs as much as building
+        it (~0.8 s against ~0.1 s, on a loaded Zen 3); a schedule's first kernels compile at once."""
         if not intrinsics or not self.use_cache or not self.is_gcc():
             return ()
         # the quick tier uses the full one's header: gcc takes it at -O1 (-Winvalid-pch is
