@@ -34,9 +34,10 @@ def _open_device() -> float:
     from tinylab import Device
     start = time.perf_counter()
     _ = Device["CPU"].target  # calibrated on first use
-    runtime = Device["CPU"].runtime
-    runtime.prepare("#include <immintrin.h>\n")   # the header a vector kernel includes
-    runtime.compile("#include <immintrin.h>\nvoid tl_first_use(void) {}\n")  # waits for it
+    from tinylab.target.build_facts import BuildFacts
+    runtime, facts = Device["CPU"].runtime, BuildFacts(intrinsics=True)  # as a vector kernel's
+    runtime.prepare("#include <immintrin.h>\n", facts)   # the header a vector kernel includes
+    runtime.compile("#include <immintrin.h>\nvoid tl_first_use(void) {}\n", facts)  # waits
     return time.perf_counter() - start
 
 

@@ -13,7 +13,8 @@ import threading
 
 STAGES = (  # (folder under tinylab/, function name): the entry of one stage of the trace
     ("schedule", "schedule"), ("codegen", "choose_opts"), ("codegen", "linearize"),
-    ("renderers", "render"), ("renderers", "render_with_lines"), ("runtimes", "compile_unit"),
+    ("renderers", "render"), ("renderers", "render_with_lines"), ("renderers", "render_kernel"),
+    ("runtimes", "compile_unit"),
     ("runtimes", "load"),
     ("runtimes", "__call__"), ("runtimes", "copyout"),
 )

@@ -84,7 +84,7 @@ def test_ignore_beam_cache_searches_again_and_rewrites(tmp_path, monkeypatch):
     original = beam._Timer.time
     monkeypatch.setattr(beam._Timer, "time",
                         lambda self, p, *args: timed.append(p) or original(self, p, *args))
-    assert beam.beam_search(plan, device, width=1, cache_dir=tmp_path, rounds=1).opts == []
+    assert beam.beam_search(plan, device, width=1, cache_dir=tmp_path, rounds=1).opts == ()
     assert not timed  # read from the cache
     beam.beam_search(plan, device, width=1, cache_dir=tmp_path, rounds=1, ignore_cache=True)
     assert timed  # searched again

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tinylab import Device, Tensor
-from tinylab.codegen import heuristic
+from tinylab.codegen import heuristic_costs
 from tinylab.codegen.heuristic import choose_opts
 from tinylab.codegen.linearize import linearize
 from tinylab.codegen.plan import AxisKind, KernelPlan, Opt, OptError
@@ -172,13 +172,13 @@ def test_heuristic_blocks_big_matmuls_only(name):
         plan = _kernel(_rowmajor, np.zeros((n, n), np.float32), np.zeros((n, n), np.float32))
         blocked = plan.apply_all(choose_opts(plan, actions, target))
         nbytes, depth = _block_of_b(blocked)
-        assert 0 < nbytes <= heuristic.cache_bytes(target), blocked.opts
+        assert 0 < nbytes <= heuristic_costs.cache_bytes(target), blocked.opts
         if depth == n:
             columns = nbytes // (4 * depth)
-            assert n <= heuristic.WHOLE_REDUCE and \
-                columns * 4 >= heuristic.WHOLE_REDUCE_LINES * target.cache_line_bytes, blocked.opts
+            assert n <= heuristic_costs.WHOLE_REDUCE and \
+                columns * 4 >= heuristic_costs.WHOLE_REDUCE_LINES * target.cache_line_bytes, blocked.opts
         else:
-            assert depth in heuristic.block_sizes(target), blocked.opts
+            assert depth in heuristic_costs.block_sizes(target), blocked.opts
 
 
 def test_a_reduce_of_at_most_1024_is_left_whole_and_its_columns_narrowed():
@@ -196,7 +196,7 @@ def test_a_reduce_of_at_most_1024_is_left_whole_and_its_columns_narrowed():
     whole = plan_of(1024, 1024, 1024)
     assert [o.action for o in whole.opts].count("BLOCK") == 1, whole.opts
     assert _block_of_b(whole) == (1024 * 64 * 4, 1024)
-    assert _block_of_b(plan_of(1024, 2048, 1024))[1] in heuristic.block_sizes(PRESETS["avx2"])
+    assert _block_of_b(plan_of(1024, 2048, 1024))[1] in heuristic_costs.block_sizes(PRESETS["avx2"])
     assert _block_of_b(plan_of(1024, 1024, 1024, l2_bytes=256 * 1024))[1] == 128
     a = RNG.standard_normal((1024, 1024), dtype=np.float32)
     b = RNG.standard_normal((1024, 1024), dtype=np.float32)

@@ -7,7 +7,8 @@ import dataclasses
 
 import pytest
 
-from tinylab.codegen.heuristic import WHOLE_REDUCE, WHOLE_REDUCE_LINES, choose_opts
+from tinylab.codegen.heuristic import choose_opts
+from tinylab.codegen.heuristic_costs import WHOLE_REDUCE, WHOLE_REDUCE_LINES
 from tinylab.codegen.plan import Action, AxisKind, KernelPlan
 from tinylab.dtype import dtypes
 from tinylab.ir import node as ir

@@ -12,8 +12,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from tinylab import Device, Tensor
 from tinylab.caps import DeviceCaps
-from tinylab.codegen.heuristic import (WHOLE_REDUCE, WHOLE_REDUCE_LINES, accumulator_budget,
-                                       choose_opts)
+from tinylab.codegen.heuristic import choose_opts
+from tinylab.codegen.heuristic_costs import WHOLE_REDUCE, WHOLE_REDUCE_LINES, accumulator_budget
 from tinylab.codegen.panels import matmul_panel
 from tinylab.codegen.plan import Action, AxisKind, KernelPlan
 from tinylab.dtype import dtypes

@@ -1,4 +1,4 @@
-"""The register tile of a conv's input gradient (codegen/heuristic.py _selected_rows): the
+"""The register tile of a conv's input gradient (codegen/heuristic_tile.py _selected_rows): the
 gradient pads the product of the output gradient and the weights, so each weight broadcast is
 masked lane by lane, one more vector op per tile row; the weights' axis takes at most
 SELECTED_ROWS rows and the batch takes the rest of the budget. Checked for every preset's plan
@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from tinylab import Tensor
-from tinylab.codegen import heuristic
-from tinylab.codegen.heuristic import SELECTED_ROWS, _selected_rows, choose_opts
+from tinylab.codegen import heuristic, heuristic_tile
+from tinylab.codegen.heuristic import choose_opts
+from tinylab.codegen.heuristic_tile import SELECTED_ROWS, _selected_rows
 from tinylab.codegen.plan import Action, AxisKind, KernelPlan
 from tinylab.engine.realize import REALIZED
 from tinylab.renderers.c import CRenderer
@@ -56,8 +57,8 @@ def test_weight_rows_of_an_input_gradient_tile_stay_few(preset, monkeypatch):
     assert others, plan.opts  # the batch takes the budget the weights leave
     # without the cap the weights' axis takes the biggest tile: the rule is what chose this
     # (on 12 accumulators spreading one-vector rows over two axes keeps them few too: off here)
-    monkeypatch.setattr(heuristic, "SELECTED_ROWS", 8)
-    monkeypatch.setattr(heuristic, "_spread_rows", lambda *args: False)
+    monkeypatch.setattr(heuristic_tile, "SELECTED_ROWS", 8)
+    monkeypatch.setattr(heuristic_tile, "_spread_rows", lambda *args: False)
     uncapped = base.apply_all(choose_opts(base, actions, target))
     assert max(_rows(uncapped, True)) > SELECTED_ROWS
 

@@ -17,6 +17,7 @@ from tinylab import Context, Tensor, TinyJit
 from tinylab.engine import build_tiers
 from tinylab.engine.realize import STATE
 from tinylab.runtimes.cpu import CPURuntime
+from tinylab.target.build_facts import BuildFacts
 
 
 def _outputs(t: Tensor, x: np.ndarray, scales: list):
@@ -118,14 +119,16 @@ def test_the_quick_build_shares_the_full_builds_precompiled_header(tmp_path):
     if not runtime.is_gcc():
         pytest.skip("precompiled headers are gcc's")
     source = "#include <immintrin.h>\nvoid k(float* a) { a[0] = 1.0f; }\n"
-    full = runtime._header_flags(source, runtime.flags(source))
-    assert full and runtime._header_flags(source, runtime.flags(source, quick=True)) == full
-    assert "-O1" in runtime.flags(source, quick=True) and "-O2" in runtime.flags(source)
-    assert "-fexpensive-optimizations" in runtime.flags(source, quick=True)  # FMA contraction
-    quick = runtime.compile_unit([("k", source)], quick=True)
+    facts = BuildFacts(intrinsics=True)  # as the C renderer says of such a source
+    full = runtime._header_flags(True, runtime.flags(facts))
+    assert full and runtime._header_flags(True, runtime.flags(facts, quick=True)) == full
+    assert "-O1" in runtime.flags(facts, quick=True) and "-O2" in runtime.flags(facts)
+    assert "-fexpensive-optimizations" in runtime.flags(facts, quick=True)  # FMA contraction
+    kernel = [("k", source, facts)]
+    quick = runtime.compile_unit(kernel, quick=True)
     assert runtime.tier_of(*quick[0][:2]) == "quick"
-    runtime.compile_unit([("k", source)])                  # the full build, now cached
-    assert runtime.tier_of(*runtime.compile_unit([("k", source)], quick=True)[0][:2]) == "full"
+    runtime.compile_unit(kernel)                  # the full build, now cached
+    assert runtime.tier_of(*runtime.compile_unit(kernel, quick=True)[0][:2]) == "full"
 
 
 

@@ -188,7 +188,7 @@ def test_conv_input_gradient_is_one_transposed_window_kernel(device):
     """The input gradient of a 5x5 conv is a kernel reducing over 5x5 taps and the output
     channels, every index affine (no div/mod), like PyTorch's transposed convolution; chaining
     the primitives' rules gave 6x6 masked taps."""
-    from tinylab.codegen.heuristic import accesses
+    from tinylab.codegen.heuristic_costs import accesses
     from tinylab.codegen.plan import KernelPlan, view_index
     from tinylab.engine.realize import REALIZED
     from tinylab.ir import symbolic as sym

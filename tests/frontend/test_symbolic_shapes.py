@@ -193,7 +193,7 @@ def test_kernel_names_and_sources_show_the_variable(data):
     plan = KernelPlan.from_ast(kernel.ast)
     assert plan.name == "r_4_i"
     program = linearize(plan)
-    assert program.variables == [("i", 1, 8)]
+    assert program.variables == (("i", 1, 8),)
     assert "variables=i[1-8]" in program.print()
     source = engine.render_for(kernel.ast, "CPU")
     assert "const int i" in source and "< i;" in source

@@ -128,13 +128,13 @@ def test_a_traced_run_renders_each_kernel_once(monkeypatch):
     """Compiling, tracing, the model (its passes, provenance, other backends) and a second
     build_model render each (kernel, backend) once: views read records."""
     counts: dict = {}
-    original = CStyleRenderer.render_with_lines
+    original = CStyleRenderer.render_kernel
 
     def counting(renderer, program):
         key = (type(renderer).__name__, program.name, len(program.instrs))
         counts[key] = counts.get(key, 0) + 1
         return original(renderer, program)
-    monkeypatch.setattr(CStyleRenderer, "render_with_lines", counting)
+    monkeypatch.setattr(CStyleRenderer, "render_kernel", counting)
     monkeypatch.setattr(CStyleRenderer, "render", lambda *a: pytest.fail("rendered again"))
     x = Tensor(np.arange(48, dtype=np.float32).reshape(6, 8) / 7).realize()
     with Context(NOOPT=0), tinylab.trace() as recorded:

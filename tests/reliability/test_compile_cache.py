@@ -13,6 +13,7 @@ import pytest
 
 from tinylab.runtimes.compile_cache import CacheError
 from tinylab.runtimes.cpu import CPURuntime
+from tinylab.target.build_facts import BuildFacts
 
 SOURCE = "void answer(float* out) { out[0] = 42.0f; }\n"
 
@@ -170,10 +171,11 @@ VECTOR_SOURCE = textwrap.dedent("""\
       _mm_storeu_ps(out, _mm_add_ps(lanes, _mm_set1_ps(SHIFT)));
     }
 """)
+INTRINSICS = BuildFacts(intrinsics=True)  # what the C renderer says of a source like it
 
 
 def run_vector(runtime: CPURuntime, shift: float) -> tuple[np.ndarray, bool]:
-    library, hit = runtime.compile(VECTOR_SOURCE.replace("SHIFT", f"{shift}f"))
+    library, hit = runtime.compile(VECTOR_SOURCE.replace("SHIFT", f"{shift}f"), INTRINSICS)
     out, data = np.zeros(4, np.float32), np.arange(1, 5, dtype=np.float32)
     runtime.load(library, "answer")(out, data)
     return out, hit
@@ -211,10 +213,10 @@ def test_precompiled_header_and_plain_build_make_the_same_code(tmp_path):
     runtime = CPURuntime(cache_dir=tmp_path / "cache")
     source = VECTOR_SOURCE.replace("SHIFT", "0.25f")
     if runtime.target.arch != "x86_64" or not runtime.is_gcc():
-        assert runtime._header_flags(source, runtime.flags(source)) == ()
+        assert runtime._header_flags(True, runtime.flags(INTRINSICS)) == ()
         return
-    flags = runtime.flags(source)
-    with_header = runtime._header_flags(source, flags)
+    flags = runtime.flags(INTRINSICS)
+    with_header = runtime._header_flags(True, flags)
     assert with_header[0] == "-include" and os.path.exists(with_header[1] + ".gch")
     runtime._build(source, flags + with_header, tmp_path / "with.so")
     runtime._build(source, flags, tmp_path / "without.so")
@@ -230,7 +232,6 @@ def test_kernels_compiled_while_the_header_is_built_wait_for_it(tmp_path, monkey
     import threading
     import time
     runtime = CPURuntime(cache_dir=tmp_path)
-    source = VECTOR_SOURCE.replace("SHIFT", "0.25f")
     if runtime.target.arch != "x86_64" or not runtime.is_gcc():
         return
     build, built = runtime._precompile_header, []
@@ -240,8 +241,8 @@ def test_kernels_compiled_while_the_header_is_built_wait_for_it(tmp_path, monkey
         built.append(flags)
         return build(flags)
     monkeypatch.setattr(runtime, "_precompile_header", slow_build)
-    flags, answers = runtime.flags(source), []
-    threads = [threading.Thread(target=lambda: answers.append(runtime._header_flags(source, flags)))
+    flags, answers = runtime.flags(INTRINSICS), []
+    threads = [threading.Thread(target=lambda: answers.append(runtime._header_flags(True, flags)))
                for _ in range(3)]
     for thread in threads:
         thread.start()

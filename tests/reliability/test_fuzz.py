@@ -145,14 +145,15 @@ def _input_arrays(sched) -> dict:
 def run_kernel(device: str, plan: KernelPlan, arrays: list[np.ndarray]) -> list[np.ndarray]:
     """Compile `plan` for `device`, run it on copies of `arrays`, return their contents after."""
     spec = Device[device]
-    program = linearize(plan, plan.name)
+    program = linearize(plan, plan.name, fold_launch=spec.renderer.fold_launch)
     runtime = spec.runtime
-    library, _ = runtime.compile(spec.renderer.render(program))
+    kernel = spec.renderer.render_kernel(program)
+    library, _ = runtime.compile_kernel(kernel.source, kernel.facts)
     fn = runtime.load(library, plan.name)
     if device == "CPU":
         return run_guarded(fn, arrays, f"{plan.name} {[str(o) for o in plan.opts]}")
     buffers = [Buffer(spec.name, a.size, _dtype_of(a), spec.allocator).copyin(a) for a in arrays]
-    fn(*[b.handle for b in buffers], dims=program.launch)
+    fn(*[b.handle for b in buffers], dims=kernel.facts.launch)
     return [b.numpy() for b in buffers]
 
 

@@ -2,22 +2,25 @@
 declarations are written once and each kernel renamed for the unit; the unit's kernels compute
 what each compiled alone computes (numpy); a second runtime on the same cache finds every kernel
 without compiling; a kernel the compiler refuses is reported with its own source; whether a
-kernel runs threads comes from its own source, not from its unit."""
+kernel runs threads comes from its own build facts, not from its unit."""
 import numpy as np
 import pytest
 
 from tinylab.errors import CompileError
 from tinylab.runtimes.c_units import UnitConflict, declaration_chunks, unit_text
 from tinylab.runtimes.cpu import CPURuntime
+from tinylab.target.build_facts import BuildFacts
 
 HELPER = "static inline float twice(float v) {\n  return v + v;\n}\n"
 PRELUDE = "#include <math.h>\n#include <stdbool.h>\n" + HELPER
 
 
-def kernel(name: str, body: str, parallel: bool = False) -> tuple[str, str]:
+def kernel(name: str, body: str, parallel: bool = False) -> tuple[str, str, BuildFacts]:
+    """(name, source, the facts the C renderer would give it) of a 16-element kernel."""
     pragma = "  #pragma omp parallel for num_threads(2)\n" if parallel else ""
     return name, (PRELUDE + f"void {name}(float* restrict data0, const float* restrict data1) {{\n"
-                  f"{pragma}  for (int i = 0; i < 16; i++) {{\n    data0[i] = {body};\n  }}\n}}\n")
+                  f"{pragma}  for (int i = 0; i < 16; i++) {{\n    data0[i] = {body};\n  }}\n}}\n"), \
+        BuildFacts(threads=2 if parallel else 1, openmp=parallel)
 
 
 KERNELS = [kernel("E_16", "twice(data1[i])"), kernel("E_16", "sqrtf(data1[i]) + 1.0f"),
@@ -26,7 +29,7 @@ EXPECTED = [lambda x: 2 * x, lambda x: np.sqrt(x) + 1, lambda x: x * x]
 
 
 def test_a_unit_writes_each_declaration_once_and_renames_each_kernel():
-    text, symbols = unit_text(KERNELS)
+    text, symbols = unit_text([kernel[:2] for kernel in KERNELS])
     assert symbols == ["E_16__0", "E_16__1", "E_16_2__2"]
     assert text.count("#include <math.h>") == 1 and text.count("static inline float twice") == 1
     assert "#define E_16 E_16__1\nvoid E_16(float* restrict data0" in text
@@ -37,7 +40,7 @@ def test_a_unit_writes_each_declaration_once_and_renames_each_kernel():
 def test_a_declaration_two_kernels_write_differently_is_refused():
     other = ("E_8", KERNELS[0][1].replace("return v + v;", "return v * 3;").replace("E_16", "E_8"))
     with pytest.raises(UnitConflict, match="twice"):
-        unit_text([KERNELS[0], other])
+        unit_text([KERNELS[0][:2], other])
 
 
 def run(runtime, library, symbol, x):
@@ -55,8 +58,8 @@ def test_kernels_of_a_unit_compute_what_each_computes_alone(tmp_path):
     for (library, symbol, _), expected in zip(built, EXPECTED):
         np.testing.assert_allclose(run(runtime, library, symbol, x), expected(x), rtol=1e-6)
     alone = CPURuntime(cache_dir=tmp_path / "alone")
-    for (name, source), expected in zip(KERNELS, EXPECTED):
-        library, _ = alone.compile(source)
+    for (name, source, facts), expected in zip(KERNELS, EXPECTED):
+        library, _ = alone.compile(source, facts)
         np.testing.assert_array_equal(run(alone, library, name, x), expected(x))
 
 
@@ -78,7 +81,8 @@ def test_identical_sources_compile_once(tmp_path):
 
 
 def test_a_kernel_the_compiler_refuses_is_named_by_its_own_source(tmp_path):
-    broken = ("E_4", PRELUDE + "void E_4(float* data0) { data0[0] = missing_name; }\n")
+    broken = ("E_4", PRELUDE + "void E_4(float* data0) { data0[0] = missing_name; }\n",
+              BuildFacts())
     with pytest.raises(CompileError) as caught:
         CPURuntime(cache_dir=tmp_path).compile_unit([KERNELS[0], broken])
     assert caught.value.source == broken[1]

@@ -25,6 +25,7 @@ from ..ir.graph_printer import print_graph
 from ..runtimes.buffer import Buffer
 from ..runtimes.compile_cache import secure_dir
 from .linearize import linearize
+from .partial_sums import plan_partial_sums
 from .plan import ACTIONS, Action, KernelPlan, Opt, OptError
 
 AMOUNTS = (2, 3, 4, 8, 16)
@@ -111,15 +112,16 @@ class _Timer:
 
     def program(self, plan: KernelPlan):
         """The plan's kernel, launched as realize's Runner launches it: through the runtime's
-        `launch` with the launch dimensions its renderer recorded on the program."""
+        `launch` with the launch dimensions of its build facts."""
         key = tuple(plan.opts)
         if key not in self.loaded:
-            name = plan.name
-            linear = linearize(plan, name)
-            runtime = self.device.runtime
-            library, _ = runtime.compile(self.device.renderer.render(linear))
+            name, renderer, runtime = plan.name, self.device.renderer, self.device.runtime
+            finished = plan_partial_sums(plan)  # the plan the record would linearize
+            kernel = renderer.render_kernel(linearize(finished, name,
+                                                      fold_launch=renderer.fold_launch))
+            library, _ = runtime.compile_kernel(kernel.source, kernel.facts)
             self.loaded[key] = functools.partial(runtime.launch, runtime.load(library, name),
-                                                 linear.launch)
+                                                 kernel.facts.launch)
         return self.loaded[key]
 
     def time(self, plan: KernelPlan, give_up: float = float("inf")) -> float:
@@ -167,7 +169,7 @@ def _codegen_version() -> str:
     exist: a winner found by older code is searched again, not reused."""
     here = Path(__file__).parent
     digest = hashlib.sha256()
-    for name in ("plan.py", "heuristic.py", "beam.py"):
+    for name in ("plan.py", "heuristic.py", "heuristic_costs.py", "heuristic_tile.py", "beam.py"):
         digest.update((here / name).read_bytes())
     return digest.hexdigest()[:16]
 

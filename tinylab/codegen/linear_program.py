@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import math
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
 from .linear_ops import LinearOp
+from .plan import AxisKind
 
 INT32_MIN, INT32_MAX = -2 ** 31, 2 ** 31 - 1  # a variable outside is a kernel's int64 argument
 
@@ -28,7 +29,7 @@ class Instr:
         object.__setattr__(self, "op", LinearOp(self.op))
 
 
-@dataclass
+@dataclass(frozen=True)
 class Param:
     index: int
     dtype: DType
@@ -37,18 +38,29 @@ class Param:
     is_input: bool
 
 
-@dataclass
+@dataclass(frozen=True)
 class LinearProgram:
+    """The linearize stage's value, frozen: renderers, runtimes and views read it, none writes."""
     name: str
-    instrs: list[Instr]
-    params: list[Param]
-    loops: list[tuple]   # (var name, size, AxisKind) outermost first
+    instrs: tuple[Instr, ...]
+    params: tuple[Param, ...]
+    loops: tuple[tuple, ...]   # (var name, size, AxisKind) outermost first
     threads: int = 1
     index_dtype: DType = dtypes.int32
-    opts: list = field(default_factory=list)
+    opts: tuple = ()
     # symbolic sizes the kernel takes as int arguments after its buffers: (name, min, max),
     # sorted by name; a RANGE's size may be an expression of them (loops keep the maxima)
-    variables: list[tuple[str, int, int]] = field(default_factory=list)
+    variables: tuple[tuple[str, int, int], ...] = ()
+    # per instruction, the plan's AST nodes it computes (only from `linearize(origins=True)`,
+    # which inspection asks for; compiling never records them)
+    origins: tuple | None = None
+    # the plan the instructions were built from (a long reduce's loop split for partial sums,
+    # partial_sums.py, is part of it); what the views print
+    plan: Any = None
+    # a GPU kernel's LaunchDims (target/launch.py): folded once by linearize (its fold_launch,
+    # the renderer's), read by the renderer, the compile record and the runtime's launch; None
+    # where loops run in the source
+    launch: Any = None
 
     @property
     def variable_names(self) -> list[str]:
@@ -58,15 +70,16 @@ class LinearProgram:
     def wide_variables(self) -> set[str]:
         """The variables whose range leaves int32: the kernel takes them as int64."""
         return {name for name, lo, hi in self.variables if not INT32_MIN <= lo <= hi <= INT32_MAX}
-    # per instruction, the plan's AST nodes it computes (only from `linearize(origins=True)`,
-    # which inspection asks for; compiling never records them)
-    origins: list | None = None
-    # the plan the instructions were built from: the one given, with linearize's late changes
-    # (a long reduce's loop split for partial sums, partial_sums.py); what the views print
-    plan: Any = None
-    # a GPU kernel's LaunchDims (target/launch.py): set once by its renderer (Renderer.launch),
-    # read by the compile record and by the runtime's launch; None where loops run in the source
-    launch: Any = None
+
+    @property
+    def parallel(self) -> bool:
+        """It runs a loop across CPU threads (the C renderer opens an OpenMP loop for it)."""
+        return any(kind is AxisKind.THREAD for _, _, kind in self.loops)
+
+    @property
+    def uses_float16(self) -> bool:
+        """Some value of it is a float16 (the C renderer computes it in _Float16)."""
+        return any(instr.dtype.scalar == dtypes.float16 for instr in self.instrs)
 
     def print(self) -> str:
         from .plan_printer import print_linear

@@ -16,16 +16,20 @@ from ..ir import symbolic as sym
 from ..ir.node import Node, reduce_identity
 from ..ir.ops import ALU, REDUCE, REDUCE_ALU, Op
 from . import gpu_plan
+from .buffer_access import buffer_extent, continue_dead_lanes
 from .linear_ops import LinearOp
 from .linear_program import (Instr, LinearProgram, Param, index_type, program_variables,
                              range_end)
-from .partial_sums import split_long_chain
+from .partial_sums import plan_partial_sums
 from .plan import AxisKind, KernelPlan, view_index
 
 
 class _Builder:
     def __init__(self, plan: KernelPlan, origins: bool = False):
-        plan, partial_axis = split_long_chain(plan)
+        # a plan from the plan stage (compile_record, BEAM) carries its partial-sum decision and
+        # passes as it is; a bare plan (a test's, a notebook's) takes that last planning step here
+        plan = plan_partial_sums(plan)
+        partial_axis = plan.partial_axis
         self.plan = plan
         self.origins: dict[int, set] | None = {} if origins else None
         self.current: Node | None = None   # the AST node being computed (for origins)
@@ -128,7 +132,7 @@ class _Builder:
         for idxs in lanes[1:]:
             plain.append(view_index(view, idxs))
             if self.plan.padded and plain[-1] != plain[0]:
-                return _continue_dead_lanes(
+                return continue_dead_lanes(
                     [view_index(view, idxs, self.plan.padding_valid(idxs, view.shape))
                      for idxs in lanes])
         return plain
@@ -283,13 +287,12 @@ class _Builder:
         for node in self.plan.ast.toposort():
             if node.op in (Op.LOAD, Op.STORE):
                 i = node.buffer_index
-                size = buffer_extent(node.view)
                 p = found.get(i) or Param(i, node.dtype, 0, False, False)
-                p.size = max(p.size, size)
-                p.is_output |= node.op is Op.STORE
                 # a BLOCK reduce reads back the partial sums it stored
-                p.is_input |= node.op is Op.LOAD or self.plan.block_axis is not None
-                found[i] = p
+                found[i] = Param(i, p.dtype, max(p.size, buffer_extent(node.view)),
+                                 p.is_output or node.op is Op.STORE,
+                                 p.is_input or node.op is Op.LOAD
+                                 or self.plan.block_axis is not None)
         return [found[i] for i in sorted(found)]
 
     # ---- ordering into loops ----
@@ -346,49 +349,21 @@ class _Builder:
         return index_type(self.instrs, [self.plan.axes[a].size for a in self.loop_axes])
 
 
-def _continue_dead_lanes(lanes: list) -> list:
-    """Lanes past the end of a padded dim never load or store; their index, computed outside
-    the view's range, is div/mod noise. Where the live lanes step evenly, give the dead ones the
-    continued step, so the access stays one (masked) contiguous vector."""
-    live = [i for i, (_, valid) in enumerate(lanes) if not valid.is_false]
-    if len(live) < 2 or live != list(range(len(live))) or len(live) == len(lanes):
-        return lanes
-    step = lanes[1][0] - lanes[0][0]
-    if not step.is_const or any(lanes[i][0] - lanes[0][0] != step * i for i in live):
-        return lanes
-    return lanes[:len(live)] + [(lanes[0][0] + step * i, valid)
-                                for i, (_, valid) in enumerate(lanes) if i >= len(live)]
-
-
-def buffer_extent(view) -> int:
-    """Elements a view can touch: 1 + the largest index it reads or writes where valid. A padded
-    view's bottom layer is wider than its buffer; only its mask's region is ever addressed (the
-    renderers read unguarded only below this bound: x.diag(2) of 3 elements once read data1[4])."""
-    bottom = view.views[0]
-    mask = bottom.mask or tuple((0, s) for s in bottom.shape)
-    hi = sym.max_of(bottom.offset)
-    for (lo, end), st in zip(mask, bottom.strides):
-        if st > 0:
-            hi += (sym.max_of(end) - 1) * st
-        elif st < 0:
-            hi += (lo.min if isinstance(lo, sym.Variable) else lo) * st
-    return max(hi + 1, 1)
-
-
-def linearize(plan: KernelPlan, name: str | None = None, origins: bool = False) -> LinearProgram:
-    """`origins=True` also records which AST nodes each instruction computes (inspection)."""
+def linearize(plan: KernelPlan, name: str | None = None, origins: bool = False,
+              fold_launch=None) -> LinearProgram:
+    """`origins=True` also records which AST nodes each instruction computes (inspection);
+    `fold_launch`: the renderer's loops -> LaunchDims (a GPU's), kept as the program's launch."""
     builder = _Builder(plan, origins)
     builder.build()
     instrs = builder.ordered()
     loops = [(builder.vars[a].as_atom().name, sym.max_of(builder.plan.axes[a].size),
               builder.plan.axes[a].kind) for a in builder.loop_axes]
     loop_names = {v.as_atom().name for v in builder.vars.values()}
-    program = LinearProgram(name or plan.name, instrs, builder.params, loops, plan.threads,
-                            builder.index_dtype, list(plan.opts), program_variables(instrs, loop_names))
-    program.plan = builder.plan
-    if origins:
-        program.origins = _ordered_origins(builder, instrs)
-    return program
+    return LinearProgram(name or plan.name, tuple(instrs), tuple(builder.params), tuple(loops),
+                         plan.threads, builder.index_dtype, tuple(plan.opts),
+                         tuple(program_variables(instrs, loop_names)),
+                         tuple(_ordered_origins(builder, instrs)) if origins else None,
+                         builder.plan, fold_launch(loops) if fold_launch is not None else None)
 
 
 def _ordered_origins(builder: _Builder, instrs: list[Instr]) -> list[tuple]:

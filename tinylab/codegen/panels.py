@@ -4,7 +4,7 @@ the measured register tile reads from them, and whether the rows operand is copi
 from __future__ import annotations
 
 from ..target.cpu_target import CPUTarget
-from .heuristic import _largest_divisor, accumulator_budget
+from .heuristic_costs import _largest_divisor, accumulator_budget
 
 
 def matmul_panel(target: CPUTarget, itemsize: int = 4) -> int:

@@ -6,7 +6,9 @@ a chain of 18,432 additions per lane, which left its result 100 times less exact
 When a reduce's chain is longer than LONG_CHAIN, the kernel keeps a partial accumulator that
 restarts at each iteration of one reduce loop and is added into the total when that loop's inner
 loops end: two chains of about √n instead of one of n (PyTorch's GEMMs and sums do the same by
-blocking). The split is picked from the plan, so every backend and every tuned plan gets it.
+blocking). The split is picked from the plan, so every backend and every tuned plan gets it:
+`plan_partial_sums(plan)` is the plan stage's last step (after the heuristic's or BEAM's actions),
+so the plan BEAM times, the compile record prints and linearize builds carries the decision.
 """
 from __future__ import annotations
 
@@ -58,6 +60,18 @@ def split_long_chain(plan: KernelPlan) -> tuple[KernelPlan, int | None]:
     return (plan, best[1]) if best is not None else (plan, None)
 
 
+def plan_partial_sums(plan: KernelPlan) -> KernelPlan:
+    """`plan` with its partial-sum decision (`partial_axis`; the outermost reduce loop split in
+    two first where that balances the chains much better), frozen, keeping the kernel's name.
+    A plan that already passed this step comes back as it is."""
+    if plan.partials_planned:
+        return plan
+    split, axis = split_long_chain(plan)
+    out = split.copy()
+    out.partials_planned, out.partial_axis, out.kept_name = True, axis, plan.name
+    return out.frozen()
+
+
 def _split_outermost(plan: KernelPlan, total: int, levels: list) -> tuple[int, KernelPlan] | None:
     """Split the outermost reduce loop in two reduce loops (outer × inner), the inner size a
     divisor chosen to balance the chains; None when its size is symbolic or prime."""
@@ -72,7 +86,7 @@ def _split_outermost(plan: KernelPlan, total: int, levels: list) -> tuple[int, K
     balance, inner = min(choices)
     split = plan.copy()
     split.split_loop(axis_number, inner, AxisKind.REDUCE)
-    return balance, split
+    return balance, split.frozen()
 
 
 def _divisors(n: int) -> list[int]:

@@ -11,7 +11,7 @@ nest (the "loop IR").
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field
 from enum import StrEnum
 
 from ..errors import TinylabError
@@ -122,6 +122,27 @@ class KernelPlan:
     opts: list[Opt] = field(default_factory=list)
     threads: int = 1
     padded: frozenset = frozenset()  # dims a vector axis runs past the end of (lanes masked)
+    # the plan stage's last step (partial_sums.py plan_partial_sums): whether it ran, the loop
+    # axis whose iterations restart a partial accumulator (None: one accumulator), and the
+    # kernel's name from before that step split a loop (the kernel keeps it)
+    partials_planned: bool = False
+    partial_axis: int | None = None
+    kept_name: str = ""
+    _frozen: bool = field(default=False, repr=False, compare=False)
+
+    def __setattr__(self, name, value):
+        if self._frozen:
+            raise FrozenInstanceError(f"a KernelPlan is frozen (setting {name}): apply an "
+                                      f"action to get a new plan")
+        object.__setattr__(self, name, value)
+
+    def frozen(self) -> KernelPlan:
+        """This plan, frozen: axes and actions become tuples and no attribute can change. Every
+        plan the plan stage hands on is frozen; only a copy() being built is not."""
+        object.__setattr__(self, "axes", tuple(self.axes))
+        object.__setattr__(self, "opts", tuple(self.opts))
+        object.__setattr__(self, "_frozen", True)
+        return self
 
     @staticmethod
     def from_ast(ast: Node) -> KernelPlan:
@@ -133,16 +154,17 @@ class KernelPlan:
         first_reduce = len(shape) - n_reduce
         axes = [Axis(s, AxisKind.REDUCE if i >= first_reduce else AxisKind.GLOBAL, i, 1,
                      i >= first_reduce) for i, s in enumerate(shape) if _is_loop_size(s)]
-        return KernelPlan(ast, shape, n_reduce, axes)
+        return KernelPlan(ast, shape, n_reduce, axes).frozen()
 
     def static_proxy(self) -> KernelPlan:
         """This plan with every symbolic size at its maximum (for heuristics that weigh sizes;
         its actions are then applied to the real plan, which refuses symbolic splits)."""
         axes = [Axis(sym.max_of(a.size), a.kind, a.origin, a.mult, a.reduce) for a in self.axes]
         return KernelPlan(self.ast, sym.max_shape(self.shape), self.n_reduce, axes,
-                          list(self.opts), self.threads, self.padded)
+                          list(self.opts), self.threads, self.padded).frozen()
 
     def copy(self) -> KernelPlan:
+        """A plan to build on (not frozen: its axes and actions are lists); freeze it after."""
         return KernelPlan(self.ast, self.shape, self.n_reduce, list(self.axes), list(self.opts),
                           self.threads, self.padded)
 
@@ -185,6 +207,8 @@ class KernelPlan:
 
     @property
     def name(self) -> str:
+        if self.kept_name:
+            return self.kept_name
         prefix = "r" if self.has_reduce else "E"
         return prefix + "_" + "_".join(size_name(a.size) for a in self.axes)
 
@@ -202,7 +226,7 @@ class KernelPlan:
         plan = self.copy()
         plan._apply(opt)
         plan.opts.append(opt)
-        return plan
+        return plan.frozen()
 
     def apply_all(self, opts) -> KernelPlan:
         plan = self

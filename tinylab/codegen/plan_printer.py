@@ -71,7 +71,9 @@ def print_plan(plan: KernelPlan) -> str:
             values[i] = sym.var(f"{name}{i}", 0, axis.size - 1)
         names[i] = str(values[i])
     lines = [f"kernel {plan.name}  shape={plan.shape} reduce_dims={plan.n_reduce}"
-             + (f"  opts=[{', '.join(map(str, plan.opts))}]" if plan.opts else "")]
+             + (f"  opts=[{', '.join(map(str, plan.opts))}]" if plan.opts else "")
+             + (f"  partial sums restart in {names[plan.partial_axis]}"
+                if plan.partial_axis is not None else "")]
     indent = "  "
     for i, axis in enumerate(plan.axes):
         if not axis.kind.is_loop and not axis.reduce:

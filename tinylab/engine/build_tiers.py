@@ -3,8 +3,8 @@ time) while one background thread makes the full build (-O2) and swaps it in, ke
 
 `quick_batch(device, count)` -> whether a batch of `count` kernels builds quick first (a runtime
 that has tiers, at least config.QUICK_BUILD kernels); `upgrade(runtime, kernels)` queues the full
-build of [(name, source, program, build)] and returns at once; `wait()` blocks until every queued
-upgrade is swapped in (tests, benchmarks). The thread runs at the lowest priority (its compiler
+build of [(name, source, facts, program, build)] and returns at once; `wait()` blocks until every
+queued upgrade is swapped in (tests, benchmarks). The thread runs at the lowest priority (its compiler
 processes inherit it), so the work in the foreground keeps the cores; at exit Python lets it
 finish, so the disk cache holds the full build for the next process. Each KernelBuild says its
 tier ("quick" until the swap, then "full") and when the full build came (`upgraded_s`).
@@ -40,7 +40,7 @@ def quick_batch(device: str, count: int) -> bool:
 
 
 def upgrade(runtime, kernels: list[tuple]) -> None:
-    """Queue the full build of [(name, source, program, build)]: each program swaps to it."""
+    """Queue the full build of [(name, source, facts, program, build)]: each program swaps to it."""
     global _POOL
     if not kernels:
         return
@@ -88,10 +88,10 @@ def _lowest_priority() -> None:
 def _swap_in(runtime, kernels: list[tuple], started: float) -> None:
     """Compile the full builds as one batch, load each and swap it into its program."""
     try:
-        built = runtime.compile_unit([(name, source) for name, source, _, _ in kernels])
-        for (_, _, program, build), (library, symbol, _) in zip(kernels, built):
+        built = runtime.compile_unit([kernel[:3] for kernel in kernels])
+        for (*_, program, build), (library, symbol, _) in zip(kernels, built):
             program.swap(runtime.load(library, symbol))
             build.tier, build.upgraded_s = "full", time.perf_counter() - started
     except Exception as error:  # noqa: BLE001 - the quick build keeps running, correct
-        for _, _, _, build in kernels:
+        for *_, build in kernels:
             build.upgrade_error = f"{type(error).__name__}: {error}"[:300]

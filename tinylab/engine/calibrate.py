@@ -23,8 +23,10 @@ from pathlib import Path
 from typing import Callable
 
 from ..codegen.beam import CODEGEN_VERSION, _buffers
-from ..codegen.heuristic import block_sizes, choose_opts
+from ..codegen.heuristic import choose_opts
+from ..codegen.heuristic_costs import block_sizes
 from ..codegen.linearize import linearize
+from ..codegen.partial_sums import plan_partial_sums
 from ..codegen.plan import Action, KernelPlan
 from ..dtype import dtypes
 from ..ir import node as ir
@@ -144,8 +146,9 @@ def _store(cache_dir: Path | None, key: str, record: dict) -> None:
 
 def _compiled(plan: KernelPlan, renderer, runtime) -> tuple:
     """(the linear program, its shared object): what a compiler thread does for a candidate."""
-    linear = linearize(plan, plan.name)
-    library, _ = runtime.compile(renderer.render(linear))
+    linear = linearize(plan_partial_sums(plan), plan.name)
+    kernel = renderer.render_kernel(linear)
+    library, _ = runtime.compile_kernel(kernel.source, kernel.facts)
     return linear, library
 
 

@@ -1,5 +1,6 @@
 """One kernel's compilation, recorded: `compile_record(device, ast, noopt, beam)` -> CompileRecord,
-the only compile pipeline (decompose -> plan -> each action -> linearize -> render). It holds every
+the only compile pipeline (decompose -> plan -> each action -> partial sums -> linearize -> render;
+the plan, the linear program and the rendered kernel are frozen values). It holds every
 stage as it happened; realize.compile_kernel makes one per kernel, compiles its `source` and keeps
 it in the Runner; DEBUG, the Trace and every inspection view read the record and re-run nothing.
 """
@@ -11,14 +12,17 @@ from dataclasses import dataclass, field
 
 from .. import config
 from ..codegen.decompose import decompose
-from ..codegen.heuristic import choose_opts, work
+from ..codegen.heuristic import choose_opts
+from ..codegen.heuristic_costs import work
 from ..codegen.heuristic_gpu import choose_gpu_opts
 from ..codegen.linear_program import LinearProgram
 from ..codegen.linearize import linearize
+from ..codegen.partial_sums import plan_partial_sums
 from ..caps import PlanFamily
 from ..codegen.plan import KernelPlan, OptError
 from ..ir.node import Node
 from ..ir.graph_printer import print_graph
+from ..target.build_facts import BuildFacts
 from ..target.cpu_target import GENERIC
 from . import progress
 from .devices import Device
@@ -81,10 +85,11 @@ class CompileRecord:
     decomposed: Node                # in the renderer's ops (the same node when nothing changed)
     decompose_memo: dict            # kernel AST node -> its decomposed node (provenance)
     plans: list                     # [(title, KernelPlan)]: before actions, then after each
-    linearized: KernelPlan          # the plan linearize built (partial-sum splits included)
+    linearized: KernelPlan          # the plan stage's value: the chosen plan with its partial sums
     program: LinearProgram          # with `origins`: the plan's AST nodes per instruction
     source: str
-    line_owners: list | None        # per source line, the instruction it renders (None: no map)
+    line_owners: tuple | None       # per source line, the instruction it renders (None: no map)
+    facts: BuildFacts               # what the runtime reads: launch, threads, OpenMP, float16
     settings: dict                  # what chose the plan: NOOPT, BEAM, TUNE, target, chooser
     source_hash: str
     compiled_hash: str | None = None   # hash of the text the runtime compiled (None: not compiled)
@@ -94,17 +99,17 @@ class CompileRecord:
 
     @property
     def plan(self) -> KernelPlan:
-        """The plan chosen: after every action (before linearize's late changes)."""
+        """The plan chosen: after every action (before the partial-sum step)."""
         return self.plans[-1][1]
 
     @property
     def launch(self) -> dict:
         """The launch dimensions: loops (name, extent, kind) outermost first, threads, and on a
-        GPU the grid / block / global size / dispatch the runtime launched (the program's
-        LaunchDims, folded once by the renderer); None for those where the source runs the loops."""
-        dims = self.program.launch
+        GPU the grid / block / global size / dispatch the runtime launched (its facts' LaunchDims,
+        folded once by linearize); None for those where the source runs the loops."""
+        dims = self.facts.launch
         return {"loops": [list(loop) for loop in self.program.loops],
-                "threads": self.program.threads,
+                "threads": self.facts.threads,
                 **(dims.describe() if dims is not None else
                    {"grid": None, "block": None, "global_size": None, "dispatch": None,
                     "text": None})}
@@ -159,18 +164,18 @@ def compile_record(device: str, ast: Node, noopt: bool, beam: int) -> CompileRec
     for number, opt in enumerate(chosen.opts, 1):
         plans.append((f"action {number}: {opt}", plans[-1][1].apply(opt)))
     plans[-1] = (plans[-1][0], chosen)   # the chosen plan itself, not a replay's copy
-    program = linearize(chosen, chosen.name, origins=True)
+    finished = plan_partial_sums(chosen)   # the last planning step: what linearize builds
+    program = linearize(finished, chosen.name, origins=True, fold_launch=renderer.fold_launch)
     planned = time.perf_counter()
-    if renderer.line_maps:
-        source, owners = renderer.render_with_lines(program)
-    else:
-        source, owners = renderer.render(program), None
+    rendered_kernel = renderer.render_kernel(program)
+    source, owners = rendered_kernel.source, rendered_kernel.line_owners
     rendered = time.perf_counter()
     settings = {"NOOPT": noopt, "BEAM": beam, "TUNE": int(config.TUNE.value),
                 "target": spec.target.name if spec.target else "", "chosen_by": chooser,
                 "opts": [str(o) for o in chosen.opts]}
     record = CompileRecord(spec.name, spec.language, ast, decomposed, memo, plans,
-                           program.plan, program, source, owners, settings, source_hash(source))
+                           program.plan, program, source, owners, rendered_kernel.facts, settings,
+                           source_hash(source))
     record.timings = (planned - start, rendered - planned)
     return record
 

@@ -24,6 +24,7 @@ import numpy as np
 from .. import config
 from ..codegen.linear_program import program_cost
 from ..ir.node import Node
+from ..target.build_facts import BuildFacts
 from ..target.threads import thread_count
 from . import build_tiers, planned_cache
 from .calibrate import calibration_note
@@ -59,6 +60,7 @@ class Runner:
     settings: tuple = (False, 0)  # (NOOPT, BEAM) its plan was chosen with
     _record: CompileRecord | None = field(default=None, repr=False)
     wide_variables: frozenset = frozenset()  # variables the kernel takes as int64 (past int32)
+    facts: BuildFacts | None = None  # what its runtime read to build and launch it
 
     def __call__(self, buffers: list, var_vals: dict | None = None) -> float:
         """Launch on `buffers`; a symbolic kernel takes its variables' values from var_vals."""
@@ -175,6 +177,7 @@ class _Job:
     ast: Node
     name: str = ""
     source: str = ""
+    facts: BuildFacts | None = None       # what the runtime reads (the record's, or the entry's)
     record: CompileRecord | None = None   # None: the program came from the disk cache
     entry: dict | None = None             # the disk cache's entry (or the one to store)
     disk_key: str | None = None
@@ -190,7 +193,8 @@ class _Unit:
     def __init__(self, device: str, jobs: list[_Job], pool: ThreadPoolExecutor | None,
                  quick: bool = False):
         self.device, self.jobs, self.quick = device, jobs, quick
-        runtime, kernels = Device[device].runtime, [(job.name, job.source) for job in jobs]
+        runtime = Device[device].runtime
+        kernels = [(job.name, job.source, job.facts) for job in jobs]
         # the thread runs in a copy of this context: it sees the Context() overrides
         self.future = pool.submit(contextvars.copy_context().run, _compile, runtime,
                                   kernels, quick) if pool else None
@@ -255,13 +259,15 @@ class _Build:
             job.entry = planned_cache.load(job.disk_key) if job.disk_key else None
         if job.entry is not None:
             job.name, job.source = job.entry["name"], job.entry["source"]
+            job.facts = BuildFacts.from_entry(job.entry["facts"])
             job.build = KernelBuild(PROGRAM_CACHED)
             GlobalCounters.programs_loaded += 1
         else:
             job.record = compile_record(job.device, job.ast, self.noopt, self.beam)
             job.name, job.source = job.record.plan.name, job.record.source
+            job.facts = job.record.facts
             if not spec.render_only and job.device not in self.prepared and self.threads > 1 \
-                    and spec.runtime.prepare(job.source):  # built while planning goes on
+                    and spec.runtime.prepare(job.source, job.facts):  # while planning goes on
                 self.prepared.add(job.device)
             plan_s, render_s = job.record.timings
             job.build = KernelBuild(RENDER_ONLY if spec.render_only else COMPILED,
@@ -295,27 +301,27 @@ class _Build:
                                     unit_kernels=job.twin.build.unit_kernels,
                                     plan_s=job.build.plan_s, render_s=job.build.render_s)
             if job.build.tier == "quick":
-                self.upgrades[job.device].append((job.name, job.source, fn, job.build))
+                self.upgrades[job.device].append((job.name, job.source, job.facts, fn,
+                                                  job.build))
         record = job.record
         if record is not None:
             record.build = job.build
             if fn is not None:
                 record.compiled_hash = source_hash(job.source)  # the text the runtime compiled
             flops, moved = program_cost(record.program)
-            names, dims = record.program.variable_names, record.program.launch
-            wide = frozenset(record.program.wide_variables)
-            self.remember(job, flops, moved, names, dims, wide)
+            names, wide = record.program.variable_names, frozenset(record.program.wide_variables)
+            self.remember(job, flops, moved, names, wide)
         else:
             flops, moved = job.entry["flops"], job.entry["bytes_moved"]
-            names, dims = list(job.entry["variable_names"]), None
-            wide = frozenset(job.entry["wide_variables"])
+            names, wide = list(job.entry["variable_names"]), frozenset(job.entry["wide_variables"])
+        dims = job.facts.launch
         GlobalCounters.kernels_built += 1
         self.advance()
         target = spec.target
         return Runner(job.device, job.name, job.ast, job.source, fn, flops, moved, job.build,
                       names, dims, target.name if target else "", runtime,
                       calibration_note(target) if target else "", (self.noopt, self.beam),
-                      record, wide)
+                      record, wide, job.facts)
 
     def loaded(self, job: _Job):
         """Load `job`'s kernel from its unit (waiting for the unit's compile)."""
@@ -337,21 +343,21 @@ class _Build:
             job.build.tier = Device[job.device].runtime.tier_of(library, symbol)
             if job.build.tier == "quick":
                 self.upgrades.setdefault(job.device, []).append(
-                    (job.name, job.source, job.loaded, job.build))
+                    (job.name, job.source, job.facts, job.loaded, job.build))
         return job.loaded
 
-    def remember(self, job: _Job, flops: int, moved: int, names: list, dims,
-                 wide: frozenset) -> None:
+    def remember(self, job: _Job, flops: int, moved: int, names: list, wide: frozenset) -> None:
         """Store a newly planned program (one the runtime launches without launch dims)."""
-        if job.disk_key is None or dims is not None or job.build.how == RENDER_ONLY:
+        if job.disk_key is None or job.facts.launch is not None or job.build.how == RENDER_ONLY:
             return
         planned_cache.store(job.disk_key, {"name": job.name, "source": job.source,
+                                           "facts": job.facts.as_entry(),
                                            "flops": flops, "bytes_moved": moved,
                                            "variable_names": list(names),
                                            "wide_variables": sorted(wide)})
 
 
-def _compile(runtime, kernels: list[tuple[str, str]], quick: bool) -> tuple[list, float]:
+def _compile(runtime, kernels: list[tuple], quick: bool) -> tuple[list, float]:
     """(runtime.compile_unit's answer, its wall seconds): what a compiler thread runs; `quick`:
     the quick build where the full one is not cached (build_tiers.py)."""
     start = time.perf_counter()

@@ -1,6 +1,6 @@
 """Planned programs on disk, keyed by the scheduled kernel: a new process that meets a kernel some
 process planned before takes its source and launch facts from here and its binary from the
-compile cache, without planning, linearizing or rendering it again.
+compile cache, without planning, linearizing or rendering it again; its BuildFacts come with it.
 
 `program_key(device, ast, settings)` -> the key (None for a kernel this cache does not keep: one
 with symbolic sizes); `load(key)` -> the stored entry or None; `store(key, entry)`. The key holds
@@ -22,7 +22,9 @@ from ..memo import Memo, cached
 from ..runtimes.compile_cache import secure_dir
 
 FOLDER = "planned"
-ENTRY_FIELDS = ("name", "source", "flops", "bytes_moved", "variable_names", "wide_variables")
+ENTRY_FIELDS = ("name", "source", "facts", "flops", "bytes_moved", "variable_names",
+                "wide_variables")  # facts: BuildFacts.as_entry (OpenMP, float16, intrinsics)
+FACT_FIELDS = {"threads", "openmp", "float16", "intrinsics"}
 
 
 @cached("code fingerprint", 1)
@@ -79,13 +81,14 @@ def _folder(path: Path) -> Path:
 
 
 def load(key: str) -> dict | None:
-    """The entry stored for `key` (name, source, flops, bytes moved, variable names)."""
+    """The entry stored for `key` (name, source, build facts, flops, bytes moved, variables)."""
     try:
         _folder(_path(key).parent)  # a source read here is compiled and run: the user's own
         entry = json.loads(_path(key).read_text())
     except (OSError, ValueError):
         return None
-    if not isinstance(entry, dict) or any(name not in entry for name in ENTRY_FIELDS):
+    if not isinstance(entry, dict) or any(name not in entry for name in ENTRY_FIELDS) \
+            or not isinstance(entry["facts"], dict) or set(entry["facts"]) != FACT_FIELDS:
         return None
     return entry
 

@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from ..target.build_facts import BuildFacts
+
 LEVELS = ("L1", "L2", "L3", "DRAM")
 DRAM_BYTES = 1 << 27          # the DRAM working set moves at least 128 MiB ...
 LLC_TIMES = 4                 # ... and at least 4x the last-level cache
@@ -109,7 +111,8 @@ def memory_roofs(spec, steady_best) -> list[Roof]:
 
 
 def _load(spec, pattern: str, lanes: int, threads: int):
-    library, _ = spec.runtime.compile(stream_source(pattern, lanes, threads))
+    facts = BuildFacts(threads=threads, openmp=True)  # its loop is an OpenMP parallel one
+    library, _ = spec.runtime.compile(stream_source(pattern, lanes, threads), facts)
     return spec.runtime.load(library, f"tl_stream_{pattern}")
 
 

@@ -16,10 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..codegen.linearize import linearize
-from ..engine.devices import Device
-from ..engine.realize import choose_plan
 from ..engine import capture as engine_capture
+from ..engine.compile_record import compile_record
+from ..engine.devices import Device
 from ..frontend.tensor import ALL_TENSORS, Tensor
 from ..ir.ops import Op
 
@@ -35,16 +34,14 @@ def runner_script() -> str:
 
 def wgsl_kernel(ast) -> dict:
     """One kernel AST as WGSL and its launch: {name, source, dispatch [x, y, z], bindings
-    [{binding, writable, dtype, size}]} (size in elements; WGSL reads whole 4-byte words)."""
-    spec = Device["WEBGPU"]
-    plan = choose_plan(spec.name, ast, False, 0)
-    program = linearize(plan, plan.name)
-    source = spec.renderer.render(program)
-    dims = spec.renderer.launch(program)   # as the source indexes with it
+    [{binding, writable, dtype, size}]} (size in elements; WGSL reads whole 4-byte words), from
+    the one compile pipeline's record (compile_record.py): the plan realize would choose."""
+    record = compile_record("WEBGPU", ast, False, 0)
+    program = record.program
     bindings = [{"binding": p.index, "writable": p.is_output, "dtype": p.dtype.name,
                  "size": p.size} for p in program.params]
-    return {"name": program.name, "source": source, "dispatch": list(dims.groups),
-            "bindings": bindings}
+    return {"name": program.name, "source": record.source,
+            "dispatch": list(record.facts.launch.groups), "bindings": bindings}
 
 
 def kernel_payload(record) -> tuple[dict, list[bytes]]:

@@ -10,6 +10,7 @@ from abc import ABC, abstractmethod
 
 from ..caps import PlanFamily
 from ..ir.ops import ALU, spelled_by
+from ..target.build_facts import BuildFacts, RenderedKernel
 
 
 class Renderer(ABC):
@@ -51,11 +52,25 @@ class Renderer(ABC):
     fold_launch = None
 
     def launch(self, program):
-        """The program's LaunchDims, folded once and kept on it (the source indexes with it, the
-        compile record shows it, the runtime launches it); None where the source runs every loop."""
-        if program.launch is None and self.fold_launch is not None:
-            program.launch = self.fold_launch(program.loops)
-        return program.launch
+        """The program's LaunchDims: the ones linearize kept on it (the source indexes with
+        them, the compile record shows them, the runtime launches them), else folded here from
+        its loops; None where the source runs every loop. Writes nothing to the program."""
+        if program.launch is not None or self.fold_launch is None:
+            return program.launch
+        return self.fold_launch(program.loops)
+
+    def build_facts(self, program, intrinsics: bool = False) -> BuildFacts:
+        """What the runtime reads to build and launch `program`, read off the program
+        (`intrinsics`: the source includes the x86 intrinsics header)."""
+        return BuildFacts(self.launch(program), program.threads, program.parallel,
+                          program.uses_float16, intrinsics)
+
+    def render_kernel(self, program) -> RenderedKernel:
+        """The render stage: source, its line map where the renderer keeps one, and facts."""
+        if self.line_maps:
+            source, owners = self.render_with_lines(program)
+            return RenderedKernel(source, tuple(owners), self.build_facts(program))
+        return RenderedKernel(self.render(program), None, self.build_facts(program))
 
     @abstractmethod
     def render(self, program) -> str:

@@ -172,6 +172,7 @@ class _VectorWalk(_Walk):
         if self.helpers_used:
             helpers = "".join(self.helpers_used.values())
             x86 = "#include <immintrin.h>\n" if "_mm" in helpers else ""
+            self.intrinsics = bool(x86)  # BuildFacts.intrinsics: the runtime reads it
             defs = x86 + defs + helpers
         head = self.r.preamble
         return head + defs + text[len(head):]

@@ -15,6 +15,7 @@ from ..codegen.plan import AxisKind
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
 from ..ir.ops import Op
+from ..target.build_facts import RenderedKernel
 from .base import Renderer
 
 
@@ -182,10 +183,17 @@ class CStyleRenderer(Renderer):
         """The walk that renders `program` (subclasses return their own)."""
         return _Walk(self, program)
 
+    def render_kernel(self, program) -> RenderedKernel:
+        walk = self.walk(program)
+        text, owners = self._lines(walk)
+        return RenderedKernel(text, tuple(owners), self.build_facts(program, walk.intrinsics))
+
     def render_with_lines(self, program) -> tuple[str, list[int | None]]:
         """The source and, for each of its lines, the number of the instruction it renders
         (None for lines no instruction wrote: the signature, helpers, typedefs)."""
-        walk = self.walk(program)
+        return self._lines(self.walk(program))
+
+    def _lines(self, walk: _Walk) -> tuple[str, list[int | None]]:
         text = walk.run()
         owners: list[int | None] = [None] * len(text.splitlines())
         body = "\n".join(walk.lines)
@@ -198,6 +206,7 @@ class CStyleRenderer(Renderer):
 
 class _Walk:
     """One pass over the instructions, keeping a name (per lane) for every value."""
+    intrinsics = False  # it included <immintrin.h> (BuildFacts.intrinsics; c.py sets it)
 
     def __init__(self, renderer: CStyleRenderer, program):
         self.r, self.p = renderer, program

@@ -61,22 +61,28 @@ class Runtime(ABC):
     def compile(self, source: str) -> tuple:
         """(compiled artifact for `source`, True if it came from the on-disk cache)."""
 
+    def compile_kernel(self, source: str, facts) -> tuple:
+        """compile() for a rendered kernel with its BuildFacts (target/build_facts.py), which a
+        runtime overrides where the facts change the build (the CPU: float16, intrinsics,
+        OpenMP). Default: the facts change nothing."""
+        return self.compile(source)
+
     @abstractmethod
     def load(self, artifact, name: str) -> Program:
         """The kernel `name` from a compiled artifact."""
 
-    def prepare(self, source: str) -> bool:
+    def prepare(self, source: str, facts=None) -> bool:
         """Begin, on a thread of its own, making ready what compiling `source` needs (the CPU:
-        the precompiled header it includes), while the engine plans the next kernels; True once
+        the precompiled header its facts say it includes), while the engine plans the next kernels; True once
         that is done or under way (the engine stops asking). Default: nothing to make ready."""
         return True
 
-    def compile_unit(self, kernels: list[tuple[str, str]]) -> list[tuple]:
-        """For each (name, source): (artifact, the name to load it by, True if it came from the
-        on-disk cache). This default compiles each alone; a runtime that builds several kernels
-        in one go (the CPU: one translation unit) overrides it."""
-        return [(artifact, name, hit) for (name, source) in kernels
-                for artifact, hit in [self.compile(source)]]
+    def compile_unit(self, kernels: list[tuple]) -> list[tuple]:
+        """For each (name, source, BuildFacts): (artifact, the name to load it by, True if it
+        came from the on-disk cache). This default compiles each alone; a runtime that builds
+        several kernels in one go (the CPU: one translation unit) overrides it."""
+        return [(artifact, name, hit) for (name, source, facts) in kernels
+                for artifact, hit in [self.compile_kernel(source, facts)]]
 
     def launch(self, program: Program, dims, *handles, scalars=(),
                wait: bool = True) -> float:

@@ -57,8 +57,9 @@ def unit_text(kernels: list[tuple[str, str]], prefix: str = "void") -> tuple[str
 
 
 class UnitCompiler:
-    """compile_unit for a runtime that has `flags(source, quick)`, `_key(text, flags)`,
-    `compile(source, flags)`, `_build(text, flags, out)`, `_header_flags(text, flags)`, `cache_dir`,
+    """compile_unit for a runtime that has `flags(facts, quick)`, `_key(text, flags)`,
+    `compile(source, facts, flags)`, `_build(text, flags, out)`, `_header_flags(intrinsics,
+    flags)`, `cache_dir`,
     `use_cache`, `_parallel` (whether each loaded kernel runs threads) and `_tiers`."""
 
     @property
@@ -66,23 +67,23 @@ class UnitCompiler:
         """Quick build first, full build later: only with the disk cache on (it keeps the full one)."""
         return bool(self.use_cache)
 
-    def compile_unit(self, kernels: list[tuple[str, str]],
+    def compile_unit(self, kernels: list[tuple],
                      quick: bool = False) -> list[tuple[Path, str, bool]]:
-        """For each (name, source): (shared object, the kernel's symbol in it, True if it came
+        """For each (name, source, BuildFacts): (shared object, the kernel's symbol in it, True if it came
         from the disk cache). Kernels not cached compile together: one translation unit per
         set of compiler flags (c_units.py), so the compiler starts once for them; a unit the
         compiler refuses compiles kernel by kernel (its error names the kernel's own source).
         `quick`: a kernel whose full build is not cached builds with the quick flags
-        (`flags(source, quick=True)`); `tier_of(library, symbol)` says which it got."""
+        (`flags(facts, quick=True)`); `tier_of(library, symbol)` says which it got."""
         found: list = [None] * len(kernels)
         missing: dict[str, list[int]] = {}   # kernel key -> positions asking for it
         flags_of: dict[str, tuple[str, ...]] = {}
         quick_at: list[bool] = []            # per kernel: whether its binary is the quick one
         directory = secure_dir(self.cache_dir) if self.use_cache else None
-        for i, (name, source) in enumerate(kernels):
+        for i, (name, source, facts) in enumerate(kernels):
             tiers = (False, True) if quick else (False,)
             for tier_quick in tiers:   # the full build wherever the cache has it
-                flags = self.flags(source, quick=tier_quick)
+                flags = self.flags(facts, quick=tier_quick)
                 key = self._key(source, flags)
                 cached = self._cached(directory, key, name) if directory else None
                 if cached is not None:
@@ -101,8 +102,8 @@ class UnitCompiler:
             for key, built in zip(keys, self._build_unit(members, keys, flags)):
                 for i in missing[key]:
                     found[i] = (*built, False)
-        for (_, source), (library, symbol, _), tier_quick in zip(kernels, found, quick_at):
-            self._parallel[(str(library), symbol)] = "#pragma omp" in source
+        for (_, _, facts), (library, symbol, _), tier_quick in zip(kernels, found, quick_at):
+            self._parallel[(str(library), symbol)] = facts.openmp
             self._tiers[(str(library), symbol)] = "quick" if tier_quick else "full"
         return found
 
@@ -116,23 +117,24 @@ class UnitCompiler:
         alone = lookup(directory, key, ".so")
         return (alone, name) if alone is not None else read_reference(directory, key, ".so")
 
-    def _build_unit(self, members: list[tuple[str, str]], keys: list[str],
+    def _build_unit(self, members: list[tuple], keys: list[str],
                     flags: tuple[str, ...]) -> list[tuple[Path, str]]:
         """(shared object, symbol) per member, compiled as one unit where that can be."""
         if len(members) > 1 and self.use_cache:
             try:
-                text, symbols = unit_text(members)
-                built = self.compile_text(text, flags)
+                text, symbols = unit_text([(name, source) for name, source, _ in members])
+                built = self.compile_text(text, flags, any(f.intrinsics for _, _, f in members))
                 for key, symbol in zip(keys, symbols):
                     write_reference(self.cache_dir, key, ".so", built, symbol)
                 return [(built, symbol) for symbol in symbols]
             except (UnitConflict, CompileError):
                 pass  # each alone: a failure then names its own kernel
-        return [(self.compile(source, flags)[0], name) for name, source in members]
+        return [(self.compile(source, facts, flags)[0], name) for name, source, facts in members]
 
-    def compile_text(self, text: str, flags: tuple[str, ...]) -> Path:
-        """The shared object of a translation unit `text` built with `flags` (cached)."""
-        return cached_build(self.cache_dir, self._key(text, flags),
-                            lambda out: self._build(text, flags + self._header_flags(text, flags),
-                                                    out), ".so")[0]
+    def compile_text(self, text: str, flags: tuple[str, ...], intrinsics: bool) -> Path:
+        """The shared object of a translation unit `text` built with `flags` (cached);
+        `intrinsics`: a member includes <immintrin.h> (the precompiled header)."""
+        def build(out: Path) -> None:
+            self._build(text, flags + self._header_flags(intrinsics, flags), out)
+        return cached_build(self.cache_dir, self._key(text, flags), build, ".so")[0]
 

@@ -3,7 +3,8 @@ disk by source, compiler, flags and CPU target), load it with ctypes and call th
 buffers. The ISA flags come from the CPUTarget it is made for (-march=native when detected, a
 preset's -m flags otherwise).
 
-Takes source text and buffers; knows nothing of the IR. `CC` picks the compiler (gcc or clang);
+Takes source text, its BuildFacts (OpenMP, float16, intrinsics: read, never searched for in the
+text) and buffers; knows nothing of the IR. `CC` picks the compiler (gcc or clang);
 a missing compiler or a failed compile raises with the kernel source and the compiler's message.
 """
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from .. import config
 from ..errors import CompileError, CompilerNotFoundError
+from ..target.build_facts import BuildFacts
 from ..target.cpu_target import INSTALL_HINT, CPUTarget, compiler_macros, detect, find_compiler
 from .base import Program, Runtime, c_scalar
 from .buffer import HostAllocator
@@ -117,49 +119,56 @@ class CPURuntime(UnitCompiler, Runtime):
     def describe(self) -> str:
         return f"{self.target.name} target ({self.target.isa})"
 
-    def flags(self, source: str, quick: bool = False) -> tuple[str, ...]:
+    def flags(self, facts: BuildFacts | None = None, quick: bool = False) -> tuple[str, ...]:
         """Every kernel builds with OpenMP on (one flag set: one precompiled header, which costs
         ~1.2 s of CPU to build on a Zen 3, and kernels of a schedule share units); whether a
-        kernel runs threads is read from its own source (load). `quick`: the quick tier's
+        kernel runs threads is its facts' `openmp` (load). `quick`: the quick tier's
         optimization level (QUICK_LEVEL) in place of the full one."""
         base = tuple(f for flag in BASE_FLAGS
                      for f in (QUICK_LEVEL if (flag,) == FULL_LEVEL else (flag,))) if quick \
             else BASE_FLAGS
         return (base + self.target.flags + OPENMP_FLAGS
-                + (FLOAT16_FLAGS if "_Float16" in source else ())
+                + (FLOAT16_FLAGS if facts is not None and facts.float16 else ())
                 + tuple(config.CPU_CFLAGS.value.split()))
 
-    def prepare(self, source: str) -> bool:
-        """Start building the precompiled header `source` includes, when this process has not
-        (the compiles that need it wait for it); False for a source that includes none."""
-        if "#include <immintrin.h>" not in source:
+    def prepare(self, source: str, facts: BuildFacts | None = None) -> bool:
+        """Start building the precompiled header a kernel includes (facts.intrinsics), when
+        this process has not (the compiles that need it wait for it); False for one that
+        includes none."""
+        if facts is None or not facts.intrinsics:
             return False
-        flags = self.flags(source)
+        flags = self.flags(facts)
         if flags not in self._headers:
             threading.Thread(target=contextvars.copy_context().run,
-                             args=(self._header_flags, source, flags)).start()
+                             args=(self._header_flags, True, flags)).start()
         return True
 
     def _key(self, text: str, flags: tuple[str, ...]) -> str:
         return key_of(text, self.compiler, self.version(), " ".join(flags), self.target.key)
 
-    def compile(self, source: str, flags: tuple[str, ...] | None = None) -> tuple[Path, bool]:
+    def compile(self, source: str, facts: BuildFacts | None = None,
+                flags: tuple[str, ...] | None = None) -> tuple[Path, bool]:
         """(shared object for `source`, True if it came from the on-disk cache); built with
-        `flags` (default: the full build's, `flags(source)`)."""
-        flags = self.flags(source) if flags is None else flags
+        `flags` (default: the full build's, `flags(facts)`). `facts` None (hand-written
+        source): no float16 flags, no precompiled header, threads found when it loads."""
+        flags = self.flags(facts) if flags is None else flags
         key = self._key(source, flags)
+        intrinsics = facts is not None and facts.intrinsics
 
         def build(out: Path) -> None:
             try:
-                self._build(source, flags + self._header_flags(source, flags), out)
+                self._build(source, flags + self._header_flags(intrinsics, flags), out)
             except CompileError as error:
-                if "_Float16" not in source or "vmovsh" not in error.log:
+                if facts is None or not facts.float16 or "vmovsh" not in error.log:
                     raise
                 self._build(source, flags + FLOAT16_FALLBACK_FLAGS, out)
 
         built = cached_build(self.cache_dir, key, build, ".so", self.use_cache)
-        self._parallel[(str(built[0]), "")] = "#pragma omp" in source  # its one kernel
+        if facts is not None:
+            self._parallel[(str(built[0]), "")] = facts.openmp  # its one kernel
         return built
+
+    compile_kernel = compile  # (source, facts): a rendered kernel reads its facts here
 
     def is_gcc(self) -> bool:
         """gcc itself (its precompiled headers are its own format; clang's differ)."""
@@ -169,17 +178,17 @@ class CPURuntime(UnitCompiler, Runtime):
                 and "__clang__" not in macros and "__INTEL_LLVM_COMPILER" not in macros
         return self._is_gcc
 
-    def _header_flags(self, source: str, flags: tuple[str, ...]) -> tuple[str, ...]:
-        """`-include` of the precompiled <immintrin.h> for a source that includes it, when gcc
-        compiles into the cache; () otherwise. A thread that finds another building the header
-        waits for it: reading the header as text costs as much as building it (~0.8 s against
-        ~0.1 s with it, on a loaded Zen 3), and the first kernels of a schedule compile together."""
-        if "#include <immintrin.h>" not in source or not self.use_cache or not self.is_gcc():
+    def _header_flags(self, intrinsics: bool, flags: tuple[str, ...]) -> tuple[str, ...]:
+        """`-include` of the precompiled <immintrin.h> for a source that includes it (its facts'
+        `intrinsics`), when gcc compiles into the cache; () otherwise. A thread that finds
+        another building the header waits for it: reading it as text costs as much as building
+        it (~0.8 s against ~0.1 s, on a loaded Zen 3); a schedule's first kernels compile at once."""
+        if not intrinsics or not self.use_cache or not self.is_gcc():
             return ()
         # the quick tier uses the full one's header: gcc takes it at -O1 (-Winvalid-pch is
         # silent, -H marks it used) and both levels define the same macros (__OPTIMIZE__)
         if QUICK_LEVEL[0] in flags:
-            flags = self.flags(source)
+            flags = _full_flags(flags)
         if flags not in self._headers:
             with self._headers_lock:
                 if flags not in self._headers:
@@ -258,7 +267,7 @@ class CPURuntime(UnitCompiler, Runtime):
         if not self._threads_started:
             self._start_threads(lib)
         parallel = self._parallel.get((str(library), name), self._parallel.get(
-            (str(library), ""), hasattr(lib, "GOMP_parallel")))  # known from its source
+            (str(library), ""), hasattr(lib, "GOMP_parallel")))  # known from its facts
         return CPUProgram(name, lib, fn, self.target.cores if parallel else 0)
 
     def _start_threads(self, lib) -> None:
@@ -271,6 +280,12 @@ class CPURuntime(UnitCompiler, Runtime):
         self._threads_started = True
         libc = ctypes.CDLL(None)
         _gomp_parallel(lib)(ctypes.cast(libc.free, ctypes.c_void_p), None, self.target.cores, 0)
+
+
+def _full_flags(quick: tuple[str, ...]) -> tuple[str, ...]:
+    """The full build's flags for a quick build's (QUICK_LEVEL back to FULL_LEVEL)."""
+    at = quick.index(QUICK_LEVEL[0])   # flags() put the quick level where the full one was
+    return quick[:at] + FULL_LEVEL + quick[at + len(QUICK_LEVEL):]
 
 
 def _gomp_parallel(lib):

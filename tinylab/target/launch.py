@@ -1,7 +1,7 @@
 """GPU launch dimensions from a kernel's loop list [(var, size, kind)], outermost first.
 
-A renderer computes a program's LaunchDims once (Renderer.launch_dims, kept on the program
-and in its compile record); runtimes launch what they are given and compute nothing.
+A program's LaunchDims are folded once by linearize with its renderer's fold_launch (kept on the
+frozen program and in its build facts); runtimes launch what they are given and compute nothing.
 Output loops ("global") become the grid (work-groups), "local" and "group" loops the work-group
 (block). The innermost loop takes dimension 0; beyond three loops, or past a dimension's limit,
 loops share a dimension and each reads its part as (id / below) % size. Renderers use
