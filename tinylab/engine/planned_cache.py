@@ -24,7 +24,7 @@ from ..runtimes.compile_cache import secure_dir
 FOLDER = "planned"
 ENTRY_FIELDS = ("name", "source", "facts", "flops", "bytes_moved", "variable_names",
                 "wide_variables")  # facts: BuildFacts.as_entry (OpenMP, float16, intrinsics)
-FACT_FIELDS = {"threads", "openmp", "float16", "intrinsics"}
+FACT_FIELDS = frozenset({"threads", "openmp", "float16", "intrinsics"})
 
 
 @cached("code fingerprint", 1)
