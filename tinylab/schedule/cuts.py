@@ -7,11 +7,10 @@ kernel is legal: one reduce per kernel (the walk), then the cut checks of the ru
 from __future__ import annotations
 
 from ..ir.node import Node
-from ..ir.ops import ALU, MOVEMENT, REDUCE, Op
+from ..ir.ops import ALU, MOVEMENT, Op
 from .cut_checks import CutPass
 from .fusion import Reason
-from .graph import (SNAPSHOT, buffer_leaf, consumers_of, is_alias, is_leaf, kernel_root,
-                    through_movement)
+from .graph import SNAPSHOT, buffer_leaf, consumers_of, is_alias, is_leaf, kernel_root
 from .items import ScheduleError
 from .fusion_rules import FUSION_RULES
 from .regions import CutContext, Region, walk_region
@@ -33,17 +32,12 @@ def _initial_cuts(graph, outputs, realized, options) -> dict:
                 cut.setdefault(node.src[0], (Reason.DEVICE_COPY, f"copied to {node.arg}"))
         elif not options.fuse and node.op not in MOVEMENT and node.op is not Op.DETACH:
             cut[node] = (Reason.FUSION_OFF, None)
-        elif node.op in REDUCE and not options.fuse_after_reduce:
-            cut[node] = (Reason.RULE_OFF, "fuse_after_reduce is off")
-        elif (not options.recompute_shared and node.op not in MOVEMENT
-              and len(consumers.get(node, ())) > 1):
-            cut[node] = (Reason.RULE_OFF, "recompute_shared is off")
-    if not options.fuse_into_reduce:
+    for rule in FUSION_RULES.switched_off(options):   # a merge rule off: what it merged is cut
         for node in graph:
-            if node.op in REDUCE and node not in realized:
-                producer = through_movement(node.src[0])
-                if not is_leaf(producer, realized):
-                    cut.setdefault(producer, (Reason.RULE_OFF, "fuse_into_reduce is off"))
+            if node not in realized and node.op not in (Op.BUFFER, Op.CONST):
+                target = rule.cut_when_off(node, consumers, realized)
+                if target is not None:
+                    cut.setdefault(target, (Reason.RULE_OFF, f"{rule.switch} is off"))
     for out in outputs:
         if not is_leaf(out, realized) or out.op is Op.CONST:
             cut.setdefault(out, (Reason.REQUESTED, None))

@@ -1,8 +1,9 @@
 """Fusion rules as rows: each row names its Reason, the sentence the inspector shows, where it is
 decided (a cut check run on every pass, a merge test, or the walk / rewrite that records it), and
 the switch that turns it off with the what-if scenario offering that. A new rule is one row:
-cuts.py runs the cut checks in row order, decisions.py reports the first merge test that holds,
-what_if.py offers the scenarios and the inspector explains every decision from here.
+cuts.py runs the cut checks in row order and cuts what a switched-off merge row would merge,
+decisions.py reports the first merge test that holds, what_if.py offers the scenarios, and the
+inspector explains every decision from here.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Callable
 from ..ir.ops import MOVEMENT, REDUCE
 from .cut_checks import assign_hazards, buffer_limit, shared_expensive, shared_reduces
 from .fusion import Reason, SchedulerOptions
+from .graph import is_leaf, through_movement
 
 SWITCHES = frozenset(f.name for f in fields(SchedulerOptions))
 
@@ -44,6 +46,8 @@ class FusionRule:
     explanation: str                # the sentence the inspector shows beside it
     check: Callable | None = None   # a cut: (cut_checks.CutPass) -> {node to cut: detail}
     merges: Callable | None = None  # a merge: (Edge) -> bool; the first that holds names it
+    cut_when_off: Callable | None = None  # switched off, the node it would have merged:
+                                          # (node, its readers, realized) -> node to cut or None
     switch: str = ""                # a SchedulerOptions field that turns it off when falsy, or
                                     # a name for options.rules_off ("": always on)
     scenario: Scenario | None = None
@@ -82,6 +86,21 @@ def _into_reduce(edge: Edge) -> bool:
 def _recomputed(edge: Edge) -> bool:
     return (len(edge.consumers.get(edge.producer, ())) > 1
             or edge.in_regions.get(edge.producer, 0) > 1)
+
+
+def _the_reduce(node, consumers, realized):
+    return node if node.op in REDUCE else None
+
+
+def _what_a_reduce_sums(node, consumers, realized):
+    if node.op not in REDUCE:
+        return None
+    producer = through_movement(node.src[0])
+    return None if is_leaf(producer, realized) else producer
+
+
+def _read_twice(node, consumers, realized):
+    return node if node.op not in MOVEMENT and len(consumers.get(node, ())) > 1 else None
 
 
 R = Reason
@@ -126,17 +145,18 @@ ROWS = (
     # ---- merges: the first whose test holds names the edge (decisions.py) ----
     FusionRule(R.VIEW, "movement op: becomes index arithmetic on the loads", merges=_view),
     FusionRule(R.AFTER_REDUCE, "applied to the reduce result in the same kernel",
-               merges=_after_reduce, switch="fuse_after_reduce", scenario=Scenario(
-                   "no_fuse_after_reduce", "no fusing after a reduce",
-                   "ops applied to a reduce result get their own kernel")),
+               merges=_after_reduce, cut_when_off=_the_reduce, switch="fuse_after_reduce",
+               scenario=Scenario("no_fuse_after_reduce", "no fusing after a reduce",
+                                 "ops applied to a reduce result get their own kernel")),
     FusionRule(R.INTO_REDUCE, "computed inside the reduce loop that consumes it",
-               merges=_into_reduce, switch="fuse_into_reduce", scenario=Scenario(
-                   "no_fuse_into_reduce", "no fusing into a reduce",
-                   "the values a reduce sums are materialized first")),
+               merges=_into_reduce, cut_when_off=_what_a_reduce_sums, switch="fuse_into_reduce",
+               scenario=Scenario("no_fuse_into_reduce", "no fusing into a reduce",
+                                 "the values a reduce sums are materialized first")),
     FusionRule(R.RECOMPUTED, "cheap producer with several readers: recomputed where it is read",
-               merges=_recomputed, switch="recompute_shared", scenario=Scenario(
-                   "no_recompute", "no recomputing shared producers",
-                   "a value read by several ops is stored once instead of recomputed")),
+               merges=_recomputed, cut_when_off=_read_twice, switch="recompute_shared",
+               scenario=Scenario("no_recompute", "no recomputing shared producers",
+                                 "a value read by several ops is stored once instead of "
+                                 "recomputed")),
     FusionRule(R.ELEMENTWISE, "elementwise into elementwise: one loop, no buffer in between",
                merges=lambda edge: True),
 )
@@ -149,6 +169,10 @@ class RuleTable:
 
     def cut_checks(self, options: SchedulerOptions) -> list:
         return [row for row in self.rows if row.check is not None and row.on(options)]
+
+    def switched_off(self, options: SchedulerOptions) -> list:
+        """The merge rules `options` switch off (each cuts what it would have merged)."""
+        return [row for row in self.rows if row.cut_when_off is not None and not row.on(options)]
 
     def merge_reason(self, edge: Edge):
         return next(row.reason for row in self.rows if row.merges is not None
