@@ -15,6 +15,7 @@ from .html_views import memory_html, roofline_html
 
 @dataclass(frozen=True)
 class View:
+    """One inspector view: what the widget builds for it, and what static HTML and text show."""
     name: str                 # its key in the widget's `panels` (and %%tinygrad's choices)
     title: str
     panels: tuple = ()        # the JS panel classes the widget builds (side by side when several)

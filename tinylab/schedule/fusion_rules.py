@@ -42,6 +42,8 @@ class Edge:
 
 @dataclass(frozen=True)
 class FusionRule:
+    """One fusion rule: its reason and sentence, where it is decided (`check`, `merges`, or the
+    walk / rewrite that records it when both are None), and its switch and what-if."""
     reason: Enum                    # the code its decisions carry (a Reason, or a str Enum)
     explanation: str                # the sentence the inspector shows beside it
     check: Callable | None = None   # a cut: (cut_checks.CutPass) -> {node to cut: detail}
