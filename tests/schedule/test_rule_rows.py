@@ -102,3 +102,8 @@ def test_the_inspector_explains_the_new_reason(big_output_rule):
     reasons = {d["reason"]: d["explanation"] for d in model["decisions"] if not d["merged"]}
     assert reasons["big_output"] == BIG_OUTPUT.explanation
     assert f"big_output: {BIG_OUTPUT.explanation}" in summary_text(model)
+
+
+def test_every_reason_has_one_row():
+    from tinylab.schedule.fusion import Reason
+    assert sorted(row.reason.value for row in FUSION_RULES.rows) == sorted(r.value for r in Reason)
