@@ -31,8 +31,7 @@ BY_OWNER = {
         "renderers.wgsl.REGISTER", "renderers.wgsl.MEMORY", "renderers.wgsl._LITERAL_WORDS",
         "renderers.wgsl.HELPERS", "renderers.wgsl_int64.HELPERS", "renderers.wgsl_int64.NEEDS"),
     "registry (issue 55 item 3: fusion rules and inspector views as rows)": (
-        "schedule.fusion.EXPLANATION", "inspection.what_if.SCENARIOS",
-        "inspection.what_if.REWRITE_SCENARIOS", "inspection.kernel_graph.COLORS",
+        "inspection.kernel_graph.COLORS",
         "inspection.kernel_graph.TRANSFORM_COLORS", "inspection.kernel_graph.HEADER",
         "inspection.memory_timeline.ROLE_COLORS", "inspection.passes.DIFF_COLORS",
         "inspection.roofline.LEVEL_COLORS"),

@@ -25,6 +25,8 @@ COMPUTED_NAMES = {
     ("ir/ops.py", "delattr(cls, name)"): "Op.unregister drops a row a test registered",
     ("codegen/linear_ops.py", "setattr(LinearOp, _name, LinearOp._member(_name))"):
         "each structure instruction a member of LinearOp",
+    ("schedule/fusion_rules.py", "getattr(options, self.switch)"):
+        "the SchedulerOptions field a fusion rule's row names as its switch",
     ("runtimes/cpu.py", "getattr(lib, name)"): "a kernel's symbol in its shared library",
     ("torch/graph_program.py", "getattr(gm, name)"): "an FX graph module's parameter by path",
 }

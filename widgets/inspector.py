@@ -15,11 +15,11 @@ import traitlets
 from tinylab.engine.backends import shown_backends
 from tinylab.export import kernel_payload
 from tinylab.inspection import build_model, summary_text, to_html
+from tinylab.inspection.view_registry import INSPECTOR_VIEWS
 
 from .assets import inspector_module, stylesheet
 from .highlight import program_html, with_highlighting
 
-PANELS = ("graph", "kernels", "why", "provenance", "passes", "memory", "roofline", "whatif")
 
 
 class Inspector(anywidget.AnyWidget):
@@ -27,13 +27,15 @@ class Inspector(anywidget.AnyWidget):
     _css = stylesheet()
     data = traitlets.Dict().tag(sync=True)
     selection = traitlets.Dict().tag(sync=True)
-    panels = traitlets.List(traitlets.Unicode(), default_value=list(PANELS)).tag(sync=True)
+    panels = traitlets.List(traitlets.Unicode()).tag(sync=True)   # views shown (view_registry.py)
     source_language = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, trace=None, *, model: dict | None = None, backends=None,
-                 panels=PANELS, source_language: str = "", **kwargs):
+                 panels=None, source_language: str = "", **kwargs):
         """`backends`: devices whose source is rendered beside the one that ran (None: those
-        the backend registry marks shown, engine/backends.py)."""
+        the backend registry marks shown, engine/backends.py); `panels`: the views to show
+        (None: every registered one, tinylab/inspection/view_registry.py)."""
+        panels = INSPECTOR_VIEWS.names() if panels is None else panels
         if model is None:
             backends = shown_backends() if backends is None else tuple(backends)
             model = build_model(trace, timings=True, backends=backends)

@@ -17,7 +17,7 @@ from tinylab.engine import trace as tracing
 from tinylab.engine.backends import shown_backends
 from tinylab.inspection.sources import language_of
 
-from .inspector import PANELS, Inspector, static_bundle
+from .inspector import Inspector, static_bundle
 
 LINE_OPTIONS = {"--backend": True, "--debug": True, "--source": False, "--graph": False,
                 "--static": False}   # option -> takes a value
@@ -56,7 +56,7 @@ def show_trace(recorded, backend: str = "", source: bool = False, graph: bool = 
     if source:   # the source's provenance and its passes belong with it
         panels += ["provenance", "passes"]
     backends = shown_backends() + ((backend,) if backend else ())
-    inspector = Inspector(recorded, panels=panels or PANELS, backends=backends,
+    inspector = Inspector(recorded, panels=panels or None, backends=backends,
                           source_language=language_of(backend) if backend else "")
     if select_last and inspector.data["kernels"]:
         inspector.select("kernel", inspector.data["kernels"][-1]["id"])

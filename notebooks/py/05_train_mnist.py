@@ -22,7 +22,7 @@ from exercises import check, claim
 from machine import measured_on
 from tinylab import Tensor, config, nn, trace
 from tinylab.examples.beautiful_mnist import Model, make_steps, print_step_kernels
-from tinylab.schedule.fusion import EXPLANATION
+from tinylab.schedule.fusion_rules import FUSION_RULES
 from tinylab_widgets import TrainingMonitor
 
 config.CALIBRATE.set_default(0)   # the plans here are the model's, the same on every machine (07 shows yours)
@@ -111,7 +111,7 @@ print(f"step 1: loss {loss.item():.3f}; {len(first_step.realizes)} realizes, "
       f"{len(first_step.kernels)} kernels")
 boundaries = Counter(d.reason for d in first_step.decisions if not d.merged)
 for reason, count in boundaries.most_common():
-    print(f"{count:4d} × {reason.value:<20} {EXPLANATION[reason]}")
+    print(f"{count:4d} × {reason.value:<20} {FUSION_RULES.explanation(reason)}")
 first_realize = first_step.realizes[0].schedule
 print("the first realize:", str(first_realize).splitlines()[1])
 claim("the first of the step's realizes is one kernel that fills a buffer from a constant",

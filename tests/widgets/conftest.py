@@ -1,6 +1,7 @@
 """Fixtures for the widget tests: headless Debian Chromium driven by Playwright (never a
 downloaded browser) and a JupyterLab server on a free loopback port with its own config, data and
-runtime folders, killed with its kernels afterwards. Skips only when /usr/bin/chromium is missing.
+runtime folders, killed with its kernels afterwards (skips only when /usr/bin/chromium is missing);
+and the trace of one softmax on the CPU the in-process tests inspect.
 """
 from __future__ import annotations
 
@@ -14,7 +15,11 @@ import time
 import urllib.request
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+import tinylab
+from tinylab import Context, Tensor
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -28,6 +33,14 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def softmax_trace():
+    x = Tensor(np.arange(20, dtype=np.float32).reshape(4, 5)).realize()
+    with Context(DEV="CPU"), tinylab.trace() as recorded:
+        x.softmax(1).numpy()
+    return recorded
 
 
 @pytest.fixture(scope="module")

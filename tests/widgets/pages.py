@@ -11,7 +11,7 @@ from pathlib import Path
 
 import nbformat
 
-from tinylab_widgets.inspector import PANELS
+from tinylab.inspection.view_registry import INSPECTOR_VIEWS
 from tinylab_widgets.standalone import standalone_page
 
 
@@ -40,10 +40,11 @@ def watched_page(browser, counts=_any_error, timeout_ms: int | None = None):
     assert not counted, counted
 
 
-def inspector_state(data: dict, panels=PANELS, selection: dict | None = None) -> dict:
-    """The Inspector widget's traits for a standalone page of `data` (an inspection model)."""
+def inspector_state(data: dict, panels=None, selection: dict | None = None) -> dict:
+    """The Inspector widget's traits for a standalone page of `data` (an inspection model);
+    `panels` None: every registered view."""
     return {"data": data, "selection": selection or {}, "source_language": "",
-            "panels": list(panels)}
+            "panels": list(INSPECTOR_VIEWS.names() if panels is None else panels)}
 
 
 @contextmanager

@@ -20,7 +20,6 @@ from synthetic import synthetic_model  # noqa: E402
 
 from tinylab import Tensor, trace  # noqa: E402
 from tinylab_widgets import Inspector  # noqa: E402
-from tinylab_widgets.inspector import PANELS  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("browser")
 
@@ -47,7 +46,7 @@ def test_memory_and_roofline_in_the_page(browser, tmp_path):
     (writers, readers), nbytes = _largest_new_slot(recorded.realizes[0])
     expected = {f"k{p}" for p in writers | readers}   # one realize: kernel ids follow positions
     timed = [k for k in recorded.kernels if k.run_s and k.flops and k.bytes_moved]
-    with standalone(browser, tmp_path, inspector_state(inspector.data, PANELS)) as page:
+    with standalone(browser, tmp_path, inspector_state(inspector.data)) as page:
         memory = page.locator(".tl-memory")
         largest = memory.locator(".tl-memory-largest-item").first
         assert largest.inner_text().startswith(_format_bytes(nbytes))
@@ -161,7 +160,7 @@ def _with_memory(model: dict) -> dict:
 def test_5000_nodes_with_every_panel_render_fast(browser, tmp_path, kernels, ops):
     model = _with_memory(synthetic_model(kernels, ops))
     assert len(model["nodes"]) >= 5000
-    with standalone(browser, tmp_path, inspector_state(model, PANELS)) as page:
+    with standalone(browser, tmp_path, inspector_state(model)) as page:
         render_ms = float(page.get_attribute("#tinylab-app", "data-graph-render-ms"))
         mount_ms = float(page.get_attribute("#tinylab-app", "data-mount-ms"))
         assert render_ms < 2000, f"collapsed graph of {len(model['nodes'])} nodes: {render_ms} ms"

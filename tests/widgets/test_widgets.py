@@ -12,21 +12,12 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
-import tinylab
-from tinylab import Context, Tensor, TinyJit
+from tinylab import Tensor, TinyJit
 from tinylab.inspection import build_model, summary_text
 from tinylab_widgets import Inspector, TrainingMonitor
 from tinylab_widgets.assets import all_asset_names, inspector_module, monitor_module
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
-
-
-@pytest.fixture(scope="module")
-def softmax_trace():
-    x = Tensor(np.arange(20, dtype=np.float32).reshape(4, 5)).realize()
-    with Context(DEV="CPU"), tinylab.trace() as recorded:
-        x.softmax(1).numpy()
-    return recorded
 
 
 def test_mimebundle_has_widget_static_html_and_text(softmax_trace):

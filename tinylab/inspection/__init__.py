@@ -11,8 +11,8 @@ import json
 
 from ..schedule.items import ItemKind
 from . import kernel_graph as _graph
-from . import html as _html
 from . import text as _text
+from . import view_registry as _views
 from .model import build_model
 from .svg import dot_available, graph_svg
 
@@ -25,7 +25,7 @@ def _model(trace_or_model, **options) -> dict:
 
 def summary_text(trace_or_model) -> str:
     """A few deterministic lines: kernel count, names, ops, reasons for each boundary."""
-    return _text.summary_text(_model(trace_or_model, timings=False))
+    return _views.summary_text(_model(trace_or_model, timings=False))
 
 
 def to_text(trace_or_model, source: bool = False) -> str:
@@ -46,7 +46,7 @@ def to_dot(trace_or_model, expand: bool = False) -> str:
 def to_html(trace_or_model, graph_engine: str = "auto", source_language: str = "") -> str:
     """Script-free HTML: inline SVG graph + a <details> per kernel with highlighted source
     (`source_language`'s where the model rendered it)."""
-    return _html.to_html(_model(trace_or_model, timings=False), graph_engine,
+    return _views.to_html(_model(trace_or_model, timings=False), graph_engine,
                          source_language=source_language)
 
 

@@ -1,17 +1,18 @@
 """Static HTML of a trace: script-free and inline-styled, so it reads the same in untrusted
-notebooks, nbconvert, nbviewer and GitHub's preview: a headline, the inline SVG of the graph
-collapsed by kernel, a <details> per kernel (ops, reads, decisions, loop IR, highlighted source)
-the what-if answers, memory lifetimes and the roofline (html_views.py). No ids; measured numbers
-only between html_views.MEASURED markers. `to_html(model)`; widgets use it as text/html.
+notebooks, nbconvert, nbviewer and GitHub's preview: a headline, then each view's section
+(view_registry.py lists them: the inline SVG of the graph collapsed by kernel, a <details> per
+kernel with ops, reads, decisions, loop IR and highlighted source, the what-if answers; memory
+and roofline in html_views.py). No ids; measured numbers only between html_views.MEASURED markers.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from html import escape
 
 from ..engine.backends import lexer_of
 from ..schedule.items import ItemKind
 from .kernel_graph import TRANSFORM_COLORS, ops_summary
-from .html_views import measured, memory_html, roofline_html, what_if_measured_html
+from .html_views import measured, what_if_measured_html
 from .model import shape_text, variables_text
 from .passes import passes_html
 from .provenance import gutter_labels, kernel_user_lines
@@ -153,11 +154,54 @@ def _transform_legend(model: dict) -> str:
     return f'<div style="{MUTED}">made by a transform: {"".join(swatches)}</div>'
 
 
-def to_html(model: dict, graph_engine: str = "auto", max_kernels: int = 200,
-            source_language: str = "") -> str:
-    """`source_language`: the source each kernel shows (`%tinygrad --backend CUDA`: CUDA's) when
-    the model rendered it; the source that ran otherwise."""
+@dataclass(frozen=True)
+class StaticOptions:
+    """How to_html draws: the graph layout engine, the kernels listed, the source each shows
+    (`source_language`: `%tinygrad --backend CUDA`'s when the model rendered it, else the one
+    that ran)."""
+    graph_engine: str = "auto"
+    max_kernels: int = 200
+    source_language: str = ""
+
+
+def graph_section(model: dict, options: StaticOptions) -> str:
+    """The inline SVG of the graph collapsed by kernel, and the transforms' colour legend."""
+    if not model["realizes"]:
+        return ""
+    svg = (f'<div style="overflow:auto;max-height:520px">{graph_svg(model, options.graph_engine)}'
+           "</div>")
+    return "\n".join(part for part in (svg, _transform_legend(model)) if part)
+
+
+def kernels_section(model: dict, options: StaticOptions) -> str:
+    """A <details> per kernel (ops, reads, decisions, loop IR, source with its provenance gutter,
+    the passes of the first distinct kernels)."""
     kernels = {k["id"]: k for k in model["kernels"]}
+    parts, listed, with_passes = [], 0, set()
+    for realize in model["realizes"]:
+        for kernel_id in realize["kernels"]:
+            listed += 1
+            if listed <= options.max_kernels:
+                name = kernels[kernel_id]["name"]
+                stepped = name in with_passes or len(with_passes) < MAX_STATIC_PASSES
+                if stepped:
+                    with_passes.add(name)
+                parts.append(_kernel_details(model, kernels[kernel_id], stepped,
+                                             options.source_language))
+    if listed > options.max_kernels:
+        parts.append(f'<div style="{MUTED}">… and '
+                     f'{plural(listed - options.max_kernels, "more kernel")}</div>')
+    return "\n".join(parts)
+
+
+def what_if_section(model: dict, options: StaticOptions) -> str:
+    """The what-if answers, then the scenarios that were run with their measured times."""
+    return "\n".join(part for part in (_what_if(model), what_if_measured_html(model)) if part)
+
+
+def to_html(model: dict, sections, options: StaticOptions) -> str:
+    """The page: a headline, what forced each realize, then each of `sections` (the views'
+    static renderers, view_registry.py, in order: (model, options) -> HTML or "")."""
     count = sum(1 for k in model["kernels"] if k["kind"] == ItemKind.KERNEL)
     headline = summary_text(model).splitlines()[0]
     forced = "; ".join(r["forced_code"] for r in model["realizes"][:4])
@@ -165,25 +209,7 @@ def to_html(model: dict, graph_engine: str = "auto", max_kernels: int = 200,
              f'<div style="font-weight:600">{escape(headline)}</div>',
              f'<div style="{MUTED}">{escape(forced)}</div>']
     parts += [f'<div style="color:#b45309">{escape(line)}</div>' for line in elsewhere_lines(model)]
-    if model["realizes"]:
-        parts.append(f'<div style="overflow:auto;max-height:520px">{graph_svg(model, graph_engine)}'
-                     "</div>")
-        parts.append(_transform_legend(model))
-    listed, with_passes = 0, set()
-    for realize in model["realizes"]:
-        for kernel_id in realize["kernels"]:
-            listed += 1
-            if listed <= max_kernels:
-                name = kernels[kernel_id]["name"]
-                stepped = name in with_passes or len(with_passes) < MAX_STATIC_PASSES
-                if stepped:
-                    with_passes.add(name)
-                parts.append(_kernel_details(model, kernels[kernel_id], stepped, source_language))
-    if listed > max_kernels:
-        parts.append(f'<div style="{MUTED}">… and {plural(listed - max_kernels, "more kernel")}'
-                     "</div>")
-    parts.append(_what_if(model))
-    parts += [what_if_measured_html(model), memory_html(model), roofline_html(model)]
+    parts += [section(model, options) for section in sections]
     if not count:
         parts.append(f'<div style="{MUTED}">no kernels ran</div>')
     parts.append("</div>")

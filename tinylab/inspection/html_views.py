@@ -1,7 +1,8 @@
-"""Static HTML of the memory, roofline and measured what-if views, script-free and inline-styled,
-for html.to_html. What depends only on the program (lifetimes, sharing, bytes, intensities) is
-plain; what was measured (times, % of peak, the roofline's dots) sits between MEASURED markers,
-which the notebooks' nbval sanitize file masks, and appears only when the model has timings.
+"""Static HTML of the memory, roofline and measured what-if views, script-free and inline-styled:
+sections of html.to_html (view_registry.py; their `options` go unused). What depends only on the
+program (lifetimes, sharing, bytes, intensities) is plain; what was measured (times, % of peak,
+the roofline's dots) sits between MEASURED markers, which the notebooks' nbval sanitize file
+masks, and appears only when the model has timings.
 """
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
     return f'<table style="{TABLE}"><tr style="{ROW}">{header}</tr>{body}</table>'
 
 
-def memory_html(model: dict) -> str:
+def memory_html(model: dict, options=None) -> str:
     blocks = []
     for realize in model["realizes"]:
         memory = realize.get("memory")
@@ -66,7 +67,7 @@ def memory_html(model: dict) -> str:
     return _details("memory", "each buffer's lifetime and the planner's sharing", "".join(blocks))
 
 
-def roofline_html(model: dict) -> str:
+def roofline_html(model: dict, options=None) -> str:
     kernels = [k for k in model["kernels"] if k["kind"] == ItemKind.KERNEL and k["bytes"]]
     if not kernels:
         return ""

@@ -9,7 +9,7 @@ from ..engine import trace as tracing
 from ..frontend.traced import TRANSFORM_OF
 from ..ir.ops import MOVEMENT, Op
 from ..ir.graph_printer import format_arg
-from ..schedule.fusion import EXPLANATION
+from ..schedule.fusion_rules import FUSION_RULES
 from ..schedule.graph import graph_order
 from ..schedule.items import ItemKind
 from .kernel_graph import collapsed_graph, shape_text  # noqa: F401 (shape_text: text.py, html.py)
@@ -100,7 +100,7 @@ class _Builder:
                 "producer": self.node_ids.get(decision.producer),
                 "consumer": self.node_ids.get(consumer) if consumer is not None else None,
                 "merged": decision.merged, "reason": decision.reason.value,
-                "explanation": EXPLANATION[decision.reason],
+                "explanation": FUSION_RULES.explanation(decision.reason),
                 "detail": decision.evidence.get("detail", ""),
                 "text": decision.describe(), "edge": edge_text(decision),
                 "kernels": [], "from_kernel": None})

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..schedule.fusion import EXPLANATION, Reason
+from ..schedule.fusion_rules import FUSION_RULES
 from ..schedule.items import ItemKind
 from .kernel_graph import ops_summary
 from .model import shape_text, variables_text
@@ -79,7 +79,7 @@ def summary_text(model: dict) -> str:
         lines.append(f"... and {plural(model['omitted_realizes'], 'more realize')} not shown")
     reasons = sorted({d["reason"] for d in model["decisions"] if not d["merged"]})
     for reason in reasons:
-        lines.append(f"{reason}: {EXPLANATION[Reason(reason)]}")
+        lines.append(f"{reason}: {FUSION_RULES.explanation(reason)}")
     return "\n".join(lines)
 
 

@@ -8,34 +8,19 @@ measures a scenario's time on demand.
 from __future__ import annotations
 
 from ..ir.ops import MOVEMENT, Op
+from ..schedule.fusion_rules import FUSION_RULES, Scenario
 from .counterfactual import COMPILE_CHANGES, counterfactual
-from ..schedule.fusion import Reason
 
-# (key, title, what it shows, the SchedulerOptions change)
-SCENARIOS = [
-    ("fuse_off", "fusion off", "every op in its own kernel (schedule(fuse=False))",
-     {"fuse": False}),
-    ("no_fuse_after_reduce", "no fusing after a reduce",
-     "ops applied to a reduce result get their own kernel", {"fuse_after_reduce": False}),
-    ("no_fuse_into_reduce", "no fusing into a reduce",
-     "the values a reduce sums are materialized first", {"fuse_into_reduce": False}),
-    ("no_recompute", "no recomputing shared producers",
-     "a value read by several ops is stored once instead of recomputed",
-     {"recompute_shared": False}),
-    ("no_opts", "no optimization actions",
-     "the same kernels as plain loops: no upcast, unroll or threads (NOOPT=1)", {"noopt": True}),
-    ("beam2", "BEAM=2", "the same kernels with actions found by timing candidates (BEAM=2)",
-     {"beam": 2}),
-]
-# (key, title, what it shows, the SchedulerOptions change, the decision reason the rewrite leaves)
-REWRITE_SCENARIOS = [
-    ("no_pack", "matmul not packed",
-     "big matmuls read their operands in place, without the panel copies the device's renderer "
-     "asks for", {"pack_matmuls": False}, Reason.PACKED_MATMUL),
-    ("no_relayout", "operands not relaid out",
-     "big reduces read their operands in place, without the copies that put a vector's lanes "
-     "on consecutive values", {"relayout_operands": False}, Reason.RELAYOUT),
-]
+# what-ifs that are no fusion rule: the same kernels compiled differently (key, title, what it
+# shows, the compile_kernel change); a fusion rule's scenario is a field of its row
+# (schedule/fusion_rules.py)
+COMPILE_SCENARIOS = (
+    Scenario("no_opts", "no optimization actions",
+             "the same kernels as plain loops: no upcast, unroll or threads (NOOPT=1)",
+             {"noopt": True}),
+    Scenario("beam2", "BEAM=2", "the same kernels with actions found by timing candidates (BEAM=2)",
+             {"beam": 2}),
+)
 MAX_LISTED = 40  # counterfactual kernels / new cuts listed per scenario
 
 
@@ -44,14 +29,25 @@ def schedule_bytes(sched) -> int:
     return sum(slot.nbytes for item in sched.items for slot in item.slots)
 
 
+def scenarios(actual=None) -> list[tuple]:
+    """(key, title, description, option changes) of every what-if: each fusion rule row's, the
+    compile-only ones, then the rewrites' (with `actual`, a Schedule: those whose copies it has)."""
+    fired = {d.reason for d in actual.decisions} if actual is not None else None
+    options = actual.options if actual is not None else None
+    rules = [(row.scenario, row.changes(options)) for row in FUSION_RULES.scenarios(rewrites=False)]
+    compile_only = [(scenario, scenario.changes) for scenario in COMPILE_SCENARIOS]
+    rewrites = [(row.scenario, row.changes(options)) for row in FUSION_RULES.scenarios(rewrites=True)
+                if fired is None or row.reason in fired]
+    return [(scenario.key, scenario.title, scenario.description, changes)
+            for scenario, changes in rules + compile_only + rewrites]
+
+
 def what_if(record, node_ids: dict) -> list[dict]:
     actual = record.schedule
     base_kernels, base_bytes = len(actual.kernels), schedule_bytes(actual)
     merged_pairs = {(d.producer, d.consumer) for d in actual.decisions if d.merged}
     answers = []
-    reasons = {d.reason for d in actual.decisions}
-    rewrites = [scenario[:4] for scenario in REWRITE_SCENARIOS if scenario[4] in reasons]
-    for key, title, description, changes in SCENARIOS + rewrites:
+    for key, title, description, changes in scenarios(actual):
         entry = {"key": key, "title": title, "description": description,
                  "base_kernels": base_kernels, "base_bytes": base_bytes,
                  "compile_only": set(changes) <= set(COMPILE_CHANGES)}

@@ -16,14 +16,14 @@ from ..ir.node import prod
 from ..runtimes.buffer import Buffer
 from ..schedule.items import ItemKind
 from .counterfactual import COMPILE_CHANGES, counterfactual
-from .what_if import SCENARIOS, schedule_bytes
+from .what_if import scenarios as what_if_scenarios, schedule_bytes
 
 REPEATS = 9
 
 
 def run_scenario(record, key: str, repeats: int = REPEATS) -> dict:
-    """Measure scenario `key` (a what_if.SCENARIOS key) against `record`'s actual schedule."""
-    scenarios = {row[0]: row[3] for row in SCENARIOS}
+    """Measure scenario `key` (a what_if.scenarios key) against `record`'s actual schedule."""
+    scenarios = {row[0]: row[3] for row in what_if_scenarios(record.schedule)}
     if key not in scenarios:
         raise ValueError(f"run_scenario: no what-if scenario {key!r}; the scenarios are "
                          f"{', '.join(scenarios)}")

@@ -1,12 +1,14 @@
 """The FusionDecision of every producer -> consumer edge inside the kernels: a cut with the reason
-cuts.py recorded, or a merge with the rule that fused it (view, into / after a reduce, recomputed,
-elementwise), plus one per requested output. Called by schedule.py after the cuts are chosen.
+cuts.py recorded, or a merge named by the first merge row of fusion_rules.py whose test holds
+(view, after / into a reduce, recomputed, elementwise), plus one per requested output. Called by
+schedule.py after the cuts are chosen.
 """
 from __future__ import annotations
 
 from ..ir.node import Node
-from ..ir.ops import MOVEMENT, REDUCE, Op
+from ..ir.ops import Op
 from .fusion import FusionDecision, Reason
+from .fusion_rules import FUSION_RULES, Edge
 from .graph import consumers_of
 
 
@@ -41,20 +43,13 @@ def fusion_decisions(regions, cut, graph, realized, outputs) -> tuple[list, dict
 
 
 def _decide(producer, consumer, region, cut, consumers, in_regions) -> FusionDecision:
+    """A cut node reports the (reason, detail) cuts.py recorded; a fused edge the first merge
+    row of fusion_rules.py whose test holds."""
     if producer in cut and producer is not region.root:
         reason, detail = cut[producer]
         return FusionDecision(producer, consumer, False, reason,
                               _evidence(producer, consumer, reason, detail))
-    if producer.op in MOVEMENT or consumer.op in MOVEMENT:
-        reason = Reason.VIEW
-    elif producer.op in REDUCE:
-        reason = Reason.AFTER_REDUCE
-    elif consumer.op in REDUCE or (producer in region.pre and consumer in region.pre):
-        reason = Reason.INTO_REDUCE
-    elif len(consumers.get(producer, ())) > 1 or in_regions.get(producer, 0) > 1:
-        reason = Reason.RECOMPUTED
-    else:
-        reason = Reason.ELEMENTWISE
+    reason = FUSION_RULES.merge_reason(Edge(producer, consumer, region, consumers, in_regions))
     return FusionDecision(producer, consumer, True, reason,
                           _evidence(producer, consumer, reason, None))
 

@@ -3,7 +3,8 @@
 Every producer -> consumer edge the scheduler looks at yields a `FusionDecision`: merged or cut,
 a `Reason` code, and evidence (the ops, their shapes, the rule, a sentence). `SchedulerOptions`
 holds the rule switches, so a counterfactual schedule ("what if this rule were off?") is one
-`schedule(..., options=...)` call. Used by schedule.py; printed at DEBUG=3; kept in the Trace.
+`schedule(..., options=...)` call. Each reason's row (its sentence, check and switch) is in
+fusion_rules.py. Used by schedule.py; printed at DEBUG=3; kept in the Trace.
 """
 from __future__ import annotations
 
@@ -38,37 +39,6 @@ class Reason(str, Enum):
     FOLDED_REDUCE = "folded_reduce"        # a sum of a (view of a) sum: one loop nest
 
 
-EXPLANATION = {
-    Reason.REQUESTED: "the value was asked for (realize / numpy / item)",
-    Reason.CONTIGUOUS: "explicit .contiguous() asks for a buffer",
-    Reason.ASSIGN: "assign() writes into an existing buffer",
-    Reason.BROADCAST_REDUCE: "the reduce result is read back across the axes it reduced "
-                             "(expand), so every output needs the whole reduce first",
-    Reason.VIEW_OF_REDUCE: "the reduce result is read through a view that reorders or pads it",
-    Reason.REDUCE_INTO_REDUCE: "a reduce feeds another reduce: one reduce loop per kernel",
-    Reason.MULTIPLE_REDUCES: "a second reduce in one kernel: one reduce loop per kernel",
-    Reason.SHARED_REDUCE: "several kernels read this reduce; recomputing it repeats the reduce",
-    Reason.TOO_MANY_BUFFERS: "the kernel would read more buffers than the device allows",
-    Reason.EXPENSIVE_RECOMPUTE: "read through a broadcast, this long computation would be redone "
-                                "for every copy; computing it once into a buffer is cheaper",
-    Reason.DEVICE_COPY: "the value is copied to another device",
-    Reason.ASSIGN_HAZARD: "the assigned value reads its own target at other indices",
-    Reason.FUSION_OFF: "fusion is switched off (fuse=False)",
-    Reason.RULE_OFF: "the fusion rule that would merge these is switched off",
-    Reason.PACKED_MATMUL: "the device's renderer declares a matmul panel width: the operand is "
-                          "first copied into panels, so the matmul reads whole cache lines",
-    Reason.RELAYOUT: "no output axis of this sum is contiguous for the vector lanes: the operand "
-                     "is first copied with the summed product's vector axis innermost",
-    Reason.ELEMENTWISE: "elementwise into elementwise: one loop, no buffer in between",
-    Reason.INTO_REDUCE: "computed inside the reduce loop that consumes it",
-    Reason.AFTER_REDUCE: "applied to the reduce result in the same kernel",
-    Reason.RECOMPUTED: "cheap producer with several readers: recomputed where it is read",
-    Reason.VIEW: "movement op: becomes index arithmetic on the loads",
-    Reason.FOLDED_REDUCE: "a sum over a view of another sum: both sums run in one loop nest, "
-                          "so the intermediate never gets a buffer",
-}
-
-
 @dataclass(frozen=True)
 class SchedulerOptions:
     """Rule switches. Defaults are the real schedule; turn one off to see what it buys."""
@@ -87,6 +57,8 @@ class SchedulerOptions:
     relayout_operands: bool = True   # a big reduce whose vectors would run mostly masked reads
                                      # one operand from a copy laid out for them (relayout.py;
                                      # the engine sets it from RELAYOUT, on by default)
+    rules_off: frozenset = frozenset()  # the rows of fusion_rules.py switched off by name (a rule
+                                        # without an option field of its own)
 
     def with_(self, **changes) -> SchedulerOptions:
         return replace(self, **changes)
@@ -109,7 +81,8 @@ class FusionDecision:
         producer = f"{self.producer.op.name}{list(self.producer.shape)}"
         consumer = (f"{self.consumer.op.name}{list(self.consumer.shape)}"
                     if self.consumer is not None else "output")
-        detail = self.evidence.get("detail") or EXPLANATION[self.reason]
+        from .fusion_rules import FUSION_RULES  # the rows read the checks, which read this module
+        detail = self.evidence.get("detail") or FUSION_RULES.explanation(self.reason)
         return f"{what:<6} {producer} -> {consumer}: {self.reason.value} ({detail})"
 
     def __str__(self) -> str:

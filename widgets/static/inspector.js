@@ -52,25 +52,20 @@ class Inspector {
     this.buildPanels();
   }
 
+  // The views come from tinylab/inspection/view_registry.py (VIEWS and PANEL_CLASSES, written into this
+  // module by assets.py): every registered view unless the trait `panels` names some.
   buildPanels() {
-    const wanted = new Set(this.model.get("panels") || ["graph", "kernels", "why", "provenance", "passes"]);
+    const wanted = new Set(this.model.get("panels") || VIEWS.map((view) => view.name));
     this.panels = [];
-    const add = (panel) => { this.panels.push(panel); return panel.element; };
     const header = h("div", { class: "tl-header" }, h("b", {}, "tinylab"),
                      h("span", { class: "tl-muted" }, this.headline()));
     const grid = h("div", { class: "tl-grid" });
-    if (wanted.has("graph")) grid.append(add(new GraphPanel(this)));
-    if (wanted.has("kernels")) {
-      const columns = h("div", { class: "tl-columns" });
-      columns.append(add(new KernelsPanel(this)), add(new DetailsPanel(this)));
-      grid.append(columns);
+    for (const view of VIEWS.filter((view) => wanted.has(view.name))) {
+      const panels = view.panels.map((name) => new PANEL_CLASSES[name](this));
+      this.panels.push(...panels);
+      const elements = panels.map((panel) => panel.element);
+      grid.append(elements.length === 1 ? elements[0] : h("div", { class: "tl-columns" }, ...elements));
     }
-    if (wanted.has("why")) grid.append(add(new WhyPanel(this)));
-    if (wanted.has("provenance")) grid.append(add(new ProvenancePanel(this)));   // provenance.js
-    if (wanted.has("passes")) grid.append(add(new PassesPanel(this)));           // passes_panel.js
-    if (wanted.has("memory")) grid.append(add(new MemoryPanel(this)));
-    if (wanted.has("roofline")) grid.append(add(new RooflinePanel(this)));
-    if (wanted.has("whatif")) grid.append(add(new WhatIfPanel(this)));
     this.el.replaceChildren(h("div", { class: "tl-inspector" }, header, grid));
     for (const panel of this.panels) panel.render();
   }
