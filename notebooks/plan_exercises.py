@@ -115,7 +115,8 @@ def heuristic_facts(ast, target) -> dict:
     within, and how many vector accumulators its register tile holds (the product of its UPCAST
     amounts). Computed by the planner itself, for `check_all` to compare predictions with."""
     from tinylab import Device
-    from tinylab.codegen.heuristic import accumulator_budget, choose_opts
+    from tinylab.codegen.heuristic import choose_opts
+    from tinylab.codegen.heuristic_costs import accumulator_budget
     from tinylab.codegen.plan import KernelPlan
     opts = choose_opts(KernelPlan.from_ast(ast), Device["CPU"].renderer.supported_actions, target)
     lanes = [o.amount for o in opts if o.action.value == "VECTORIZE"]

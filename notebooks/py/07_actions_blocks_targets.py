@@ -196,7 +196,8 @@ claim("128² floats fit L2, 1024² do not", (4 * 128 * 128 < cpu.target.l2_bytes
 # %% tags=["nbval-ignore-output"]
 from dataclasses import replace  # noqa: E402
 
-from tinylab.codegen.heuristic import accumulator_budget, cache_bytes, choose_opts  # noqa: E402
+from tinylab.codegen.heuristic import choose_opts  # noqa: E402
+from tinylab.codegen.heuristic_costs import accumulator_budget, cache_bytes  # noqa: E402
 from tinylab.target.cpu_target import PRESETS  # noqa: E402
 
 print("detected:  ", detect().describe())

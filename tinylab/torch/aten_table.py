@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import math
 import operator
-from types import MappingProxyType
-
 import torch
 
 from ..frontend.tensor import Tensor
+from ..memo import Role, register
 from . import aten_grads as grads
 from . import aten_index as index
 from . import aten_losses as losses
@@ -28,7 +27,8 @@ aten = torch.ops.aten
 
 
 # ---- the table: ATen op -> tinylab, math beside each row where it is not the op's name ----
-TABLE = MappingProxyType({
+# rows a user (or notebook 10's exercise) adds at run time are extension rows: registered
+TABLE = register("ATen rows", {
     # pointwise, binary (alpha scales the second operand)
     aten.add: lambda a, b, alpha=1: a + (b if alpha == 1 else b * alpha),
     aten.sub: lambda a, b, alpha=1: a - (b if alpha == 1 else b * alpha),
@@ -348,7 +348,7 @@ TABLE = MappingProxyType({
     operator.floordiv: operator.floordiv,
     operator.mod: operator.mod,
     operator.neg: operator.neg,
-})
+}, Role.ROWS)
 
 
 def _torch(x: Tensor) -> torch.dtype:
