@@ -9,7 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 
 from ..caps import PlanFamily
-from ..ir.ops import ALU, spelled_by
+from ..ir.ops import ALU, Op, spelled_by
 from ..target.build_facts import BuildFacts, RenderedKernel
 
 
@@ -46,6 +46,17 @@ class Renderer(ABC):
     @ops.setter
     def ops(self, value) -> None:
         self.__dict__["given_ops"] = frozenset(value)
+
+    def spelling(self, op, family: str | None = None):
+        """How `op` (an Op, a LinearOp or its name) is written by this renderer's family (or
+        `family`): its row's spelling. decompose.py rewrites what `ops` lacks, so a plan never
+        reaches the error."""
+        family = family or self.family
+        spell = Op[op].spelling(family)
+        if spell is None:
+            raise NotImplementedError(f"{type(self).__name__} cannot render {op}: its row has no "
+                                      f"{family!r} spelling")
+        return spell
 
     # loops -> LaunchDims (target/launch.py) for a backend whose output loops are launched as
     # work-groups; None: every loop runs inside the source (C, Python)

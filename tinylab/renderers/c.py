@@ -383,10 +383,7 @@ class _VectorWalk(_Walk):
 
     def vector_alu(self, op: str, args: list[str], t: str, mask_type: str) -> str:
         """A vector ALU op: its row's "c_vector" spelling."""
-        spell = Op[op].spelling("c_vector")
-        if spell is None:
-            raise NotImplementedError(f"CRenderer: no vector spelling of {op}")
-        return spell(self, args, t, mask_type)
+        return self.r.spelling(op, "c_vector")(self, args, t, mask_type)
 
     def select(self, mask: str, a: str, b: str, t: str, mask_type: str) -> str:
         return select(mask, a, b, t, mask_type)

@@ -14,7 +14,6 @@ from ..codegen.linear_ops import LinearOp
 from ..codegen.plan import AxisKind
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
-from ..ir.ops import Op
 from ..target.build_facts import RenderedKernel
 from .base import Renderer
 
@@ -93,11 +92,7 @@ class CStyleRenderer(Renderer):
 
     def alu(self, op: str, args: list[str], dtype: DType, src_dtype: DType) -> str:
         """One ALU op (a LinearOp, or its name) as an expression: its row's C spelling."""
-        spell = Op[op].spelling(self.family)
-        if spell is None:   # decompose.py rewrites what self.ops lacks: not reached from a plan
-            raise NotImplementedError(f"{type(self).__name__} cannot render {op}: its row has "
-                                      f"no {self.family!r} spelling")
-        return spell(self, args, dtype, src_dtype)
+        return self.spelling(op)(self, args, dtype, src_dtype)
 
     def negate(self, a: str, dtype: DType) -> str:
         # -(-2.5f), never --2.5f (a decrement)

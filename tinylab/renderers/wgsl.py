@@ -17,7 +17,6 @@ from ..codegen.linear_ops import LinearOp
 from ..dtype import DType, dtypes
 from ..ir import symbolic as sym
 from ..target.launch import WEBGPU_BLOCK_LIMIT, IdSpace, flat_launch_dims
-from ..ir.ops import Op
 from .cstyle import cond_text
 from . import wgsl_int64
 from .gpu_c import GPURenderer
@@ -135,11 +134,7 @@ class WGSLRenderer(GPURenderer):
             # division by zero there (`1.0f / 0.0f`, `log2(0.0f)`): a call to a function is not
             # folded, so the kernel computes it at run time like every other backend
             args = [f"tl_keep_{kind}({args[0]})"] + args[1:]
-        spell = Op[op].spelling(self.family)
-        if spell is None:   # decompose.py rewrites what self.ops lacks: not reached from a plan
-            raise NotImplementedError(f"WGSLRenderer cannot render {op}: its row has no 'wgsl' "
-                                      f"spelling")
-        return spell(self, args, dtype.scalar, src_dtype.scalar)
+        return self.spelling(op)(self, args, dtype.scalar, src_dtype.scalar)
 
     def wrap_int(self, text: str, dtype: DType) -> str:
         """A narrow integer result kept to its own bits (a no-op for other types)."""
