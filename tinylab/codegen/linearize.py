@@ -118,10 +118,29 @@ class _Builder:
     def view_lanes(self, view, inst: dict, width: int):
         key = (view, tuple(sorted(inst.items())), width)
         if key not in self.index_cache:
-            lanes = [self.plan.index_exprs(self.lane_values(inst, lane)) for lane in range(width)]
-            plain = self.lane_indices(view, lanes)
+            plain = self.substituted_lanes(view, inst, width) if width > 1 and \
+                not self.plan.padded else self.built_lanes(view, inst, width)
             self.index_cache[key] = (tuple(i for i, _ in plain), tuple(v for _, v in plain))
         return self.index_cache[key]
+
+    def built_lanes(self, view, inst: dict, width: int) -> list:
+        """(index, validity) per lane, each lane's index built from the view (lane_indices)."""
+        lanes = [self.plan.index_exprs(self.lane_values(inst, lane)) for lane in range(width)]
+        return self.lane_indices(view, lanes)
+
+    def substituted_lanes(self, view, inst: dict, width: int) -> list:
+        """(index, validity) per lane of an unpadded plan: the view's index is built and
+        simplified once with the lane as a variable over 0..width-1, then each lane's value is
+        substituted (and the result simplified again). The same expressions as building each
+        lane's index from scratch (built_lanes: a view stack's div/mod chain, width times over),
+        at about a third of the cost; tests/codegen/test_lane_indices.py compares the two.
+        A padded plan masks lanes past the end (lane_indices) and builds each lane."""
+        values = self.lane_values(inst, 0)
+        values[self.vector_axis] = lane_var = sym.var("vlane", 0, width - 1)
+        index, valid = view_index(view, self.plan.index_exprs(values))
+        atom = lane_var.as_atom()
+        return [(sym.substitute(index, {atom: sym.const(lane)}),
+                 sym.substitute_cond(valid, {atom: sym.const(lane)})) for lane in range(width)]
 
     def lane_indices(self, view, lanes: list) -> list:
         """(index, validity) per lane. Lanes past the end of a padded dim are masked off; a

@@ -23,7 +23,7 @@ from ..schedule.items import ItemKind
 from ..schedule.cache import reuse, structure_key, template
 from ..schedule.memory import plan_schedule
 from ..schedule.schedule import Schedule, schedule
-from . import progress, schedule_store
+from . import collector, progress, schedule_store
 from . import trace as tracing
 from .counters import GlobalCounters
 from .devices import Device
@@ -289,41 +289,50 @@ def realize(nodes: list[Node], computed_outside: dict | None = None,
                   if n.op is not Op.BUFFER and n not in todo}
     results = {}
     if todo:
-        start = time.perf_counter()
-        sched = cached_schedule(todo, realized)
-        GlobalCounters.schedule_s += time.perf_counter() - start
-        debug = int(config.DEBUG.value)
-        if debug >= 1:
-            print(f"scheduled {len(sched.kernels)} kernel(s) for {len(todo)} output(s)")
-        if debug >= 3:
-            print(sched)
-        records = []
-        traces = tracing.active()
-        if traces:
-            forced = tracing.user_frame()
-            lines = tracing.graph_lines(_graph_nodes(todo, sched), sched.leaves)
-            records = [tracing.RealizeRecord(todo, sched, forced, source_lines=lines,
-                                             data_budget=t.data_budget, names=t.names)
-                       for t in traces]
-            for t, r in zip(traces, records):
-                t.realizes.append(r)
-        buffers = run_schedule(sched, records[0] if records else None)
-        for r in records[1:]:
-            r.kernels, r.memory_plan = list(records[0].kernels), records[0].memory_plan
-        for item in sched.items:  # the buffer's new version
-            if item.kind is ItemKind.KERNEL and item.output.op is Op.ASSIGN:
-                node, buf = item.output, buffers[id(item.slots[0])]
-                buf.version += 1
-                assigned[node] = ir.buffer(buf, node.shape, node.dtype, node.device, buf.version)
-                if not STATE.captures:
-                    REALIZED[node] = assigned[node]
-        for node in todo:
-            if node in assigned:
-                results[node] = assigned[node]
-                continue
-            slot = sched.outputs[node]
-            buf = slot.existing if slot.existing is not None else buffers[id(slot)]
-            results[node] = ir.buffer(buf, node.shape, node.dtype, node.device, buf.version)
-            if not STATE.captures:
-                REALIZED[node] = results[node]
+        with collector.paused():  # planning makes no garbage cycles (engine/collector.py)
+            results = _realize_todo(todo, realized, assigned)
     return [n if n.op is Op.BUFFER else results.get(n) or kept_alive[n] for n in nodes]
+
+
+def _realize_todo(todo: list[Node], realized, assigned: dict) -> dict:
+    """realize()'s work on the nodes left to compute (schedule, compile, run, record): each
+    one's BUFFER node."""
+    results = {}
+    start = time.perf_counter()
+    sched = cached_schedule(todo, realized)
+    GlobalCounters.schedule_s += time.perf_counter() - start
+    debug = int(config.DEBUG.value)
+    if debug >= 1:
+        print(f"scheduled {len(sched.kernels)} kernel(s) for {len(todo)} output(s)")
+    if debug >= 3:
+        print(sched)
+    records = []
+    traces = tracing.active()
+    if traces:
+        forced = tracing.user_frame()
+        lines = tracing.graph_lines(_graph_nodes(todo, sched), sched.leaves)
+        records = [tracing.RealizeRecord(todo, sched, forced, source_lines=lines,
+                                         data_budget=t.data_budget, names=t.names)
+                   for t in traces]
+        for t, r in zip(traces, records):
+            t.realizes.append(r)
+    buffers = run_schedule(sched, records[0] if records else None)
+    for r in records[1:]:
+        r.kernels, r.memory_plan = list(records[0].kernels), records[0].memory_plan
+    for item in sched.items:  # the buffer's new version
+        if item.kind is ItemKind.KERNEL and item.output.op is Op.ASSIGN:
+            node, buf = item.output, buffers[id(item.slots[0])]
+            buf.version += 1
+            assigned[node] = ir.buffer(buf, node.shape, node.dtype, node.device, buf.version)
+            if not STATE.captures:
+                REALIZED[node] = assigned[node]
+    for node in todo:
+        if node in assigned:
+            results[node] = assigned[node]
+            continue
+        slot = sched.outputs[node]
+        buf = slot.existing if slot.existing is not None else buffers[id(slot)]
+        results[node] = ir.buffer(buf, node.shape, node.dtype, node.device, buf.version)
+        if not STATE.captures:
+            REALIZED[node] = results[node]
+    return results
