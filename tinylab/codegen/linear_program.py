@@ -92,6 +92,7 @@ def index_type(instrs: list[Instr], loop_sizes) -> DType:
     limit = 2 ** 31 - 1
     if any(sym.max_of(size) > limit for size in loop_sizes):
         return dtypes.int64
+    done: dict = {}   # each shared sub-expression bounded once for the whole program
     for instr in instrs:
         if instr.op in (LinearOp.LOAD, LinearOp.STORE):
             exprs = list(instr.arg[1]) + cond_exprs(instr.arg[2])
@@ -99,7 +100,7 @@ def index_type(instrs: list[Instr], loop_sizes) -> DType:
             exprs = cond_exprs(instr.arg)
         else:
             continue
-        if any(largest_term_sum(e) > limit for e in exprs):
+        if any(largest_term_sum(e, done) > limit for e in exprs):
             return dtypes.int64
     return dtypes.int32
 

@@ -9,6 +9,7 @@ default recursion limit). `LinearProgram.print()` is the printed pass.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 
 from ..dtype import DType, dtypes
@@ -139,8 +140,11 @@ class _Builder:
         values[self.vector_axis] = lane_var = sym.var("vlane", 0, width - 1)
         index, valid = view_index(view, self.plan.index_exprs(values))
         atom = lane_var.as_atom()
-        return [(sym.substitute(index, {atom: sym.const(lane)}),
-                 sym.substitute_cond(valid, {atom: sym.const(lane)})) for lane in range(width)]
+        indices = sym.substitute_each(index, atom, list(range(width)))
+        if valid.is_true:
+            return [(i, valid) for i in indices]
+        return [(i, sym.substitute_cond(valid, {atom: sym.const(lane)}))
+                for lane, i in enumerate(indices)]
 
     def lane_indices(self, view, lanes: list) -> list:
         """(index, validity) per lane. Lanes past the end of a padded dim are masked off; a
@@ -363,8 +367,9 @@ class _Builder:
     def read_acc_source(self, i: int) -> int:
         return self.instrs[i].src[0] if self.instrs[i].op == LinearOp.READ_ACC else i
 
-    @property
+    @functools.cached_property
     def index_dtype(self) -> DType:
+        """int32 or int64 for every index (once the instructions are built: asked per loop)."""
         return index_type(self.instrs, [self.plan.axes[a].size for a in self.loop_axes])
 
 

@@ -223,6 +223,7 @@ class _Build:
         self.prepared: set[str] = set()              # devices runtime.prepare() answered
         self.quick: set[str] = set()                 # devices this batch builds quick first
         self.upgrades: dict[str, list] = {}          # device -> kernels running a quick build
+        self.submitted = 0                           # units submitted so far
 
     def run(self, requests: list[tuple]) -> dict:
         start = time.perf_counter()
@@ -281,13 +282,17 @@ class _Build:
             job.twin = None
             queue = self.pending.setdefault(job.device, [])
             queue.append(job)
-            if sum(len(j.source) for j in queue) >= UNIT_BYTES and self.threads > 1:
+            # the first unit starts at half the size: a short batch (a cumprod's backward) then
+            # compiles in two units on two cores, not in one after its planning
+            start_at = UNIT_BYTES if self.submitted else UNIT_BYTES // 2
+            if sum(len(j.source) for j in queue) >= start_at and self.threads > 1:
                 self.submit(job.device, self.pending.pop(job.device))
         return job
 
     def submit(self, device: str, jobs: list[_Job]) -> None:
         if self.threads > 1 and self.pool is None:
             self.pool = ThreadPoolExecutor(self.threads)
+        self.submitted += 1
         _Unit(device, jobs, self.pool, device in self.quick)
 
     def finish(self, job: _Job) -> Runner:

@@ -122,6 +122,24 @@ def substitute(x: Lin, mapping: dict, done: dict | None = None) -> Lin:
     return out
 
 
+def substitute_each(x: Lin, atom: Var, values: list[int]) -> list[Lin]:
+    """[substitute(x, {atom: v}) for v in values], the sub-expressions without `atom`
+    substituted once for all values (they come out the same whatever the value)."""
+    holding: dict = {}   # sub-expression -> whether it contains atom
+
+    def holds(y: Lin) -> bool:
+        found = holding.get(y)
+        if found is None:
+            found = holding[y] = any(a is atom or (not isinstance(a, Var) and holds(a.x))
+                                     for a, _ in y.terms)
+        return found
+    holds(x)
+    first: dict = {}
+    out = [substitute(x, {atom: lin(values[0])}, first)] if values else []
+    free = {y: done for y, done in first.items() if not holding.get(y, True)}
+    return out + [substitute(x, {atom: lin(v)}, dict(free)) for v in values[1:]]
+
+
 def substitute_cond(cond: Cond, mapping: dict) -> Cond:
     if cond.kind in ("true", "false"):
         return cond

@@ -54,13 +54,14 @@ def _live(entry):
     return None if ref is None else ref()
 
 
-def _forget(dead_ref) -> None:
+def _forget(dead_ref, lock=_INTERN_LOCK, table=_INTERN) -> None:
     """The weakref callback, one for every entry (a KeyedRef carries its entry): it drops the
     entry once its object dies, only if the table still holds that dead reference (a new object
-    for the same key may have taken its place)."""
-    with _INTERN_LOCK:
-        if _INTERN.get(dead_ref.key) is dead_ref:
-            del _INTERN[dead_ref.key]
+    for the same key may have taken its place). The lock and table are bound at definition:
+    at interpreter exit, expressions die after this module's globals are cleared."""
+    with lock:
+        if table.get(dead_ref.key) is dead_ref:
+            del table[dead_ref.key]
 
 
 class Atom:
@@ -377,7 +378,7 @@ def _mod(x: Lin, c: int) -> Lin:
 # the rest of the algebra, in modules of their own; named here so `symbolic.X` names every piece
 from .symbolic_render import render, render_cond, repeated_parts  # noqa: E402,F401
 from .conditions import (FALSE, TRUE, Cond, and_, evaluate, evaluate_cond, in_range,  # noqa: E402,F401
-                         lt, substitute, substitute_cond)
+                         lt, substitute, substitute_cond, substitute_each)
 from .variable import (INT_DTYPE_NAMES, RESERVED_PREFIXES, Variable, any_symbolic,  # noqa: E402,F401
                        as_lin, bound_shape, bound_value, fits_bounds, is_symbolic, max_of,
                        max_shape,

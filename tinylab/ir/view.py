@@ -339,6 +339,13 @@ def dim_stride(view: ViewStack, dim: int) -> int | None:
     A mask along the dimension is fine: the C renderer loads masked lanes with one vector op."""
     if view.shape[dim] == 1:
         return 0
+    key = (view, dim)
+    if key not in _DIM_STRIDE:   # the heuristic asks for each candidate action again
+        _DIM_STRIDE[key] = _dim_stride(view, dim)
+    return _DIM_STRIDE[key]
+
+
+def _dim_stride(view: ViewStack, dim: int) -> int | None:
     names = _dim_names(view.shape)
     base, _ = view_index(view, names)
     atom = names[dim].as_atom()
@@ -358,3 +365,6 @@ def masked_along(view: ViewStack, dim: int) -> bool:
 
 def _dim_names(shape) -> list[sym.Lin]:
     return [sym.var(f"d{k}", 0, max(s - 1, 0)) for k, s in enumerate(shape)]
+
+
+_DIM_STRIDE = Memo("dim_stride")  # (view, dim) -> dim_stride's answer (a pure function)
