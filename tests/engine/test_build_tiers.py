@@ -188,3 +188,45 @@ def test_a_forked_child_builds_quick_and_swaps_in_its_own_full_build():
     os.close(write)
     os.waitpid(pid, 0)
     assert os.read(read, 16) == b"ok"
+
+
+class _RecordingRuntime:
+    """A runtime that records each full-build compile (its kernel names) and loads names."""
+
+    def __init__(self):
+        self.compiled: list[list[str]] = []
+
+    def compile_unit(self, kernels):
+        self.compiled.append([name for name, _, _ in kernels])
+        return [(f"lib{len(self.compiled)}", name, False) for name, _, _ in kernels]
+
+    def load(self, library, symbol):
+        return (library, symbol)
+
+
+class _Program:
+    def __init__(self):
+        self.code = None
+
+    def swap(self, other):
+        self.code = other
+
+
+def test_full_builds_wait_for_the_foreground_and_go_in_parts():
+    """A full build queued while a realize builds kernels starts after it (the foreground keeps
+    the cores), in parts of about PART_BYTES of source, each kernel swapped into its program."""
+    from tinylab.engine.compile_record import KernelBuild
+    runtime = _RecordingRuntime()
+    source = "x" * (build_tiers.PART_BYTES // 2)
+    kernels = [(f"k{i}", source, None, _Program(), KernelBuild("compiled", "quick"))
+               for i in range(5)]
+    with build_tiers.foreground():
+        build_tiers.upgrade(runtime, kernels)
+        threading.Event().wait(0.3)
+        assert runtime.compiled == []            # nothing compiled while the foreground builds
+        assert {k[4].tier for k in kernels} == {"quick"}
+    build_tiers.wait(timeout=60)
+    assert runtime.compiled == [["k0", "k1"], ["k2", "k3"], ["k4"]]
+    assert [k[3].code for k in kernels] == [("lib1", "k0"), ("lib1", "k1"), ("lib2", "k2"),
+                                            ("lib2", "k3"), ("lib3", "k4")]
+    assert {k[4].tier for k in kernels} == {"full"}

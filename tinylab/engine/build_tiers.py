@@ -5,12 +5,16 @@ time) while one background thread makes the full build (-O2) and swaps it in, ke
 that has tiers, at least config.QUICK_BUILD kernels); `upgrade(runtime, kernels)` queues the full
 build of [(name, source, facts, program, build)] and returns at once; `wait()` blocks until every
 queued upgrade is swapped in (tests, benchmarks). The thread runs at the lowest priority (its compiler
-processes inherit it), so the work in the foreground keeps the cores; at exit Python lets it
-finish, so the disk cache holds the full build for the next process. Each KernelBuild says its
-tier ("quick" until the swap, then "full") and when the full build came (`upgraded_s`).
+processes inherit it) and compiles in parts of about PART_BYTES of source, each started only
+while no realize is building kernels (`foreground()`, kernel_builder.py's batches), so the work in
+the foreground keeps the cores (a cumprod built right after a CNN step's quick batch took 0.05-0.1
+s longer beside it); at exit Python lets it finish, so the disk cache holds the full build for the
+next process. Each KernelBuild says its tier ("quick" until the swap, then "full") and when the
+full build came (`upgraded_s`).
 """
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import os
 import threading
@@ -24,6 +28,38 @@ from .devices import Device
 _LOCK = threading.Lock()
 _POOL: ThreadPoolExecutor | None = None
 _PENDING: list[Future] = register("pending builds", [], Role.LIVE)
+PART_BYTES = 48 << 10   # source per full-build compile: between two parts, foreground builds go first
+
+
+class _Foreground:
+    """How many batches of kernels are being built in the foreground now."""
+
+    def __init__(self):
+        self.changed = threading.Condition()
+        self.building = 0
+
+
+_FOREGROUND = _Foreground()
+
+
+@contextlib.contextmanager
+def foreground():
+    """A batch of kernels being built (planned and compiled) for a realize: full builds
+    queued here start their next part only after it."""
+    with _FOREGROUND.changed:
+        _FOREGROUND.building += 1
+    try:
+        yield
+    finally:
+        with _FOREGROUND.changed:
+            _FOREGROUND.building -= 1
+            _FOREGROUND.changed.notify_all()
+
+
+def _after_foreground() -> None:
+    """Wait while a foreground batch is being built."""
+    with _FOREGROUND.changed:
+        _FOREGROUND.changed.wait_for(lambda: _FOREGROUND.building == 0)
 
 
 def quick_batch(device: str, count: int) -> bool:
@@ -68,8 +104,8 @@ def wait(timeout: float | None = None) -> None:
 def _forked() -> None:
     """In a forked child the parent's thread is gone: a new one starts when the child queues a
     full build (kernels the parent had queued keep their quick build here: the same bits)."""
-    global _POOL, _LOCK
-    _POOL, _LOCK = None, threading.Lock()
+    global _POOL, _LOCK, _FOREGROUND
+    _POOL, _LOCK, _FOREGROUND = None, threading.Lock(), _Foreground()
     _PENDING.clear()
 
 
@@ -86,12 +122,27 @@ def _lowest_priority() -> None:
 
 
 def _swap_in(runtime, kernels: list[tuple], started: float) -> None:
-    """Compile the full builds as one batch, load each and swap it into its program."""
-    try:
-        built = runtime.compile_unit([kernel[:3] for kernel in kernels])
-        for (*_, program, build), (library, symbol, _) in zip(kernels, built):
-            program.swap(runtime.load(library, symbol))
-            build.tier, build.upgraded_s = "full", time.perf_counter() - started
-    except Exception as error:  # noqa: BLE001 - the quick build keeps running, correct
-        for *_, build in kernels:
-            build.upgrade_error = f"{type(error).__name__}: {error}"[:300]
+    """Compile the full builds in parts (each after any foreground build), load each kernel and
+    swap it into its program."""
+    for part in _parts(kernels):
+        _after_foreground()
+        try:
+            built = runtime.compile_unit([kernel[:3] for kernel in part])
+            for (*_, program, build), (library, symbol, _) in zip(part, built):
+                program.swap(runtime.load(library, symbol))
+                build.tier, build.upgraded_s = "full", time.perf_counter() - started
+        except Exception as error:  # noqa: BLE001 - the quick build keeps running, correct
+            for *_, build in part:
+                build.upgrade_error = f"{type(error).__name__}: {error}"[:300]
+
+
+def _parts(kernels: list[tuple]) -> list[list[tuple]]:
+    """Consecutive parts of about PART_BYTES of source each."""
+    parts, size = [[]], 0
+    for kernel in kernels:
+        if parts[-1] and size >= PART_BYTES:
+            parts.append([])
+            size = 0
+        parts[-1].append(kernel)
+        size += len(kernel[1])
+    return [part for part in parts if part]

@@ -231,6 +231,10 @@ class _Build:
         for _, device, _ in requests:
             counts[device] = counts.get(device, 0) + 1
         self.quick = {d for d, n in counts.items() if build_tiers.quick_batch(d, n)}
+        with build_tiers.foreground():   # full builds in the background wait for this batch
+            return self._run(requests, start)
+
+    def _run(self, requests: list[tuple], start: float) -> dict:
         try:
             jobs = [self.add(_Job(key, device, ast)) for key, device, ast in requests]
             for device in list(self.pending):
