@@ -89,6 +89,11 @@ class _VectorWalk(_Walk):
             for src in instr.src:
                 self.uses[src] = self.uses.get(src, 0) + 1
         self.loop_kinds: list = []      # the kind of each open loop, outermost first
+        # lane masks already named, one table per open scope (the kernel's, then each loop's):
+        # a mask's text -> the variable holding it, so loads, stores and selects under the same
+        # conditions share one vector compare (16 lanes wrote each mask out at every use)
+        self.named_masks: list[dict[str, str]] = [{}]
+        self.mask_count = 0
 
     # ---- types ----
     def vector_type(self, dtype: DType, lanes: int, unaligned: bool = False) -> str:
@@ -115,7 +120,24 @@ class _VectorWalk(_Walk):
                                                           lanes, self.r.target.features)
         return name
 
-    def lane_mask(self, valids, mask_type: str) -> str:
+    def lane_mask(self, valids, mask_type: str, name: str | None = None) -> str:
+        """The variable holding the int lane mask (-1 valid / 0 not) of per-lane conditions
+        `valids` (see named_mask)."""
+        return self.named_mask(self.lane_mask_text(valids, mask_type), mask_type, name)
+
+    def named_mask(self, text: str, mask_type: str, name: str | None = None) -> str:
+        """A variable holding lane mask `text`: one already named in an open scope, else a new
+        one (`name`, or lmN) declared here."""
+        for scope in reversed(self.named_masks):
+            if text in scope:
+                return scope[text]
+        if name is None:
+            name, self.mask_count = f"lm{self.mask_count}", self.mask_count + 1
+        self.emit(f"{mask_type} {name} = {text};")
+        self.named_masks[-1][text] = name
+        return name
+
+    def lane_mask_text(self, valids, mask_type: str) -> str:
         """An int lane mask (-1 valid / 0 not) for per-lane conditions. Lanes usually differ only
         in the bounds of the same comparisons (x < c_lane), so each comparison is one vector
         compare of the broadcast x against a constant vector; otherwise lane by lane."""
@@ -161,7 +183,8 @@ class _VectorWalk(_Walk):
             value = self.names[i][0]
             return f"(({type_name}){{}}+({value})*-1)" if mask else broadcast(value, type_name)
         parts = [f"-({self.ref(i, lane)})" if mask else self.ref(i, lane) for lane in range(lanes)]
-        return f"(({type_name}){{{', '.join(parts)}}})"
+        text = f"(({type_name}){{{', '.join(parts)}}})"
+        return self.named_mask(text, type_name) if mask else text
 
     # ---- the walk ----
     def run(self) -> str:
@@ -208,7 +231,9 @@ class _VectorWalk(_Walk):
             # per-lane validity as one lane mask (a vector compare where lanes differ only in
             # bounds): what reads it (WHERE, a chain of integer ops) can then stay vectors
             m = self.vector_type(dtypes.int32, instr.dtype.count)
-            self.finish(i, m, self.lane_mask(instr.arg, m), mask=True)
+            self.names[i] = [self.lane_mask(instr.arg, m, name=f"alu{i}")]
+            self.native.add(i)
+            self.masks.add(i)
             return True
         if native_op(op):
             return self.native_alu(i, instr)
@@ -216,10 +241,12 @@ class _VectorWalk(_Walk):
 
     def open_loop(self, i: int, instr) -> None:
         self.loop_kinds.append(instr.arg[2])
+        self.named_masks.append({})
         super().open_loop(i, instr)
 
     def close_loop(self, i: int, instr) -> None:
         self.loop_kinds.pop()
+        self.named_masks.pop()
         super().close_loop(i, instr)
 
     def pin(self, i: int) -> None:
