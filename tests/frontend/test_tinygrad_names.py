@@ -3,12 +3,12 @@ tinygrad's documented rule: bfloat16 (stored as uint16 bits, computed in float32
 nearest even: bit for bit with PyTorch's), dtypes.is_float / is_int / finfo, topk(sorted_=),
 randperm, multinomial, is_param_ and LARS."""
 import math
-import warnings
 
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from torch_reference import aten_kernels
 
 from tinylab import Tensor, dtypes, nn
 
@@ -82,12 +82,8 @@ def _run_bf16(ops, name):
     a, b = Tensor(X).cast(BF), Tensor(Y).cast(BF)
     out = ours(a, b)
     assert out.dtype == (dtypes.bool if name == "compare" else BF)
-    # PyTorch's own ATen kernels, the same on every host (oneDNN, when on, takes gelu and picks
-    # its code by the CPU: on AVX-512 its far tail differs from ATen's by tens of percent)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # oneDNN's TF32 note on changing flags
-        with torch.backends.mkldnn.flags(enabled=False):
-            expected = theirs(torch.tensor(X).bfloat16(), torch.tensor(Y).bfloat16())
+    with aten_kernels():  # PyTorch's own kernels, the same on every host (torch_reference.py)
+        expected = theirs(torch.tensor(X).bfloat16(), torch.tensor(Y).bfloat16())
     return _bits(out), _bits(expected)
 
 

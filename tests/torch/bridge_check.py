@@ -5,13 +5,12 @@ NaN, the dtype PyTorch gives).
 """
 from __future__ import annotations
 
-import contextlib
-import warnings
 import zlib
 
 import numpy as np
 import torch
 from functorch.compile import aot_function
+from torch_reference import aten_kernels
 
 from tinylab.torch import dynamo_backend
 from tinylab.torch.graph_program import Options
@@ -44,17 +43,6 @@ def run_both(fn, inputs: list, grad: bool = False, options: Options | None = Non
     with aten_kernels():
         expected = _values(fn, inputs, grad, frozen)
     return _values(compiled, inputs, grad, frozen), expected, graphs
-
-
-@contextlib.contextmanager
-def aten_kernels():
-    """PyTorch eager on its own ATen kernels, the same on every host: with oneDNN on, some ops
-    (gelu) go to oneDNN, which picks its code by the CPU it finds; on AVX-512 its float32 gelu
-    turns +inf into NaN and its far tail differs from ATen's by tens of percent."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # oneDNN's TF32 note on changing flags
-        with torch.backends.mkldnn.flags(enabled=False):
-            yield
 
 
 def _values(fn, inputs: list, grad: bool, frozen=()) -> list:

@@ -184,7 +184,9 @@ class _VectorWalk(_Walk):
             return f"(({type_name}){{}}+({value})*-1)" if mask else broadcast(value, type_name)
         parts = [f"-({self.ref(i, lane)})" if mask else self.ref(i, lane) for lane in range(lanes)]
         text = f"(({type_name}){{{', '.join(parts)}}})"
-        return self.named_mask(text, type_name) if mask else text
+        # an accumulator's lanes change as its loop runs: only values fixed once made are named
+        fixed = self.p.instrs[i].op != LinearOp.ACC
+        return self.named_mask(text, type_name) if mask and fixed else text
 
     # ---- the walk ----
     def run(self) -> str:
