@@ -5,6 +5,7 @@ arguments into (expression, {name: value}) and rebind them. Re-exported by ir/sy
 from __future__ import annotations
 
 import numbers
+import re
 
 from .symbolic import Lin, Var, const, div, lin, var
 from .conditions import evaluate
@@ -14,6 +15,9 @@ from .symbolic_render import render
 INT_DTYPE_NAMES = ("int", "int32", "int64", "long")  # tinygrad's Variable(..., dtype=) choices
 RESERVED_PREFIXES = ("gidx", "lidx", "ridx", "bidx", "data", "val", "alu", "acc", "red", "tl_",
                      "__t")
+# whole names generated kernels declare besides those prefixes (a lane loop's counter, a named
+# lane mask, a value loaded once, a GPU reduction's staging buffer and its loop, WGSL's temporaries)
+RESERVED_NAMES = re.compile(r"lane|(lm|one|temp|part|idx|at)\d+(_\d+)?")
 
 
 class Variable:
@@ -30,9 +34,10 @@ class Variable:
                             f"an int), got {dtype!r}")
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"Variable: name must be an identifier, got {name!r}")
-        if name.startswith(RESERVED_PREFIXES):
+        if name.startswith(RESERVED_PREFIXES) or RESERVED_NAMES.fullmatch(name):
             raise ValueError(f"Variable: name {name!r} is reserved for generated code (it may not "
-                             f"start with {', '.join(RESERVED_PREFIXES)})")
+                             f"start with {', '.join(RESERVED_PREFIXES)}, nor be 'lane' or lm0, one0, temp0, "
+                             f"part0, idx0, at0 and the like)")
         for bound in (min_value, max_value):
             if isinstance(bound, bool) or not isinstance(bound, int):
                 raise TypeError(f"Variable {name!r}: min and max must be ints, got "
