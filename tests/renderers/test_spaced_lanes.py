@@ -1,0 +1,62 @@
+"""Evenly spaced lanes (renderers/c.py): a vector along a strided axis is stored, and read
+outside reduce loops, by one loop over its lanes. Checked on the kernels this CPU runs (make
+presets runs them for avx2 and sse4 too) against numpy and PyTorch, in compositions: a transpose
+after a pad, a scatter through a permuted view, and a convolution's weight gradient (its tile is
+stored across the output channels, read back and accumulated over batch blocks)."""
+import numpy as np
+import pytest
+
+from tinylab import Device, Tensor, trace
+from tinylab.engine.realize import render_for
+
+LANE_LOOP = "for (int lane = 0; lane <"
+
+
+def _run(build):
+    with trace() as record:
+        out = build()
+        out.realize()
+    return out.numpy(), [render_for(k.ast, k.device) for k in record.kernels]
+
+
+def _vector_cpu() -> bool:
+    return Device["CPU"].target.lanes_of(4) > 1
+
+
+def test_a_transpose_after_a_pad_writes_its_strided_lanes_in_a_loop():
+    rng = np.random.default_rng(0)
+    a = rng.random((48, 64), dtype=np.float32)
+    got, sources = _run(lambda: (Tensor(a).pad(((1, 1), (0, 0))).permute(1, 0) + 1).exp())
+    np.testing.assert_allclose(got, np.exp(np.pad(a, ((1, 1), (0, 0))).T + 1), rtol=1e-6)
+    if _vector_cpu():
+        assert any(LANE_LOOP in s for s in sources)
+
+
+@pytest.mark.parametrize("shape", [(33, 17), (64, 48), (5, 40)])
+def test_strided_reads_and_writes_in_one_kernel(shape):
+    """A permuted read and write in one elementwise kernel, odd sizes (tail tiles)."""
+    rng = np.random.default_rng(1)
+    a, b = rng.random(shape, dtype=np.float32), rng.random(shape[::-1], dtype=np.float32)
+    got, _ = _run(lambda: (Tensor(a).permute(1, 0) * Tensor(b)).permute(1, 0).contiguous()
+                  .sqrt())
+    np.testing.assert_allclose(got, np.sqrt((a.T * b).T), rtol=1e-6)
+
+
+@pytest.mark.parametrize("cin,cout,k", [(32, 32, 3), (32, 64, 3), (1, 32, 5)])
+def test_conv_weight_gradient_matches_pytorch(cin, cout, k):
+    torch = pytest.importorskip("torch")
+    from torch_reference import aten_kernels
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((64, cin, 10, 10), dtype=np.float32)
+    w = rng.standard_normal((cout, cin, k, k), dtype=np.float32) * 0.1
+    weight = Tensor(w, requires_grad=True)
+    with trace() as record:
+        Tensor(x).conv2d(weight).relu().sum().backward()
+        grad = weight.grad.numpy()
+    sources = [render_for(kn.ast, kn.device) for kn in record.kernels]
+    with aten_kernels():
+        tw = torch.tensor(w, requires_grad=True)
+        torch.nn.functional.conv2d(torch.tensor(x), tw).relu().sum().backward()
+    np.testing.assert_allclose(grad, tw.grad.numpy(), rtol=2e-4, atol=2e-4)
+    if _vector_cpu():  # its tiles are strided on every target this runs for (avx2, sse4 too)
+        assert any(LANE_LOOP in s for s in sources)
