@@ -69,6 +69,25 @@ def test_random_expressions_match_integer_arithmetic():
             assert folded.is_const and folded.const == got, (expr, env)
 
 
+def test_substitute_each_is_substitute_for_every_value():
+    """substitute_each (each lane's index from one expression) gives the very expression
+    substitute does, whether the variable is a term of its own (the shortcut: only the
+    constant moves) or sits inside a div or mod."""
+    random.seed(2)
+    lane = sym.var("lane", 0, 15)
+    others = [sym.var("x", 0, 7), sym.var("y", 0, 40)]
+    shortcut = 0
+    for _ in range(400):
+        expr = _random_expr([lane] + others, 3) + lane * random.choice([1, 4, 9, -3])
+        atom = lane.as_atom()
+        got = sym.substitute_each(expr, atom, list(range(16)))
+        want = [sym.substitute(expr, {atom: sym.const(v)}) for v in range(16)]
+        assert all(g is w for g, w in zip(got, want)) and len(got) == 16, expr
+        shortcut += all(a is atom or atom not in a.x.vars() for a, _ in expr.terms
+                        if not isinstance(a, sym.Var))
+    assert 0 < shortcut < 400   # both ways taken
+
+
 def test_conditions_evaluate_like_python():
     a, b = sym.var("a", 0, 5), sym.var("b", -2, 2)
     cond = sym.in_range(a + b, 1, 4) & sym.lt(a * 2, 7)

@@ -134,6 +134,11 @@ def substitute_each(x: Lin, atom: Var, values: list[int]) -> list[Lin]:
                                      for a, _ in y.terms)
         return found
     holds(x)
+    lane_terms = [(a, c) for a, c in x.terms if a is atom or (not isinstance(a, Var) and holds(a.x))]
+    if len(lane_terms) == 1 and lane_terms[0][0] is atom:
+        # atom only as a term of its own (x = rest + c * atom): each value moves the constant
+        rest, coeff = tuple(t for t in x.terms if t[0] is not atom), lane_terms[0][1]
+        return [Lin(rest, x.const + coeff * v) for v in values]
     first: dict = {}
     out = [substitute(x, {atom: lin(values[0])}, first)] if values else []
     free = {y: done for y, done in first.items() if not holding.get(y, True)}
