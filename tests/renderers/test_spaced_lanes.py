@@ -1,5 +1,6 @@
-"""Evenly spaced lanes (renderers/c.py): a vector along a strided axis is stored, and read
-outside reduce loops, by one loop over its lanes. Checked on the kernels this CPU runs (make
+"""Loops over a vector's lanes (renderers/c.py): a vector along a strided axis is stored, and
+read outside reduce loops, by one loop over its lanes, and a vector accumulator folds into one
+value by a loop over its lanes. Checked on the kernels this CPU runs (make
 presets runs them for avx2 and sse4 too) against numpy and PyTorch, in compositions: a transpose
 after a pad, a scatter through a permuted view, and a convolution's weight gradient (its tile is
 stored across the output channels, read back and accumulated over batch blocks)."""
@@ -60,3 +61,22 @@ def test_conv_weight_gradient_matches_pytorch(cin, cout, k):
     np.testing.assert_allclose(grad, tw.grad.numpy(), rtol=2e-4, atol=2e-4)
     if _vector_cpu():  # its tiles are strided on every target this runs for (avx2, sse4 too)
         assert any(LANE_LOOP in s for s in sources)
+
+
+@pytest.mark.parametrize("op", ["max", "min", "sum"])
+def test_a_vector_accumulator_folds_its_lanes_in_a_loop(op):
+    """The fold at the end of a vectorized reduce runs over the lanes in a loop: a NaN in any
+    lane wins a max or min, infinities hold, an int32 sum is exact."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((37, 96)).astype(np.float32)
+    for row, column in enumerate(range(0, 96, 5)):
+        a[row, column] = np.nan       # a NaN in each lane position, one per row
+    a[30, 7], a[31, 50] = np.inf, -np.inf
+    got, sources = _run(lambda: getattr(Tensor(a), op)(1))
+    want = getattr(np, op)(a, axis=1)
+    np.testing.assert_allclose(got, want, rtol=1e-5, equal_nan=True)
+    ints = rng.integers(-1000, 1000, (19, 256)).astype(np.int32)
+    got_int, _ = _run(lambda: getattr(Tensor(ints), op)(1))
+    np.testing.assert_array_equal(got_int, getattr(np, op)(ints, axis=1))
+    if _vector_cpu():
+        assert any("for (int lane = 1; lane <" in s for s in sources)

@@ -17,13 +17,7 @@ void r_64_4_8_2(float* restrict data0, const float* restrict data1, const float*
       acc4 = (acc4+alu12);
     }
     float red15 = acc4[0];
-    red15 = (red15+acc4[1]);
-    red15 = (red15+acc4[2]);
-    red15 = (red15+acc4[3]);
-    red15 = (red15+acc4[4]);
-    red15 = (red15+acc4[5]);
-    red15 = (red15+acc4[6]);
-    red15 = (red15+acc4[7]);
+    for (int lane = 1; lane < 8; lane++) red15 = (red15+acc4[lane]);
     float alu16 = sqrtf(red15);
     data0[gidx0] = alu16;
   }
