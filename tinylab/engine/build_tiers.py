@@ -29,6 +29,7 @@ _LOCK = threading.Lock()
 _POOL: ThreadPoolExecutor | None = None
 _PENDING: list[Future] = register("pending builds", [], Role.LIVE)
 PART_BYTES = 48 << 10   # source per full-build compile: between two parts, foreground builds go first
+QUIET_S = 0.25          # no foreground build for this long before a part starts
 
 
 class _Foreground:
@@ -37,6 +38,7 @@ class _Foreground:
     def __init__(self):
         self.changed = threading.Condition()
         self.building = 0
+        self.ended = 0.0   # when the last one ended (time.perf_counter())
 
 
 _FOREGROUND = _Foreground()
@@ -53,13 +55,21 @@ def foreground():
     finally:
         with _FOREGROUND.changed:
             _FOREGROUND.building -= 1
+            _FOREGROUND.ended = time.perf_counter()
             _FOREGROUND.changed.notify_all()
 
 
 def _after_foreground() -> None:
-    """Wait while a foreground batch is being built."""
+    """Wait while a foreground batch is being built, and QUIET_S after the last one ended: a
+    realize that follows another at once (a model's initialization, then its first step) gets
+    the cores before a full build of the first starts."""
     with _FOREGROUND.changed:
-        _FOREGROUND.changed.wait_for(lambda: _FOREGROUND.building == 0)
+        while True:
+            _FOREGROUND.changed.wait_for(lambda: _FOREGROUND.building == 0)
+            quiet = time.perf_counter() - _FOREGROUND.ended
+            if quiet >= QUIET_S:
+                return
+            _FOREGROUND.changed.wait(QUIET_S - quiet)
 
 
 def quick_batch(device: str, count: int) -> bool:

@@ -68,14 +68,19 @@ class RandomMixin:
             _RandomState.counters[device] = counter
         counter.assign(counter + 1).realize()
         key = counter.clone().realize()  # this call's number, fixed in its own buffer
+        # word i < half is the first word of Threefry on the counter pair (i, i + half), word
+        # i >= half the second word of the pair (i - half, i): each element encrypts its own pair
+        # once and keeps one word (x0.cat(x1) encrypted every pair twice, once per half)
         half = (n + 1) // 2
-        count = cls._index_range(half, device).cast(dtypes.uint32)
-        seed = cls.full((half,), _RandomState.seed & 0xFFFFFFFF, dtypes.uint32, device)
-        k1 = key.reshape(1).expand(half)
+        index = cls._index_range(2 * half, device)
+        first = index < half
+        count = first.where(index, index - half).cast(dtypes.uint32)
+        seed = cls.full((2 * half,), _RandomState.seed & 0xFFFFFFFF, dtypes.uint32, device)
+        k1 = key.reshape(1).expand(2 * half)
         x0, x1 = threefry2x32(count, count + half, seed, k1)
         # the bits get a buffer of their own: one Threefry kernel per size, shared by every
         # distribution and shape drawn from it (it is the expensive kernel to compile)
-        return x0.cat(x1).shrink(((0, n),)).contiguous()
+        return first.where(x0, x1).shrink(((0, n),)).contiguous()
 
     @classmethod
     def rand(cls, *shape, dtype=None, device=None, **kwargs):
