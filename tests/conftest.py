@@ -3,8 +3,8 @@
 A test marked `ieee_special` (NaN / inf / subnormal results) runs only on backends whose language
 promises IEEE special values (WGSL lets a compiler assume finite math); `refuses(device, dtype)`
 (dtype_support.py) expects the clear error of a backend whose language lacks a dtype.
-At the end of a session every kernel it produced is rendered for CUDA and compiled by nvcc, and
-rendered as WGSL and validated by naga (wgsl_check.py)."""
+Every kernel a session produced is rendered for CUDA and compiled by nvcc, and rendered as WGSL
+and validated by naga (wgsl_check.py): in batches as a worker makes them, the rest at its end."""
 import contextlib
 import os
 import time
@@ -22,6 +22,7 @@ import cuda_check
 import session_claims
 import wgsl_check
 from tinylab import Context, Device
+from tinylab.engine import realize
 
 BACKENDS = ["CPU", "PYTHON", "CL", "CUDA", "WEBGPU"]  # CL, CUDA, WEBGPU only where they run
 GOLDEN = Path(__file__).parent / "golden"
@@ -71,39 +72,59 @@ def launch_dims(monkeypatch):
     return seen
 
 
-@pytest.fixture(scope="session", autouse=True)
-def every_kernel_compiles_for_cuda(request):
-    """Teardown of the session (of each xdist worker): all kernels the tests produced, rendered
-    for CUDA, compile to PTX with nvcc where it exists (CUDA_RENDER_CHECK=0 skips)."""
+# (name, switch, whether it can run here, the check): every kernel a session produces is rendered
+# for CUDA and compiled to PTX by nvcc where nvcc exists (CUDA_RENDER_CHECK=0 skips), and renders
+# as WGSL that naga validates where wgpu runs (WGSL_RENDER_CHECK=0 skips; a dtype WGSL lacks must
+# be refused by name)
+KERNEL_CHECKS = (("CUDA render + nvcc", "CUDA_RENDER_CHECK", cuda_check.nvcc_present,
+                  cuda_check.compile_for_cuda),
+                 ("WGSL render + naga", "WGSL_RENDER_CHECK", lambda: True, wgsl_check.check_wgsl))
+# a worker checks its kernels each time it has made this many more: at the end it checks only
+# the rest (all at the end, the worker that made most kept the run going a minute alone)
+CHECK_EVERY = 1500
+_CHECKED: dict = {}       # kernel ASTs this worker has checked (or left to the worker that claimed)
+_RUNNERS_SEEN = [0]        # how many kernels this process held at the last check
+
+
+def _check_new_kernels(config) -> None:
+    new = [ast for ast in cuda_check.session_asts() if ast not in _CHECKED]
+    _CHECKED.update(dict.fromkeys(new))
+    _RUNNERS_SEEN[0] = len(realize.STATE.runners)
+    for what, switch, runs_here, check in KERNEL_CHECKS:
+        if os.environ.get(switch, "1") != "0" and runs_here():
+            with _timed_check(what, config, new) as asts:
+                check(asts)
+
+
+@pytest.fixture(autouse=True)
+def kernels_checked_as_they_come(request):
+    """After a test: once this worker holds CHECK_EVERY kernels more than at its last check,
+    the new ones are checked (KERNEL_CHECKS)."""
     yield
-    if os.environ.get("CUDA_RENDER_CHECK", "1") != "0" and cuda_check.nvcc_present():
-        with _timed_check("CUDA render + nvcc", request.config) as asts:
-            cuda_check.compile_for_cuda(asts)
+    if len(realize.STATE.runners) >= _RUNNERS_SEEN[0] + CHECK_EVERY:
+        _check_new_kernels(request.config)
 
 
 @pytest.fixture(scope="session", autouse=True)
-def every_kernel_renders_as_validated_wgsl(request):
-    """Teardown of the session (of each xdist worker): all kernels the tests produced, on any
-    backend, render as WGSL, and naga validates each where wgpu runs (WGSL_RENDER_CHECK=0 skips);
-    a kernel of a dtype WGSL lacks must be refused by name."""
+def every_kernel_checked_for_cuda_and_wgsl(request):
+    """Teardown of the session (of each xdist worker): the kernels not checked yet."""
     yield
-    if os.environ.get("WGSL_RENDER_CHECK", "1") != "0":
-        with _timed_check("WGSL render + naga", request.config) as asts:
-            wgsl_check.check_wgsl(asts)
+    _check_new_kernels(request.config)
 
 
 @contextlib.contextmanager
-def _timed_check(what: str, config):
-    """The session's kernel ASTs for an end-of-session check, less those another xdist worker of
-    this run claimed (session_claims.py: each kernel checked once per run); its time lands in
-    test-artifacts/session-checks.log (a line per xdist worker: part of the suite's time)."""
-    produced, start = cuda_check.session_asts(), time.perf_counter()
+def _timed_check(what: str, config, produced: list):
+    """Kernel ASTs of this worker for a check, less those another xdist worker of this run
+    claimed (session_claims.py: each kernel checked once per run); its time lands in
+    test-artifacts/session-checks.log (a line per check and xdist worker: part of the suite's
+    time)."""
+    start = time.perf_counter()
     asts = session_claims.claim(produced, what, session_claims.run_folder(config))
     yield asts
     ARTIFACTS.mkdir(exist_ok=True)
     with open(ARTIFACTS / "session-checks.log", "a") as log:
         log.write(f"{time.strftime('%H:%M:%S')} {os.environ.get('PYTEST_XDIST_WORKER', 'main')}: "
-                  f"{what}: {len(asts)} kernels (of {len(produced)} made here) in "
+                  f"{what}: {len(asts)} kernels (of {len(produced)} new here) in "
                   f"{time.perf_counter() - start:.1f} s\n")
 
 
