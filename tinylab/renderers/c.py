@@ -322,12 +322,12 @@ class _VectorWalk(_Walk):
             size = next(p.size for p in self.p.params if p.index == buf)
             value = f"{self.masked_loader(scalar, len(indices))}(data{buf}, " \
                     f"{self.index(indices[0])}, {size}, {mask})"
-        elif self.spaced(indices, valids) and AxisKind.REDUCE not in self.loop_kinds:
+        elif (step := self.spaced_step(indices, valids)) and \
+                AxisKind.REDUCE not in self.loop_kinds:
             # evenly spaced lanes read once per tile (not in a reduce loop): a loop over the
             # lanes, as stores of such lanes are written (native_store)
             self.emit(f"{t} val{i};")
-            self.emit(f"for (int lane = 0; lane < {len(indices)}; lane++) val{i}[lane] = "
-                      f"data{buf}[{self.index(indices[0])}+lane*{_stride(indices)}];")
+            self.lane_loop(0, len(indices), f"val{i}[lane] = {self.lane_element(buf, indices, step)}")
             value = None
         else:
             zero = self.r.literal(0, scalar)
@@ -343,25 +343,34 @@ class _VectorWalk(_Walk):
         return True
 
     @staticmethod
-    def spaced(indices, valids) -> bool:
-        """Every lane valid, their indices evenly spaced but not consecutive (a vector along a
-        strided axis), the whole span inside int32."""
+    def spaced_step(indices, valids) -> int | None:
+        """The step between lanes when every lane is valid and their indices are evenly spaced but
+        not consecutive (a vector along a strided axis), the whole span inside int32; else None."""
         step = _stride(indices)
-        return step not in (None, 0, 1) and abs(step) * len(indices) < 2 ** 31 and \
-            all(v.is_true for v in valids)
+        if step in (None, 0, 1) or abs(step) * len(indices) >= 2 ** 31 or \
+                not all(v.is_true for v in valids):
+            return None
+        return step
+
+    def lane_element(self, buf: int, indices, step: int) -> str:
+        """Lane `lane` of evenly spaced indices, in the body of a lane_loop."""
+        return f"data{buf}[{self.index(indices[0])}+lane*{step}]"
+
+    def lane_loop(self, first: int, lanes: int, statement: str) -> None:
+        """One statement for each lane from `first` on, as a loop over `lane` (a reserved name)."""
+        self.emit(f"for (int lane = {first}; lane < {lanes}; lane++) {statement};")
 
     def native_store(self, instr) -> bool:
         buf, indices, valids = instr.arg
         value = instr.src[0]
         if value not in self.native or instr.dtype.scalar not in NATIVE_LANES:
             return False
-        if self.spaced(indices, valids):
+        if step := self.spaced_step(indices, valids):
             # evenly spaced lanes (a vector along a strided axis): one loop over the lanes, not
             # a line per lane (a 16-lane scatter written out lane by lane cost gcc a third of a
             # CNN step's compile on AVX-512; as a loop it runs as fast)
-            self.emit(f"for (int lane = 0; lane < {len(indices)}; lane++) data{buf}["
-                      f"{self.index(indices[0])}+lane*{_stride(indices)}] = "
-                      f"{self.names[value][0]}[lane];")
+            self.lane_loop(0, len(indices),
+                           f"{self.lane_element(buf, indices, step)} = {self.names[value][0]}[lane]")
             return True
         if not _consecutive(indices):
             return False
@@ -390,7 +399,7 @@ class _VectorWalk(_Walk):
         width = self.p.instrs[acc].dtype.count
         name = self.define(f"red{i}", 0, 1, self.r.type_name(scalar), f"{vector}[0]")
         folded = self.r.alu(instr.arg, [name, f"{vector}[lane]"], scalar, scalar)
-        self.emit(f"for (int lane = 1; lane < {width}; lane++) {name} = {folded};")
+        self.lane_loop(1, width, f"{name} = {folded}")
         self.names[i] = [name]
 
     def native_alu(self, i: int, instr) -> bool:
