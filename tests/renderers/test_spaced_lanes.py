@@ -80,3 +80,43 @@ def test_a_vector_accumulator_folds_its_lanes_in_a_loop(op):
     np.testing.assert_array_equal(got_int, getattr(np, op)(ints, axis=1))
     if _vector_cpu():
         assert any("for (int lane = 1; lane <" in s for s in sources)
+
+
+def test_folds_of_one_width_share_one_lane_loop_and_keep_their_lines():
+    """a @ b.T's heuristic plan vectorizes the reduce (contiguous in both operands) over a tile of
+    outputs: their folds follow each other and share one lane loop, a statement each (their add
+    chains overlap), each line owned by its own fold in the compile record (the inspector's
+    line map); the product, then a relu and a NaN-aware max over it, match numpy."""
+    from tinylab.codegen.linear_ops import LinearOp
+    from tinylab.engine.realize import record_for
+    rng = np.random.default_rng(5)
+    a, b = (rng.standard_normal((64, 96)).astype(np.float32) for _ in "ab")
+    a[3, 17] = np.nan
+    with trace() as record:
+        product = Tensor(a) @ Tensor(b).T
+        tail = (product.relu() * 2).max(1)
+        Tensor.realize(product, tail)
+    want = a.astype(np.float64) @ b.T.astype(np.float64)
+    np.testing.assert_allclose(product.numpy(), want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(tail.numpy(), (np.maximum(want, 0) * 2).max(1), rtol=1e-4,
+                               equal_nan=True)
+    assert np.isnan(tail.numpy()[3]) and np.isnan(product.numpy()[3]).all()
+    if not _vector_cpu():
+        return
+    grouped = 0
+    for kernel in record.kernels:
+        kept = record_for(kernel.ast, kernel.device)
+        body = kept.source.splitlines()[-len(kept.line_owners) - 1:-1]
+        for number, line in enumerate(body):
+            if not line.strip().startswith("for (int lane = 1;") or not line.endswith("{"):
+                continue
+            grouped += 1
+            statements = []
+            for inner, owner in zip(body[number + 1:], kept.line_owners[number + 1:]):
+                if inner.strip() == "}":
+                    break
+                statements.append(inner)
+                assert kept.program.instrs[owner].op == LinearOp.VREDUCE
+                assert inner.strip().startswith(f"red{owner} = ")   # its own fold's line
+            assert len(statements) >= 2
+    assert grouped
