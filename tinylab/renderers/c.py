@@ -84,10 +84,19 @@ def _stride(indices) -> int | None:
     """The constant step between neighbouring lanes' indices (index = first + lane * step), or
     None where the lanes are not evenly spaced."""
     base = indices[0]
-    if len(indices) < 2 or not (step := indices[1] - base).is_const:
+    if len(indices) < 2 or (step := _difference(indices[1], base)) is None:
         return None
-    return step.const if all((index - base).is_const and (index - base).const == lane * step.const
-                             for lane, index in enumerate(indices)) else None
+    return step if all(_difference(index, base) == lane * step
+                       for lane, index in enumerate(indices)) else None
+
+
+def _difference(index, base) -> int | None:
+    """index - base when it is a constant, else None. Expressions are canonical: the same terms
+    differ by their constants (read off, no expression built)."""
+    if index.terms == base.terms:
+        return index.const - base.const
+    difference = index - base
+    return difference.const if difference.is_const else None
 
 
 @dataclass
