@@ -88,6 +88,8 @@ def repeated_parts(exprs) -> list[Lin]:
         conds.extend(cond.parts)
         if cond.x is not None:
             roots.append(cond.x)
+    if all(type(atom) is Var for root in roots for atom, _ in root.terms):
+        return []   # no division or modulo anywhere (most indices): nothing to name
     order, seen = [], set()  # every Lin under the roots, each after the Lins it holds
     for root in roots:
         stack = [(root, False)]
