@@ -46,6 +46,7 @@ class _Builder:
         self.loop_axes = sorted(blocks, key=lambda a: plan.axes[a].reduce) + \
             [a for a in self.loop_axes if a not in blocks]
         self.var_depth = {self.vars[a].as_atom(): d + 1 for d, a in enumerate(self.loop_axes)}
+        self.depth_of: dict = {}   # expression -> the innermost loop depth it reads (expr_depth)
         # loops around the accumulators: the BLOCK loop and the output loops
         self.n_outer = sum(1 for a in self.loop_axes if not plan.axes[a].reduce
                            or plan.axes[a].kind is AxisKind.BLOCK)
@@ -94,10 +95,14 @@ class _Builder:
         return previous
 
     def expr_depth(self, exprs) -> int:
-        d = 0
+        """The depth of the innermost loop any of `exprs` reads (0: none), each expression's
+        found once per program (the lanes of a tile ask for the same ones again)."""
+        d, known = 0, self.depth_of
         for e in exprs:
-            for v in e.vars():
-                d = max(d, self.var_depth.get(v, 0))
+            found = known.get(e)
+            if found is None:
+                found = known[e] = max((self.var_depth.get(v, 0) for v in e.vars()), default=0)
+            d = max(d, found)
         return d
 
     def cond_depth(self, conds) -> int:

@@ -121,7 +121,7 @@ class Mod(Atom):
 
 class Lin:
     """sum(coeff * atom) + const, canonical and interned: equal expressions are the same object."""
-    __slots__ = ("terms", "const", "lo", "hi", "_str", "__weakref__")
+    __slots__ = ("terms", "const", "lo", "hi", "_str", "_vars", "__weakref__")
 
     def __new__(cls, terms: tuple = (), const: int = 0):
         raw = (terms, const) if type(terms) is tuple else None
@@ -134,7 +134,7 @@ class Lin:
             e.terms, e.const = terms, const
             e.lo = const + sum(c * (a.lo if c > 0 else a.hi) for a, c in terms)
             e.hi = const + sum(c * (a.hi if c > 0 else a.lo) for a, c in terms)
-            e._str = None
+            e._str = e._vars = None
             return e
         found = _intern(cls, (terms, const), build)
         if raw is not None:
@@ -152,9 +152,12 @@ class Lin:
             return self.terms[0][0]
         return None
 
-    def vars(self) -> set[Var]:
+    def vars(self) -> frozenset[Var]:
         """The Vars in x, each shared sub-expression visited once (a stack of views nests
-        one index in several divisions: walked as a tree, that is exponential)."""
+        one index in several divisions: walked as a tree, that is exponential); kept on the
+        expression (it is immutable), as planning asks each index many times."""
+        if self._vars is not None:
+            return self._vars
         out: set[Var] = set()
         stack, seen = [self], {self}
         while stack:
@@ -164,7 +167,8 @@ class Lin:
                 elif atom.x not in seen:
                     seen.add(atom.x)
                     stack.append(atom.x)
-        return out
+        self._vars = frozenset(out)
+        return self._vars
 
     # ---- arithmetic ----
     def __add__(self, other: Union[Lin, int]) -> Lin:
