@@ -58,10 +58,12 @@ def test_bad_variables_and_binds_are_clear_errors():
         (Variable("i", 1, 4) + 1).bind(2)
     with pytest.raises(TypeError, match="takes an int"):
         Variable("i", 1, 4).bind(2.5)
-    for name in ("gidx0", "lane", "lm0", "one12", "temp3_1", "part2", "idx0", "at4"):
+    for name in ("gidx0", "lane", "lm0", "one12", "temp3_1", "part2", "idx0", "at4", "vlane",
+                 "tile2"):
         with pytest.raises(ValueError, match="reserved"):
-            Variable(name, 1, 4)   # names generated kernels declare
+            Variable(name, 1, 4)   # names generated kernels declare, or planning substitutes
     assert Variable("lanes", 1, 4).bind(3).val == 3 and Variable("lm", 1, 4).bind(2).val == 2
+    assert Variable("tiles", 1, 4).bind(2).val == 2
     with pytest.raises(ValueError, match="0 <= min <= max"):
         Variable("i", 5, 4)
     with pytest.raises(ValueError, match="not bound"):

@@ -63,6 +63,8 @@ class _Builder:
         self.unroll = [i for i, a in enumerate(plan.axes) if a.kind is AxisKind.UNROLL]
         self.memo: dict = {}
         self.index_cache: dict = {}
+        self.tile_cache: dict = {}   # (view, tile axes, width) -> index with those as variables
+        self.tile_atoms: dict = {}   # tile axis -> its variable's atom (tile_index)
 
     # ---- emitting ----
     def emit(self, op: LinearOp | str, dtype: DType, src=(), arg=None, depth=None, post=None,
@@ -136,20 +138,38 @@ class _Builder:
 
     def substituted_lanes(self, view, inst: dict, width: int) -> list:
         """(index, validity) per lane of an unpadded plan: the view's index is built and
-        simplified once with the lane as a variable over 0..width-1, then each lane's value is
-        substituted (and the result simplified again). The same expressions as building each
-        lane's index from scratch (built_lanes: a view stack's div/mod chain, width times over),
-        at about a third of the cost; tests/codegen/test_lane_indices.py compares the two.
-        A padded plan masks lanes past the end (lane_indices) and builds each lane."""
-        values = self.lane_values(inst, 0)
-        values[self.vector_axis] = lane_var = sym.var("vlane", 0, width - 1)
-        index, valid = view_index(view, self.plan.index_exprs(values))
-        atom = lane_var.as_atom()
+        simplified once per register tile with the lane and the tile's axes as variables
+        (tile_index), then the instance's and each lane's values are substituted (and the
+        result simplified again). The same expressions as building each lane's index from
+        scratch (built_lanes: a view stack's div/mod chain, width times over for each of a
+        tile's instances), at a fraction of the cost; tests/codegen/test_lane_indices.py
+        compares the two. A padded plan masks lanes past the end (lane_indices) and builds
+        each lane."""
+        index, valid = self.tile_index(view, tuple(sorted(inst)), width)
+        if inst:  # the tile's instance: its axes' values for their variables
+            mapping = {self.tile_atoms[axis]: sym.const(value) for axis, value in inst.items()}
+            index = sym.substitute(index, mapping)
+            valid = valid if valid.is_true else sym.substitute_cond(valid, mapping)
+        atom = sym.var("vlane", 0, width - 1).as_atom()
         indices = sym.substitute_each(index, atom, list(range(width)))
         if valid.is_true:
             return [(i, valid) for i in indices]
         return [(i, sym.substitute_cond(valid, {atom: sym.const(lane)}))
                 for lane, i in enumerate(indices)]
+
+    def tile_index(self, view, axes: tuple, width: int):
+        """(index, validity) of `view` with the lane and each of `axes` (register-tile axes) as
+        variables over their ranges: built through the view once per tile, not per instance."""
+        key = (view, axes, width)
+        found = self.tile_cache.get(key)
+        if found is None:
+            values = self.lane_values({}, 0)
+            values[self.vector_axis] = sym.var("vlane", 0, width - 1)
+            for axis in axes:
+                values[axis] = sym.lin(self.tile_atoms.setdefault(
+                    axis, sym.var(f"tile{axis}", 0, self.plan.axes[axis].size - 1).as_atom()))
+            found = self.tile_cache[key] = view_index(view, self.plan.index_exprs(values))
+        return found
 
     def lane_indices(self, view, lanes: list) -> list:
         """(index, validity) per lane. Lanes past the end of a padded dim are masked off; a

@@ -16,8 +16,9 @@ INT_DTYPE_NAMES = ("int", "int32", "int64", "long")  # tinygrad's Variable(..., 
 RESERVED_PREFIXES = ("gidx", "lidx", "ridx", "bidx", "data", "val", "alu", "acc", "red", "tl_",
                      "__t")
 # whole names generated kernels declare besides those prefixes (a lane loop's counter, a named
-# lane mask, a value loaded once, a GPU reduction's staging buffer and its loop, WGSL's temporaries)
-RESERVED_NAMES = re.compile(r"lane|(lm|one|temp|part|idx|at)\d+(_\d+)?")
+# lane mask, a value loaded once, a GPU reduction's staging buffer and its loop, WGSL's
+# temporaries), and the variables planning substitutes away (a vector's lane, a tile's axes)
+RESERVED_NAMES = re.compile(r"v?lane|tile\d+|(lm|one|temp|part|idx|at)\d+(_\d+)?")
 
 
 class Variable:
