@@ -377,9 +377,14 @@ class _VectorWalk(_Walk):
         """Lane `lane` of evenly spaced indices, in the body of a lane_loop."""
         return f"data{buf}[{self.index(indices[0])}+lane*{step}]"
 
+    @staticmethod
+    def lane_for(first: int, lanes: int) -> str:
+        """The head of a loop over the lanes from `first` on (`lane` is a reserved name)."""
+        return f"for (int lane = {first}; lane < {lanes}; lane++)"
+
     def lane_loop(self, first: int, lanes: int, statement: str) -> None:
-        """One statement for each lane from `first` on, as a loop over `lane` (a reserved name)."""
-        self.emit(f"for (int lane = {first}; lane < {lanes}; lane++) {statement};")
+        """One statement for each lane from `first` on, as a loop over `lane`."""
+        self.emit(f"{self.lane_for(first, lanes)} {statement};")
 
     def native_store(self, instr) -> bool:
         buf, indices, valids = instr.arg
@@ -441,7 +446,7 @@ class _VectorWalk(_Walk):
 
     def write_folds(self, group: _Folds) -> None:
         """The lane loop of a group of folds, its lines owned by the folds they compute."""
-        loop = f"for (int lane = 1; lane < {group.width}; lane++)"
+        loop = self.lane_for(1, group.width)
         if len(group.statements) == 1:
             lines = [(group.statements[0][0], f"{loop} {group.statements[0][1]}")]
         else:
