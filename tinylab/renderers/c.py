@@ -31,7 +31,7 @@ from ..target.cpu_target import CPUTarget, detect
 from ..codegen.plan import AxisKind
 from ..ir.ops import Op
 from .c_vector_math import (broadcast, masked_load_helper, masked_store_helper, select,
-                            vector_math)
+                            spaced_helper, vector_math)
 from .cstyle import CStyleRenderer, _Walk, guarded
 
 NATIVE_LANES = {dtypes.float32: "float", dtypes.int32: "int", dtypes.uint32: "unsigned int"}
@@ -128,6 +128,9 @@ class _VectorWalk(_Walk):
         self.named_masks: list[dict[str, str]] = [{}]
         self.mask_count = 0
         self.folds: _Folds | None = None  # the folds the last lane loop written computes
+        # a reduce loop: its register tiles read and write spaced lanes once per tile (spaced_lanes)
+        self.tiles = any(instr.op is LinearOp.RANGE and instr.arg[2] == AxisKind.REDUCE
+                         for instr in program.instrs)
 
     # ---- types ----
     def vector_type(self, dtype: DType, lanes: int, unaligned: bool = False) -> str:
@@ -347,8 +350,8 @@ class _VectorWalk(_Walk):
                 AxisKind.REDUCE not in self.loop_kinds:
             # evenly spaced lanes read once per tile (not in a reduce loop): a loop over the
             # lanes, as stores of such lanes are written (native_store)
-            self.emit(f"{t} val{i};")
-            self.lane_loop(0, len(indices), f"val{i}[lane] = {self.lane_element(buf, indices, step)}")
+            self.spaced_lanes(scalar, len(indices), buf, self.index(indices[0]), step, f"val{i}",
+                              store=False)
             value = None
         else:
             zero = self.r.literal(0, scalar)
@@ -373,18 +376,33 @@ class _VectorWalk(_Walk):
             return None
         return step
 
-    def lane_element(self, buf: int, indices, step: int) -> str:
-        """Lane `lane` of evenly spaced indices, in the body of a lane_loop."""
-        return f"data{buf}[{self.index(indices[0])}+lane*{step}]"
+    def spaced_lanes(self, scalar: DType, lanes: int, buf: int, index: str, step: int,
+                     vector: str, store: bool) -> None:
+        """Read `lanes` values `step` elements apart from data{buf}+index into the new vector
+        `vector`, or write them from it (`store`), in a loop over the lanes. A kernel with a
+        reduce loop (a register tile's reads and writes, once per tile after it) calls a helper
+        that holds the loop (c_vector_math.spaced_helper: one loop for the compiler, however many
+        vectors); elsewhere the loop is the work itself (a transpose) and is written inline, where
+        it runs without a call."""
+        t = self.vector_type(scalar, lanes)
+        if self.tiles:
+            name = f"tl_{'store' if store else 'load'}_spaced_{t}"
+            if name not in self.helpers_used:
+                self.helpers_used[name] = spaced_helper(name, t, NATIVE_LANES[scalar], lanes,
+                                                        store)
+            at = f"data{buf}+{index}, {step}"
+            self.emit(f"{name}({at}, {vector});" if store else f"{t} {vector} = {name}({at});")
+            return
+        element = f"data{buf}[{index}+lane*{step}]"
+        if not store:
+            self.emit(f"{t} {vector};")
+        statement = f"{element} = {vector}[lane]" if store else f"{vector}[lane] = {element}"
+        self.emit(f"{self.lane_for(0, lanes)} {statement};")
 
     @staticmethod
     def lane_for(first: int, lanes: int) -> str:
         """The head of a loop over the lanes from `first` on (`lane` is a reserved name)."""
         return f"for (int lane = {first}; lane < {lanes}; lane++)"
-
-    def lane_loop(self, first: int, lanes: int, statement: str) -> None:
-        """One statement for each lane from `first` on, as a loop over `lane`."""
-        self.emit(f"{self.lane_for(first, lanes)} {statement};")
 
     def native_store(self, instr) -> bool:
         buf, indices, valids = instr.arg
@@ -392,11 +410,11 @@ class _VectorWalk(_Walk):
         if value not in self.native or instr.dtype.scalar not in NATIVE_LANES:
             return False
         if step := self.spaced_step(indices, valids):
-            # evenly spaced lanes (a vector along a strided axis): one loop over the lanes, not
+            # evenly spaced lanes (a vector along a strided axis): a loop over the lanes, not
             # a line per lane (a 16-lane scatter written out lane by lane cost gcc a third of a
             # CNN step's compile on AVX-512; as a loop it runs as fast)
-            self.lane_loop(0, len(indices),
-                           f"{self.lane_element(buf, indices, step)} = {self.names[value][0]}[lane]")
+            self.spaced_lanes(instr.dtype.scalar, len(indices), buf, self.index(indices[0]), step,
+                              self.names[value][0], store=True)
             return True
         if not _consecutive(indices):
             return False

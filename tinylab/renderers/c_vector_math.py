@@ -1,6 +1,7 @@
 """Text of the helpers C kernels on native vector variables call (renderers/c.py's walk): a scalar
-broadcast, a lane select, masked vector loads and stores (the ISA's where the target has them),
-and EXP2 / LOG2 / SQRT on float32 lanes written with vector ops. Pure string building.
+broadcast, a lane select, masked vector loads and stores (the ISA's where the target has them), lanes
+a step apart read and written in a loop, and EXP2 / LOG2 / SQRT on float32 lanes written with vector
+ops. Pure string building.
 """
 from __future__ import annotations
 
@@ -56,6 +57,21 @@ def masked_store_helper(name: str, t: str, m: str, base: str, lanes: int, featur
     if guard not in features:
         body = f"for (int l = 0; l < {lanes}; l++) if (m[l]) p[l] = v[l]"
     return f"static inline void {name}({base}* p, {m} m, {t} v) {{\n  {body};\n}}\n"
+
+
+def spaced_helper(name: str, t: str, base: str, lanes: int, store: bool) -> str:
+    """Lanes `step` elements apart (a vector along a strided axis), read or written in a loop over
+    the lanes. Out of line (noinline): a unit holds one such loop, not one per vector, because gcc
+    runs its loop passes over every loop it sees (a conv's weight gradient tile reads and writes
+    24 such vectors; the CNN step's unit built in a fifth more CPU with the loops inline). A
+    kernel calls it once per tile, never in a reduce loop."""
+    head = "__attribute__((noinline)) static "
+    if store:
+        return (f"{head}void {name}({base}* p, int step, {t} v) {{\n"
+                f"  for (int lane = 0; lane < {lanes}; lane++) p[lane*step] = v[lane];\n}}\n")
+    return (f"{head}{t} {name}(const {base}* p, int step) {{\n  {t} v;\n"
+            f"  for (int lane = 0; lane < {lanes}; lane++) v[lane] = p[lane*step];\n"
+            f"  return v;\n}}\n")
 
 
 def masked_load_helper(name: str, t: str, tu: str, m: str, base: str, lanes: int,
