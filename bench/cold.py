@@ -1,10 +1,12 @@
 """The cold-start suite (issue 53): how long the first call of real work takes, each in a new
 process. Per workload of bench/cold_zoo.py: tinylab from an empty kernel cache ("cold"), again in
-a new process on the cache that run left ("warm disk"), its later calls in that process ("warm");
-PyTorch eager's first and later calls; torch.compile's (Inductor, empty cache) first call where it
-applies. tinylab's first calls are split into schedule, plan (lowering, heuristic, linearize),
-render, the compile waited for and load (GlobalCounters). Before timing, each child opens the CPU
-device (calibration, precompiled header: once per cache, their own row).
+a new process on the cache that run left ("warm disk"), the cold run's calls right after its first
+("next calls": a big first batch runs its quick build until the full one is swapped in), later
+calls once the full build is in ("warm"); PyTorch eager's first and later calls; torch.compile's
+(Inductor, empty cache) first call where it applies. tinylab's first calls are split into
+schedule, plan (lowering, heuristic, linearize), render, the compile waited for and load
+(GlobalCounters). Before timing, each child opens the CPU device (calibration, precompiled header:
+once per cache, their own row).
 
 `python -m bench.cold [--quick] [--rounds N] [--only NAME,...]`; a `make bench` suite ("cold").
 Its rows carry the metric "s cold"; `python -m bench.readme_table --write` puts them in their own
@@ -55,9 +57,12 @@ def _tinylab_child(name: str) -> dict:
     counts = {"compiled": GlobalCounters.compile_count, "kernels": GlobalCounters.kernels_built,
               "programs_loaded": GlobalCounters.programs_loaded,
               "compiler_wall_s": GlobalCounters.compile_wall_s}
-    full_builds()   # warm calls run the full build (a big first batch ran the quick one)
-    return {"first": first, "warm": _warm(call), "phases": phases, "device_s": device_s,
-            **counts}
+    # the calls right after the first: a big first batch runs its quick build until the full
+    # one, compiling beside at the lowest priority, is swapped in (a learner's next steps)
+    following = _warm(call)
+    full_builds()   # warm calls run the full build
+    return {"first": first, "next": following, "warm": _warm(call), "phases": phases,
+            "device_s": device_s, **counts}
 
 
 def _torch_child(name: str, compiled: bool) -> dict:
@@ -141,7 +146,8 @@ def rows(runs: dict) -> list:
         cold, disk = kinds["cold"], kinds["disk"]
         values = {"tinylab cold": _median(cold, lambda r: r["first"]),
                   "tinylab warm disk": _median(disk, lambda r: r["first"]),
-                  "tinylab warm": _median(cold + disk, lambda r: r["warm"])}
+                  "tinylab warm": _median(cold + disk, lambda r: r["warm"]),
+                  "tinylab next calls": _median(cold, lambda r: r["next"])}
         for phase in PHASES:
             values[f"cold {phase[:-2]}"] = _median(cold, lambda r: r["phases"][phase])
             values[f"disk {phase[:-2]}"] = _median(disk, lambda r: r["phases"][phase])

@@ -95,7 +95,8 @@ def table(reports: list[dict]) -> str:
 
 def cold_cell(row: dict) -> str:
     """A cold-start row in words: first call from an empty cache (its parts), in a new process
-    on a warm cache, warm; PyTorch's first and warm calls, torch.compile's first."""
+    on a warm cache, the calls right after the first (where measured), warm; PyTorch's first
+    and warm calls, torch.compile's first."""
     v = row["values"]
     if set(v) == {"tinylab cold"}:
         return f"{v['tinylab cold']:.2f} s"
@@ -103,7 +104,9 @@ def cold_cell(row: dict) -> str:
                        (("schedule", "schedule"), ("plan", "plan"), ("render", "render"),
                         ("compile_wait", "compile"), ("load", "load")))
     text = (f"**{v['tinylab cold']:.2f} s** ({parts}; {v['cold kernels']:.0f} kernels) · "
-            f"warm disk {v['tinylab warm disk']:.2f} s · warm {_seconds(v['tinylab warm'])}")
+            f"warm disk {v['tinylab warm disk']:.2f} s · "
+            + (f"next calls {_seconds(v['tinylab next calls'])} · " if "tinylab next calls" in v
+               else "") + f"warm {_seconds(v['tinylab warm'])}")
     if "torch first" in v:
         text += f" · PyTorch {_seconds(v['torch first'])} / {_seconds(v['torch warm'])}"
     if "torch.compile first" in v:

@@ -26,6 +26,9 @@ def test_cold_rows_make_their_own_table():
     assert speed_table.cold_cell(row) == (
         "**1.50 s** (schedule 0.10 + plan 0.50 + render 0.05 + compile 0.80 + load 0.01; "
         "40 kernels) · warm disk 0.40 s · warm 50.0 ms · PyTorch 0.20 s / 40.0 ms")
+    values["tinylab next calls"] = 0.09   # the calls after the first (its quick build)
+    assert "· warm disk 0.40 s · next calls 90.0 ms · warm 50.0 ms ·" in speed_table.cold_cell(
+        Row("softmax 256x1000", "s cold", values, "first call ≤ 3× warm + 1 s").as_dict())
     assert "softmax 256x1000" not in speed_table.table([report])
     assert "| softmax 256x1000 | first call ≤ 3× warm + 1 s | **1.50 s**" in \
         speed_table.cold_table([report])

@@ -124,6 +124,9 @@ def test_the_quick_build_shares_the_full_builds_precompiled_header(tmp_path):
     assert full and runtime._header_flags(True, runtime.flags(facts, quick=True)) == full
     assert "-O1" in runtime.flags(facts, quick=True) and "-O2" in runtime.flags(facts)
     assert "-fexpensive-optimizations" in runtime.flags(facts, quick=True)  # FMA contraction
+    # tiles' accumulators in registers across the reduce loop, when the stores after it call a
+    # helper (without it the CNN step's quick build ran 2x slower; docs/speed.md)
+    assert "-fcaller-saves" in runtime.flags(facts, quick=True)
     kernel = [("k", source, facts)]
     quick = runtime.compile_unit(kernel, quick=True)
     assert runtime.tier_of(*quick[0][:2]) == "quick"

@@ -38,8 +38,11 @@ OPENMP_FLAGS = ("-fopenmp",)
 # Zen 3), runs while the -O2 build is made in the background, and is swapped for it.
 # -fexpensive-optimizations: gcc contracts a*b+c into a fused multiply-add only with it (on at -O2,
 # off at -O1), so the quick build rounds as the full one does. -O0 builds faster still but its
-# kernels ran the step 25x slower (intrinsics spilled to memory).
-FULL_LEVEL, QUICK_LEVEL = ("-O2",), ("-O1", "-fexpensive-optimizations")
+# kernels ran the step 25x slower (intrinsics spilled to memory). -fcaller-saves (on at -O2): a
+# value live across a call may sit in a register the call clobbers, saved around it; without it
+# -O1 kept a register tile's accumulators on the stack through the whole reduce loop when the
+# tile's stores after it call a helper (the CNN step's quick build ran 2x slower).
+FULL_LEVEL, QUICK_LEVEL = ("-O2",), ("-O1", "-fexpensive-optimizations", "-fcaller-saves")
 # float16 arithmetic rounds after every op (as in PyTorch): a fused a*b+c rounds once, which in
 # half precision moves results by up to a unit in the last place (far more after cancellation)
 FLOAT16_FLAGS = ("-ffp-contract=off",)
