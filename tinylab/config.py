@@ -194,6 +194,14 @@ def cache_dir() -> Path:
     return Path(base) / "tinylab"
 
 
+def child_environment() -> dict:
+    """The environment to give a compiler (which may start on a thread): a copy of os.environ,
+    so the child never reads the process's C `environ` while openmp_environment (below) changes
+    it on another thread (a compiler started as setenv moved that array failed with EFAULT, "Bad
+    address", at a first kernel load beside a schedule's compiles)."""
+    return dict(os.environ)
+
+
 @contextmanager
 def openmp_environment():
     """Around the load of the first OpenMP kernel (when libgomp reads its environment):

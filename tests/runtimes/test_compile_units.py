@@ -93,3 +93,50 @@ def test_threads_are_read_from_each_kernel_not_its_unit(tmp_path):
     built = runtime.compile_unit(KERNELS)
     threads = [runtime.load(library, symbol).threads for library, symbol, _ in built]
     assert threads == [0, 0, runtime.target.cores]
+
+
+def test_compilers_started_while_the_environment_changes_get_their_own_copy(tmp_path,
+                                                                           monkeypatch):
+    """The first OpenMP kernel's load sets OMP_WAIT_POLICY in the environment (config.
+    openmp_environment) while compiler threads start gcc: each compiler gets a copy of the
+    environment taken when it starts, never the C array being changed (a vfork'ed gcc reading it
+    failed with EFAULT). Compiles beside a thread toggling the environment all succeed and
+    compute what numpy does."""
+    import os
+    import subprocess
+    import threading
+
+    from tinylab import config
+    from tinylab.runtimes import cpu
+
+    seen = []
+    real_run = subprocess.run
+
+    def run(cmd, **kwargs):
+        seen.append(kwargs.get("env"))
+        return real_run(cmd, **kwargs)
+    monkeypatch.setattr(cpu.subprocess, "run", run)
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    stop = threading.Event()
+
+    def toggle():
+        while not stop.is_set():
+            with config.openmp_environment():
+                pass
+    toggler = threading.Thread(target=toggle)
+    toggler.start()
+    try:
+        runtime = CPURuntime(cache_dir=tmp_path)
+        for number in range(4):
+            name, source, facts = kernel(f"E_16_{number}", f"data1[i] + {number}.0f", True)
+            library, _ = runtime.compile(source, facts)
+            fn = runtime.load(library, name)
+            x = np.arange(16, dtype=np.float32)
+            out = np.zeros(16, dtype=np.float32)
+            fn(out, x)
+            np.testing.assert_array_equal(out, x + number)
+    finally:
+        stop.set()
+        toggler.join()
+    assert len(seen) >= 4 and all(isinstance(env, dict) and env is not os.environ for env in seen)
+    assert "OMP_WAIT_POLICY" not in os.environ   # restored after each load

@@ -93,7 +93,7 @@ class CPURuntime(UnitCompiler, Runtime):
         if self._version is None:
             try:
                 out = subprocess.run([self.compiler, "--version"], capture_output=True,
-                                     text=True, timeout=30)
+                                     text=True, timeout=30, env=config.child_environment())
                 self._version = out.stdout.splitlines()[0] if out.stdout else self.compiler
             except (OSError, subprocess.SubprocessError):
                 self._version = self.compiler
@@ -242,7 +242,7 @@ class CPURuntime(UnitCompiler, Runtime):
         """Run the compiler command `cmd` with `source` on its standard input."""
         try:
             result = subprocess.run(cmd, input=source, capture_output=True, text=True,
-                                    timeout=300)
+                                    timeout=300, env=config.child_environment())
         except FileNotFoundError as exc:
             raise CompilerNotFoundError(f"C compiler {self.compiler} vanished: {exc}; "
                                         f"{INSTALL_HINT}") from exc

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import config
 from ..errors import CompileError, CompilerNotFoundError, DeviceError
 from .base import Program, device_scalar
 from .buffer import Allocator
@@ -44,7 +45,8 @@ def nvcc_compile(source: str, arch: str, output: str = "cubin", optimize: bool =
         src.write_text(source)
         level = ["-O3"] if optimize else ["-Xcicc", "-O0"]
         cmd = [nvcc, f"--{output}", f"-arch={arch}", *level, "-o", str(out), str(src)]
-        result = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        result = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
+                                env=config.child_environment())
         if result.returncode != 0:
             raise CompileError(f"nvcc failed for {arch} (exit status {result.returncode})", source,
                                result.stderr or result.stdout)

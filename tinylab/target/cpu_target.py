@@ -182,7 +182,8 @@ def compiler_macros(compiler: str, flags: tuple[str, ...]) -> set[str] | None:
     """Names of the macros `compiler` predefines with `flags` (None if it refuses them)."""
     try:
         done = subprocess.run([compiler, *flags, "-dM", "-E", "-x", "c", os.devnull],
-                              capture_output=True, text=True, timeout=30)
+                              capture_output=True, text=True, timeout=30,
+                              env=config.child_environment())
     except (OSError, subprocess.SubprocessError):
         return None
     if done.returncode != 0:
