@@ -5,7 +5,8 @@ index expressions (one per vector lane) and validity conditions, already simplif
 tiles (UPCAST/UNROLL axes) are expanded into separate instructions; equal instructions are shared
 (CSE), and every instruction is placed in the outermost loop its inputs allow (loop-invariant
 code motion falls out of that). The expression walk keeps its own stack (any depth runs at the
-default recursion limit). `LinearProgram.print()` is the printed pass.
+default recursion limit). `LinearProgram.print()` is the printed pass. A vector access's index
+per lane is lane_indices.py's.
 """
 from __future__ import annotations
 
@@ -17,15 +18,16 @@ from ..ir import symbolic as sym
 from ..ir.node import Node, reduce_identity
 from ..ir.ops import ALU, REDUCE, REDUCE_ALU, Op
 from . import gpu_plan
-from .buffer_access import buffer_extent, continue_dead_lanes
+from .buffer_access import buffer_extent
+from .lane_indices import LaneIndices
 from .linear_ops import LinearOp
 from .linear_program import (Instr, LinearProgram, Param, index_type, program_variables,
                              range_end)
 from .partial_sums import plan_partial_sums
-from .plan import AxisKind, KernelPlan, view_index
+from .plan import AxisKind, KernelPlan
 
 
-class _Builder:
+class _Builder(LaneIndices):
     def __init__(self, plan: KernelPlan, origins: bool = False):
         # a plan from the plan stage (compile_record, BEAM) carries its partial-sum decision and
         # passes as it is; a bare plan (a test's, a notebook's) takes that last planning step here
@@ -110,80 +112,6 @@ class _Builder:
     def cond_depth(self, conds) -> int:
         return max((self.expr_depth([leaf.x]) for c in conds for leaf in c.leaves()
                     if leaf.x is not None), default=0)
-
-    # ---- indices ----
-    def lane_values(self, inst: dict, lane: int) -> dict:
-        values = {}
-        for i, axis in enumerate(self.plan.axes):
-            if axis.kind.is_loop:
-                values[i] = self.vars[i]
-            elif axis.kind is AxisKind.VECTOR:
-                values[i] = lane
-            else:
-                values[i] = inst.get(i, 0)
-        return values
-
-    def view_lanes(self, view, inst: dict, width: int):
-        key = (view, tuple(sorted(inst.items())), width)
-        if key not in self.index_cache:
-            plain = self.substituted_lanes(view, inst, width) if width > 1 and \
-                not self.plan.padded else self.built_lanes(view, inst, width)
-            self.index_cache[key] = (tuple(i for i, _ in plain), tuple(v for _, v in plain))
-        return self.index_cache[key]
-
-    def built_lanes(self, view, inst: dict, width: int) -> list:
-        """(index, validity) per lane, each lane's index built from the view (lane_indices)."""
-        lanes = [self.plan.index_exprs(self.lane_values(inst, lane)) for lane in range(width)]
-        return self.lane_indices(view, lanes)
-
-    def substituted_lanes(self, view, inst: dict, width: int) -> list:
-        """(index, validity) per lane of an unpadded plan: the view's index is built and
-        simplified once per register tile with the lane and the tile's axes as variables
-        (tile_index), then the instance's and each lane's values are substituted (and the
-        result simplified again). The same expressions as building each lane's index from
-        scratch (built_lanes: a view stack's div/mod chain, width times over for each of a
-        tile's instances), at a fraction of the cost; tests/codegen/test_lane_indices.py
-        compares the two. A padded plan masks lanes past the end (lane_indices) and builds
-        each lane."""
-        index, valid = self.tile_index(view, tuple(sorted(inst)), width)
-        if inst:  # the tile's instance: its axes' values for their variables
-            mapping = {self.tile_atoms[axis]: sym.const(value) for axis, value in inst.items()}
-            index = sym.substitute(index, mapping)
-            valid = valid if valid.is_true else sym.substitute_cond(valid, mapping)
-        atom = sym.var("vlane", 0, width - 1).as_atom()
-        indices = sym.substitute_each(index, atom, list(range(width)))
-        if valid.is_true:
-            return [(i, valid) for i in indices]
-        return [(i, sym.substitute_cond(valid, {atom: sym.const(lane)}))
-                for lane, i in enumerate(indices)]
-
-    def tile_index(self, view, axes: tuple, width: int):
-        """(index, validity) of `view` with the lane and each of `axes` (register-tile axes) as
-        variables over their ranges: built through the view once per tile, not per instance."""
-        key = (view, axes, width)
-        found = self.tile_cache.get(key)
-        if found is None:
-            values = self.lane_values({}, 0)
-            values[self.vector_axis] = sym.var("vlane", 0, width - 1)
-            for axis in axes:
-                values[axis] = sym.lin(self.tile_atoms.setdefault(
-                    axis, sym.var(f"tile{axis}", 0, self.plan.axes[axis].size - 1).as_atom()))
-            found = self.tile_cache[key] = view_index(view, self.plan.index_exprs(values))
-        return found
-
-    def lane_indices(self, view, lanes: list) -> list:
-        """(index, validity) per lane. Lanes past the end of a padded dim are masked off; a
-        lane-invariant access (the same element for every lane) is in bounds whenever lane 0 is,
-        so a padded plan takes the masked form once two lanes differ (the rest of the plain
-        lanes are not needed to tell)."""
-        plain = [view_index(view, lanes[0])]
-        for idxs in lanes[1:]:
-            plain.append(view_index(view, idxs))
-            if self.plan.padded and plain[-1] != plain[0]:
-                return continue_dead_lanes(
-                    [view_index(view, idxs, self.plan.padding_valid(idxs, view.shape))
-                     for idxs in lanes])
-        return plain
 
     # ---- values ----
     def value(self, node: Node, inst: dict, width: int) -> int:

@@ -33,18 +33,11 @@ from .compile_cache import cached_build, discard, key_of
 BASE_FLAGS = ("-O2", "-fPIC", "-shared", "-ffp-contract=fast", "-fno-tree-loop-vectorize",
               "-fno-math-errno", "-fno-trapping-math", "-fno-semantic-interposition")
 OPENMP_FLAGS = ("-fopenmp",)
-# The quick tier (engine/build_tiers.py): a big first batch of kernels builds at -O1, about two
-# thirds of gcc's CPU time at -O2 (the CNN step's 100 kernels in one unit: 3.3 s against 5.1 s on a
-# Zen 3), runs while the -O2 build is made in the background, and is swapped for it.
-# -fexpensive-optimizations: gcc contracts a*b+c into a fused multiply-add only with it (on at -O2,
-# off at -O1), so the quick build rounds as the full one does. -O0 builds faster still but its
-# kernels ran the step 25x slower (intrinsics spilled to memory). -fcaller-saves (on at -O2): a
-# value live across a call may sit in a register the call clobbers, saved around it; without it
-# -O1 kept a register tile's accumulators on the stack through the whole reduce loop when the
-# tile's stores after it call a helper (the CNN step's quick build ran 2x slower).
-# -fno-ivopts -fno-tree-loop-ivcanon: loop counters and addresses as written (gcc's most costly
-# loop passes at -O1; integer work only, so the same bits): the CNN step's unit 1.30 -> 1.15 CPU s,
-# its quick build's steps as fast (68 ms at b128, Zen 4).
+# The quick tier (engine/build_tiers.py, docs/speed.md): a big first batch builds at -O1 and runs
+# while the -O2 build is made in the background and swapped in. -fexpensive-optimizations: FMA
+# contraction as at -O2 (the same rounding); -fcaller-saves: tile accumulators stay in registers
+# when the stores after the reduce loop call a helper (2x slower steps without); -fno-ivopts
+# -fno-tree-loop-ivcanon: integer loop work only, a tenth less gcc time, steps as fast.
 FULL_LEVEL = ("-O2",)
 QUICK_LEVEL = ("-O1", "-fexpensive-optimizations", "-fcaller-saves", "-fno-ivopts",
                "-fno-tree-loop-ivcanon")
@@ -56,10 +49,9 @@ FLOAT16_FLAGS = ("-ffp-contract=off",)
 # with float16 computed through float32 conversions (same rounding after every op).
 FLOAT16_FALLBACK_FLAGS = ("-mno-avx512fp16",)
 
-# x86 vector kernels include <immintrin.h>: about 2 MB of declarations, which cost gcc ~0.15 s of
-# CPU in every such compile (a whole small kernel costs ~0.04 s). gcc loads a precompiled copy in
-# a few ms, so one is built per compiler and flag set and kept beside the kernels; the kernel
-# source is unchanged (its own #includes find their guards already defined).
+# x86 vector kernels include <immintrin.h> (2 MB, ~0.15 s of gcc's CPU each time; a small kernel
+# costs ~0.04 s): a precompiled copy, built once per compiler and flags beside the kernels, loads
+# in a few ms; the source is unchanged (its #includes find their guards defined).
 PRECOMPILED_HEADER = "#include <math.h>\n#include <stdbool.h>\n#include <immintrin.h>\n"
 
 _FIRST_LOAD = threading.Lock()  # one first kernel load at a time sets libgomp's environment
