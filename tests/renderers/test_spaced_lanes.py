@@ -134,3 +134,36 @@ def test_folds_of_one_width_share_one_lane_loop_and_keep_their_lines():
                 assert inner.strip().startswith(f"red{owner} = ")   # its own fold's line
             assert len(statements) >= 2
     assert grouped
+
+
+def test_the_shown_plan_has_every_loop_the_source_runs():
+    """What the inspector shows is what ran: the plan pass lists the renderer's lane loops (a
+    helper's, once however often it is called; an inline strided loop; a fold group's) after the
+    plan's own, so the loops shown are the loops compiled: a conv's weight gradient (helpers), a
+    transpose (inline), a softmax (folds)."""
+    import re
+
+    from tinylab.engine.realize import record_for
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((16, 8, 10, 10), dtype=np.float32)
+    w = Tensor(rng.standard_normal((16, 8, 3, 3), dtype=np.float32), requires_grad=True)
+    a = rng.random((40, 72), dtype=np.float32)
+    with trace() as record:
+        Tensor(x).conv2d(w).relu().sum().backward()
+        grad = w.grad.numpy()
+        t = (Tensor(a).permute(1, 0) + 1).exp().numpy()
+        s = Tensor(a).softmax(-1).numpy()
+    np.testing.assert_allclose(t, np.exp(a.T + 1), rtol=1e-6)
+    e = np.exp(a - a.max(-1, keepdims=True))
+    np.testing.assert_allclose(s, e / e.sum(-1, keepdims=True), rtol=1e-5)
+    assert grad.shape == (16, 8, 3, 3)
+    extra = 0
+    for kernel in record.kernels:
+        rec = record_for(kernel.ast, kernel.device)
+        plan = rec.passes()["plan"]
+        if "not printed" in plan:
+            continue
+        shown = len(re.findall(r"^\s*for \w+ in ", plan, re.M))
+        assert shown == len(re.findall(r"\bfor \(", rec.source)), (plan, rec.source)
+        extra += len(rec.extra_loops)
+    assert extra or not _vector_cpu()

@@ -95,6 +95,7 @@ class CompileRecord:
     compiled_hash: str | None = None   # hash of the text the runtime compiled (None: not compiled)
     build: KernelBuild | None = None   # how its binary was made (None: display only, not built)
     timings: tuple = (0.0, 0.0)        # (plan, render) seconds this record took to make
+    extra_loops: tuple = ()            # the source's loops beyond the plan's (RenderedKernel's)
     _printed: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -125,11 +126,19 @@ class CompileRecord:
                     "nodes; see the linear program)")
         return plan.describe()
 
+    def extra_loops_text(self) -> str:
+        """The renderer's loops beyond the plan's, as lines after it (the source has them)."""
+        if not self.extra_loops:
+            return ""
+        return ("\n  # loops the renderer wrote over vector lanes:\n"
+                + "\n".join(f"  {loop}" for loop in self.extra_loops))
+
     def passes(self) -> dict[str, str]:
         """{"ast", "plan" (as linearized), "linear"}: the printed passes the Trace keeps."""
         if "passes" not in self._printed:
             self._printed["passes"] = {"ast": print_graph(self.ast),
-                                       "plan": self.plan_text(self.linearized),
+                                       "plan": self.plan_text(self.linearized)
+                                       + self.extra_loops_text(),
                                        "linear": self.program.print()}
         return dict(self._printed["passes"])
 
@@ -177,6 +186,7 @@ def compile_record(device: str, ast: Node, noopt: bool, beam: int) -> CompileRec
                            program.plan, program, source, owners, rendered_kernel.facts, settings,
                            source_hash(source))
     record.timings = (planned - start, rendered - planned)
+    record.extra_loops = rendered_kernel.extra_loops
     return record
 
 

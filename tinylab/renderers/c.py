@@ -86,6 +86,7 @@ class _VectorWalk(LaneAccess, _Walk):
         self.named_masks: list[dict[str, str]] = [{}]
         self.mask_count = 0
         self.folds: LaneFolds | None = None  # the folds the last lane loop written computes
+        self.lane_loops: list = []      # inline lane loops and fold groups written (extra_loops)
         # a reduce loop: its register tiles read and write spaced lanes once per tile (spaced_lanes)
         self.tiles = any(instr.op is LinearOp.RANGE and instr.arg[2] == AxisKind.REDUCE
                          for instr in program.instrs)

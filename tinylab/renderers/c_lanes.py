@@ -13,6 +13,7 @@ block's C); folds of one width that follow each other share one loop, a statemen
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..codegen.plan import AxisKind
@@ -57,8 +58,23 @@ class LaneFolds:
     end: int = 0       # the line after the loop
 
 
+HELPER_LOOP = re.compile(r"for \(int (\w+) = (\d+); \1 < (\d+);")
+
+
 class LaneAccess:
     """The loads, stores and folds of native vector lanes (a mixin of c.py's walk)."""
+
+    def extra_loops(self) -> tuple:
+        """The loops the source runs beyond the plan's (RenderedKernel.extra_loops): each
+        helper's (once however often it is called), each inline lane loop, each fold group's."""
+        out = [f"for {var} in {first}..{end} (in {name})"
+               for name, text in self.helpers_used.items()
+               for var, first, end in HELPER_LOOP.findall(text)]
+        for loop in self.lane_loops:
+            out.append(f"for lane in 1..{loop.width} (folds of {len(loop.statements)} vector "
+                       f"accumulator(s) into one value each, lanes in order)"
+                       if isinstance(loop, LaneFolds) else loop)
+        return tuple(out)
 
     def masked_loader(self, dtype: DType, lanes: int) -> str:
         """Name of a helper `(base, index, size, mask)` that loads `lanes` consecutive values
@@ -171,6 +187,8 @@ class LaneAccess:
             self.emit(f"{name}({at}, {vector});" if store else f"{t} {vector} = {name}({at});")
             return
         element = f"data{buf}[{index}+lane*{step}]"
+        self.lane_loops.append(f"for lane in 0..{lanes} ({t} lanes {step} apart, "
+                               f"{'stored to' if store else 'loaded from'} buf{buf})")
         if not store:
             self.emit(f"{t} {vector};")
         statement = f"{element} = {vector}[lane]" if store else f"{vector}[lane] = {element}"
@@ -235,6 +253,7 @@ class LaneAccess:
             self.emit(first)
             self.owners += [i] * (len(self.lines) - len(self.owners))
             group = self.folds = LaneFolds(len(self.lines), width)
+            self.lane_loops.append(group)
         group.statements.append((i, statement))
         self.write_folds(group)
         self.names[i] = [name]

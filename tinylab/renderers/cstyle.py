@@ -183,7 +183,8 @@ class CStyleRenderer(Renderer):
             return super().render_kernel(program)
         walk = self.walk(program)
         text, owners = self._lines(walk)
-        return RenderedKernel(text, tuple(owners), self.build_facts(program, walk.intrinsics))
+        return RenderedKernel(text, tuple(owners), self.build_facts(program, walk.intrinsics),
+                              walk.extra_loops())
 
     def render_with_lines(self, program) -> tuple[str, list[int | None]]:
         """The source and, for each of its lines, the number of the instruction it renders
@@ -204,6 +205,10 @@ class CStyleRenderer(Renderer):
 class _Walk:
     """One pass over the instructions, keeping a name (per lane) for every value."""
     intrinsics = False  # it included <immintrin.h> (BuildFacts.intrinsics; c.py sets it)
+
+    def extra_loops(self) -> tuple:
+        """Loops written beyond the plan's (RenderedKernel.extra_loops): none in this walk."""
+        return ()
 
     def __init__(self, renderer: CStyleRenderer, program):
         self.r, self.p = renderer, program

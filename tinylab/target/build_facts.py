@@ -40,3 +40,6 @@ class RenderedKernel:
     source: str
     line_owners: tuple | None
     facts: BuildFacts
+    # loops the source runs beyond the plan's (over a vector's lanes: helpers, strided lanes,
+    # folds), each as `for NAME in A..B (what)`: the inspector shows them with the plan
+    extra_loops: tuple = ()
