@@ -26,7 +26,7 @@ MUTABLE = (dict, list, set, bytearray, collections.deque, weakref.WeakKeyDiction
 # never written, and is frozen when its file is rewritten.
 BY_OWNER = {
     "prims (issue 55 item 1: the renderers' constant spellings beside the primitive rows)": (
-        "ir.ops.REDUCE_ALU", "renderers.c.NATIVE_LANES", "renderers.c.VECTOR_NAMES",
+        "ir.ops.REDUCE_ALU", "renderers.c_lanes.NATIVE_LANES", "renderers.c_lanes.VECTOR_NAMES",
         "renderers.metal.NAMES", "renderers.opencl.NAMES", "renderers.python.STEPS",
         "renderers.wgsl.REGISTER", "renderers.wgsl.MEMORY", "renderers.wgsl._LITERAL_WORDS",
         "renderers.wgsl.HELPERS", "renderers.wgsl_int64.HELPERS", "renderers.wgsl_int64.NEEDS"),
