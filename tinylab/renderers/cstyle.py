@@ -206,10 +206,6 @@ class _Walk:
     """One pass over the instructions, keeping a name (per lane) for every value."""
     intrinsics = False  # it included <immintrin.h> (BuildFacts.intrinsics; c.py sets it)
 
-    def extra_loops(self) -> tuple:
-        """Loops written beyond the plan's (RenderedKernel.extra_loops): none in this walk."""
-        return ()
-
     def __init__(self, renderer: CStyleRenderer, program):
         self.r, self.p = renderer, program
         self.names: dict[int, list[str]] = {}
@@ -223,6 +219,10 @@ class _Walk:
         self.balanced = plan is not None and not any(
             a.kind is AxisKind.BLOCK and a.reduce for a in plan.axes)
         self.shared: dict = {}  # {sub-expression: name} declared for the current instruction
+
+    def extra_loops(self) -> tuple:
+        """Loops written beyond the plan's (RenderedKernel.extra_loops): none in this walk."""
+        return ()
 
     def emit(self, text: str) -> None:
         self.lines.append("  " * self.indent + text)
