@@ -217,8 +217,10 @@ if check_my_sigmoid(my_sigmoid):
 # `torch.autograd.Function`'s `backward`), the way `sigmoid` attaches its own. Write that rule:
 # given the upstream gradient `grad`, the input `x` and the output `out` (Tensors), return the
 # gradient with respect to `x`. The check attaches it with
-# `custom_backward(x / (1 + x.abs()), x, lambda grad: softsign_rule(grad, x, out))`, runs
-# backward in float64 and compares with central differences of a numpy softsign.
+# `custom_backward(x / (1 + x.abs()), x, lambda grad, out, x: softsign_rule(grad, x, out))`
+# (the rule takes the tensors it reads as arguments: one held in its closure would stay alive
+# as long as the graph), runs backward in float64 and compares with central differences of a
+# numpy softsign.
 
 # %%
 def softsign_rule(grad: Tensor, x: Tensor, out: Tensor) -> Tensor:

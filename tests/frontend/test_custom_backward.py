@@ -38,6 +38,33 @@ def test_the_rule_replaces_the_chain():
     np.testing.assert_array_equal(x.grad.numpy(), [10.0, 10.0, 10.0])
 
 
+def test_a_rule_that_takes_the_output_gets_it():
+    """rule(grad, out): sigmoid's s (1 - s) read from the output argument (a rule that captured
+    out would keep it alive), against central differences; realized first, then lazy."""
+    data, weights = RNG.standard_normal((3, 4)) * 3, RNG.standard_normal((3, 4))
+    numeric = central(lambda a: (weights / (1 + np.exp(-a))).sum(), data)
+    for realize_first in (True, False):
+        x = f64(data)
+        out = custom_backward(1 / (1 + (-x).exp()), x, lambda grad, s: grad * s * (1 - s))
+        if realize_first:
+            np.testing.assert_allclose(out.numpy(), 1 / (1 + np.exp(-data)), rtol=1e-12)
+        (out * Tensor(weights, dtype=dtypes.float64)).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_a_rule_that_takes_out_and_the_sources_gets_them():
+    """rule(grad, out, *sources): hypot's rule reads everything from its arguments."""
+    a_np, b_np = RNG.standard_normal((2, 3)), RNG.standard_normal((2, 3))
+    a, b = f64(a_np), f64(b_np)
+    out = custom_backward((a * a + b * b).sqrt(), (a, b),
+                          lambda grad, h, u, v: (grad * u / h, grad * v / h))
+    (out * out * out).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), central(lambda u: (np.hypot(u, b_np) ** 3).sum(),
+                                                       a_np), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(b.grad.numpy(), central(lambda v: (np.hypot(a_np, v) ** 3).sum(),
+                                                       b_np), rtol=1e-6, atol=1e-8)
+
+
 def test_two_sources_and_a_none_against_central_differences():
     """hypot(a, b) = sqrt(a² + b²) with a rule for both sources; then a rule that gives c none."""
     a_np, b_np = RNG.standard_normal((2, 3)), RNG.standard_normal((2, 3))

@@ -1,5 +1,6 @@
 """Resources: 1,000 realize() calls and 200 TinyJit training steps leave the allocator's live
-buffer count (runtimes/buffer.LIVE_BUFFERS) flat, and an allocation larger than the machine
+buffer count (runtimes/buffer.LIVE_BUFFERS) flat, as do ops with their own backward rule (live
+tensors too), and an allocation larger than the machine
 raises MemoryError naming the size, after which the next kernel still runs. (RSS over a training
 loop is measured, not asserted, by bench/memory.py.)"""
 import gc
@@ -11,7 +12,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from tinylab import Context, Tensor, TinyJit, nn
+from tinylab import Context, Tensor, TinyJit, custom_backward, nn
+from tinylab.frontend.realizing import ALL_TENSORS
 from tinylab.runtimes.buffer import LIVE_BUFFERS, HostAllocator
 
 RNG = np.random.default_rng(0)
@@ -73,6 +75,58 @@ def test_two_hundred_jit_steps_leave_live_buffers_flat():
     assert train_step.step is not None, "the step was never captured"
     assert after <= before, f"{after - before} buffers leaked over 190 TinyJit steps"
     assert losses[-1] < losses[0]  # and it really trained
+
+
+# every op that registers its own backward rule (frontend/autograd.py `composite`), realized,
+# left lazy, and differentiated: each round's tensors, graphs and buffers must go with it
+OWN_RULES = {
+    "sigmoid": lambda x: x.sigmoid(),
+    "silu": lambda x: x.silu(),
+    "hardtanh": lambda x: x.hardtanh(),
+    "clip": lambda x: x.clip(0.5, 2.0),
+    "fmod": lambda x: x % 3.0,
+    "pow": lambda x: x ** (x + 1),
+    "rsqrt by pow": lambda x: x ** -0.5,
+    "reciprocal by pow": lambda x: x ** -3,
+    "std": lambda x: x.std(1),
+    "atan2": lambda x: x.atan2(x - 1),
+    "windows": lambda x: x.reshape(1, 1, 4, 4).unfold(3, 2, 1),
+    "max_unpool": lambda x: Tensor.max_unpool2d(
+        *x.reshape(1, 1, 4, 4).max_pool2d(2, return_indices=True), 2),
+    "long cumsum": lambda x: x.reshape(-1).repeat(64).cumsum(0),
+    "custom_backward, rule(grad, out)": lambda x: custom_backward(
+        x.exp(), x, lambda grad, out: grad * out),
+}
+
+
+@pytest.mark.parametrize("name", list(OWN_RULES))
+def test_ops_with_their_own_backward_rule_free_their_tensors(name):
+    """Regression: a composite rule that held its output (sigmoid's s (1 - s)) kept, through the
+    registry's weak key, every output, its graph and its buffer alive for ever: a training
+    loop leaked each step, and every later assign scanned the leaked graphs (a 1,000-step loop
+    ran 16x slower after two test files had run in the same process); so did a rule that held
+    its input, whose .grad refers to the output after backward. Each round's input is a new
+    buffer (new graph nodes, the same kernels)."""
+    op = OWN_RULES[name]
+    with Context(DEV="CPU"):
+        def step(i: int):
+            fresh = lambda: Tensor(RNG.uniform(0.5, 1.5, (4, 4)).astype(np.float32),  # noqa: E731
+                                   requires_grad=True)
+            op(fresh()).realize()
+            op(fresh())                 # lazy, dropped
+            x = fresh()
+            y = op(x)
+            (y * y).sum().backward()    # the rule runs; x.grad's graph holds y's node
+            assert x.grad is not None
+
+        before, after = count_after_warmup(step, 3, 23)
+        tensors_before = len(ALL_TENSORS)
+        for i in range(20):
+            step(i)
+        gc.collect()
+    assert after <= before, f"{name}: {after - before} buffers leaked over 20 rounds"
+    assert len(ALL_TENSORS) <= tensors_before, \
+        f"{name}: {len(ALL_TENSORS) - tensors_before} tensors leaked over 20 rounds"
 
 
 DEFAULT_DEVICE_LOOP = textwrap.dedent("""

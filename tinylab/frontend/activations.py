@@ -47,7 +47,7 @@ class ActivationMixin:
         0 * inf = NaN at x = -1e4, where exp(-x) overflows."""
         x = self if self.dtype.is_float else self.cast(dtypes.default_float)
         out = (1 + (x * -LOG2_E)._unary(Op.EXP2)).reciprocal()
-        return _with_backward(out, (x,), lambda grad: (grad * out * (1 - out),))
+        return _with_backward(out, (x,), lambda grad, s, _: (grad * s * (1 - s),))
 
     def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5):
         return (alpha * self + beta).hardtanh(0.0, 1.0)
@@ -68,8 +68,8 @@ class ActivationMixin:
                 float(max_val).is_integer():  # integer tensors keep their dtype, as in PyTorch
             return self.clip(int(min_val), int(max_val))
         out = self.clip(min_val, max_val)
-        return _with_backward(out, (self,), lambda grad: (
-            ((self > min_val) & (self < max_val)).where(grad, 0.0),))
+        return _with_backward(out, (self,), lambda grad, _, x: (
+            ((x > min_val) & (x < max_val)).where(grad, 0.0),))
 
     def gelu(self, approximate: str | None = None):
         """x * Φ(x) (torch.nn.functional.gelu): with erf by default ("none", PyTorch's default),
@@ -92,9 +92,12 @@ class ActivationMixin:
         the incoming gradient by x first, which overflows to inf (then inf * 0 = NaN) at
         x = -3e38 for a gradient above about 1.1."""
         x = self if self.dtype.is_float else self.cast(dtypes.default_float)
-        s = x.sigmoid()
-        out = x * s
-        return _with_backward(out, (x,), lambda grad: (grad * (s * (1 + x * (1 - s))),))
+        out = x * x.sigmoid()
+
+        def rule(grad, _, x):  # (x.sigmoid() is the forward's node again: nodes are interned)
+            s = x.sigmoid()
+            return (grad * (s * (1 + x * (1 - s))),)
+        return _with_backward(out, (x,), rule)
 
     swish = silu
 

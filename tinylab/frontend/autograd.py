@@ -12,7 +12,9 @@ node)` records where the value came from, and the walk steps through the BUFFER 
 
 Composite rules: a Tensor method that builds a chain of primitives may register a better backward
 for the chain's last node with `composite(node, sources, rule)`. The walk then applies that rule
-once, straight to `sources`, instead of the chain's primitive rules. Sliding windows do this:
+once, straight to `sources`, instead of the chain's primitive rules. Like a primitive's, the rule
+takes (grad, node): the registry holds nodes weakly, so a rule that held its own node (or a Tensor
+of it: sigmoid's s (1 - s)) would keep the node, its graph and its buffer alive for ever. Sliding windows do this:
 chained primitive rules give a window's gradient as a sum over the repeated copies with masks
 (36 masked taps for a 5x5 window); the registered rule gives the transposed window (25 taps), the
 shape of a convolution's input gradient in PyTorch. So do ops whose chain's rules meet 0 * inf
@@ -58,17 +60,20 @@ RULES = ReverseRules()
 # no gradient: comparisons, integer and bit ops, BITCAST, DETACH, BUFFER, CONST (no reverse rule)
 
 
-# node -> (sources, rule): rule(grad) gives the gradient for each source, skipping the chain
+# node -> (sources, rule): rule(grad, node) gives the gradient for each source, skipping the chain
 COMPOSITE: weakref.WeakKeyDictionary[Node, tuple[tuple[Node, ...], Callable]] = \
     register("composite backward rules", weakref.WeakKeyDictionary(), Role.LIVE)
 
 
 def composite(node: Node, sources, rule: Callable) -> None:
     """Register `rule` as the backward of the chain from `sources` to `node`. `sources` is one
-    node (rule(grad) is its gradient) or a tuple of nodes (rule(grad) gives one gradient per
-    source, None where none flows)."""
+    node (rule(grad, node) is its gradient) or a tuple of nodes (rule(grad, node) gives one
+    gradient per source, None where none flows). The rule may capture nodes (immutable: none
+    can lead back to `node`) but no Tensor: COMPOSITE holds `node` weakly and the rule strongly,
+    so a captured Tensor of `node`, or one whose `.grad` comes to refer to it, would keep both
+    alive for ever. What the rule reads it gets as arguments, or builds from captured nodes."""
     if isinstance(sources, Node):
-        COMPOSITE[node] = ((sources,), lambda grad: (rule(grad),))
+        COMPOSITE[node] = ((sources,), lambda grad, out: (rule(grad, out),))
     else:
         COMPOSITE[node] = (tuple(sources), rule)
 
@@ -125,7 +130,7 @@ def gradients(root: Node, root_grad: Node, targets: list[Node]) -> dict[Node, No
             continue
         elif node in COMPOSITE:
             sources, rule = COMPOSITE[node]
-            pairs = zip(sources, rule(grad))
+            pairs = zip(sources, rule(grad, node))
         else:
             pairs = zip(node.src, node.op.reverse(grad, node))
         for src, src_grad in pairs:

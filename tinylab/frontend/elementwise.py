@@ -143,7 +143,7 @@ class ElementwiseMixin(TranscendentalMixin, PiecewiseMixin, LogicMixin):
             return base._int_pow(exp, exponent if isinstance(exponent, int) else None)
         base, exp = self._float_operands(exponent, "pow")
         out = base._pow_value(exp)
-        return _with_backward(out, (base, exp), lambda grad: _pow_grads(grad, base, exp, out))
+        return _with_backward(out, (base, exp), lambda grad, power, b, e: _pow_grads(grad, b, e, power))
 
     def _int_pow(self, exp, known: int | None):
         """Exact integer power by squaring, wrapping like C; a negative exponent gives 0
@@ -183,8 +183,8 @@ class ElementwiseMixin(TranscendentalMixin, PiecewiseMixin, LogicMixin):
         if exponent == 0.5 and self.dtype.is_float:
             return self.sqrt()
         if exponent == -0.5 and self.dtype.is_float:  # as PyTorch: rsqrt, so -0.0 gives -inf
-            return _with_backward(self.rsqrt(), (self,), lambda grad: (
-                grad * -0.5 * self._pow_value(self._const(-1.5)),))
+            return _with_backward(self.rsqrt(), (self,), lambda grad, _, x: (
+                grad * -0.5 * x._pow_value(x._const(-1.5)),))
         if isinstance(exponent, int) or float(exponent).is_integer():
             n = int(exponent)
             if abs(n) <= 16:
@@ -196,8 +196,8 @@ class ElementwiseMixin(TranscendentalMixin, PiecewiseMixin, LogicMixin):
                     if k:
                         base = base * base
                 if n < 0:  # (the chain's rules give 0 * inf at 0: PyTorch's n x^(n-1))
-                    return _with_backward(result.reciprocal(), (self,), lambda grad: (
-                        grad * n * self ** (n - 1),)) if self.dtype.is_float else None
+                    return _with_backward(result.reciprocal(), (self,), lambda grad, _, x: (
+                        grad * n * x ** (n - 1),)) if self.dtype.is_float else None
                 return result
         return None
 
@@ -246,7 +246,7 @@ def _fmod(a, b, quotient):
     """a - trunc(a / b) * b (C's fmod): a itself for a finite a over an infinite b. The
     gradient is the formula's: 1 for a, -trunc(a / b) for b."""
     remainder = _with_backward(_residual(a, quotient, b), (a, b),
-                               lambda grad: (grad, -grad * quotient))
+                               lambda grad, _, __, ___, q: (grad, -grad * q), saved=(quotient,))
     return (b.isinf() & a.isfinite()).where(a, remainder)
 
 

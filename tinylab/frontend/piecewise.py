@@ -106,7 +106,13 @@ class PiecewiseMixin:
         if not out.dtype.is_float:
             return out
         sources = tuple(t for t in (x, lo, hi) if t is not None)
-        return _with_backward(out, sources, lambda grad: _clip_grads(grad, x, lo, hi))
+        has_lo, has_hi = lo is not None, hi is not None
+
+        def rule(grad, _, x, *bounds):
+            given = iter(bounds)
+            return _clip_grads(grad, x, next(given) if has_lo else None,
+                               next(given) if has_hi else None)
+        return _with_backward(out, sources, rule)
 
     clamp = clip
 

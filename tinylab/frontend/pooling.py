@@ -98,9 +98,11 @@ class PoolingMixin:
         placed = _pick(hit & (source == last), self.reshape(lead + (1, count)))
         placed = placed.reshape(lead + out)
 
-        def gather_gradient(grad):  # d value_q = grad[index_q]
-            grad = type(self)(grad).reshape(lead + (total, 1))
-            return _pick(hit.transpose(-1, -2), grad.transpose(-1, -2)).reshape(self.shape).node
+        cls, shape, hit_node = type(self), self.shape, hit.node  # nodes held, no Tensor
+
+        def gather_gradient(grad, _):  # d value_q = grad[index_q]
+            grad = cls(grad).reshape(lead + (total, 1))
+            return _pick(cls(hit_node).transpose(-1, -2), grad.transpose(-1, -2)).reshape(shape).node
         autograd.composite(placed.node, self.node, gather_gradient)
         return placed
 

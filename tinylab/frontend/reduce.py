@@ -113,8 +113,8 @@ class ReduceMixin:
         self._reduce_axes(dim if dim is not None else axis, "std")
         variance = self.var(axis, keepdim, correction, dim)
         out = variance.sqrt()
-        return _with_backward(out, (variance,), lambda grad: (
-            (out == 0).where(0.0, grad / (2 * out)),))
+        return _with_backward(out, (variance,), lambda grad, std, _: (
+            (std == 0).where(0.0, grad / (2 * std)),))
 
     def var_mean(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None):
         axis = dim if dim is not None else axis

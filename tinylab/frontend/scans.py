@@ -96,7 +96,7 @@ class ScanMixin:
         lead = tuple((0, s) for s in x.shape[:-1])
         while shift < n:
             if level and level % SCAN_FUSED_LEVELS == 0:
-                x = _with_backward(x.contiguous(), (x,), lambda grad: (grad.contiguous(),))
+                x = _with_backward(x.contiguous(), (x,), lambda grad, _, __: (grad.contiguous(),))
             back = x.pad(((0, 0),) * (x.ndim - 1) + ((shift, 0),), value=1)
             x = x * back.shrink(lead + ((0, n),))
             shift, level = shift * 2, level + 1

@@ -188,9 +188,11 @@ class TranscendentalMixin:
         out = (y.isnan() | x.isnan()).where(math.nan, t.copysign(y.detach()))
         squared = x * x + y * y
 
-        def rule(grad):  # (d/dy, d/dx) = (x, -y) / (x² + y²)
-            g = type(self)(grad)
-            return (g * x / squared).node, (-g * y / squared).node
+        held, cls = (x.node, y.node, squared.node), type(self)
+
+        def rule(grad, _):  # (d/dy, d/dx) = (x, -y) / (x² + y²); nodes held, no Tensor
+            g, x_, y_, squared_ = map(cls, (grad, *held))
+            return (g * x_ / squared_).node, (-g * y_ / squared_).node
         autograd.composite(out.node, (y.node, x.node), rule)
         return out
 

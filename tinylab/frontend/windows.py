@@ -39,7 +39,7 @@ class WindowMixin:
         ks = [batch + 2 * a + 1 for a in range(n)]
         x = x.permute(tuple(range(batch)) + tuple(outs) + tuple(ks))
         if all(s == 1 for s in strides) and x.node is not self.node:
-            autograd.composite(x.node, self.node, lambda grad: _window_grad(
+            autograd.composite(x.node, self.node, lambda grad, _: _window_grad(
                 grad, spatial, tuple(kernel), dilations))
         return x
 
