@@ -12,14 +12,15 @@ node)` records where the value came from, and the walk steps through the BUFFER 
 
 Composite rules: a Tensor method that builds a chain of primitives may register a better backward
 for the chain's last node with `composite(node, sources, rule)`. The walk then applies that rule
-once, straight to `sources`, instead of the chain's primitive rules. Like a primitive's, the rule
-takes (grad, node): the registry holds nodes weakly, so a rule that held its own node (or a Tensor
-of it: sigmoid's s (1 - s)) would keep the node, its graph and its buffer alive for ever. Sliding windows do this:
+once, straight to `sources`, instead of the chain's primitive rules. Sliding windows do this:
 chained primitive rules give a window's gradient as a sum over the repeated copies with masks
 (36 masked taps for a 5x5 window); the registered rule gives the transposed window (25 taps), the
 shape of a convolution's input gradient in PyTorch. So do ops whose chain's rules meet 0 * inf
 at special points where PyTorch's derivative is finite (pow at a zero base, sigmoid of -1e4) or
-that follow PyTorch's convention at a kink (clip at its bounds).
+that follow PyTorch's convention at a kink (clip at its bounds). Like a primitive's, a composite
+rule takes (grad, node) and holds no Tensor: the registry holds nodes weakly and rules strongly,
+so a rule that held its output (sigmoid's s (1 - s)), or an input whose .grad came to refer to
+the output, would keep both, their graphs and buffers alive for ever.
 """
 from __future__ import annotations
 
