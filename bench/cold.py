@@ -5,7 +5,7 @@ a new process on the cache that run left ("warm disk"), the cold run's calls rig
 calls once the full build is in ("warm"); PyTorch eager's first and later calls; torch.compile's
 (Inductor, empty cache) first call where it applies. tinylab's first calls are split into
 schedule, plan (lowering, heuristic, linearize), render, the compile waited for and load
-(GlobalCounters). Before timing, each child opens the CPU device (calibration, precompiled header:
+(GlobalCounters). Before timing, each child opens the CPU device (calibration and a first compile:
 once per cache, their own row).
 
 `python -m bench.cold [--quick] [--rounds N] [--only NAME,...]`; a `make bench` suite ("cold").
@@ -32,14 +32,13 @@ TIMEOUT_S = 1800
 
 # ---- the child: one workload, one framework, one new process ---------------------------------
 def _open_device() -> float:
-    """Open the CPU device as its first kernel would (calibration, precompiled header)."""
+    """Open the CPU device as its first kernel would (calibration, a first vector compile)."""
     from tinylab import Device
     start = time.perf_counter()
     _ = Device["CPU"].target  # calibrated on first use
     from tinylab.target.build_facts import BuildFacts
     runtime, facts = Device["CPU"].runtime, BuildFacts(intrinsics=True)  # as a vector kernel's
-    runtime.prepare("#include <immintrin.h>\n", facts)   # the header a vector kernel includes
-    runtime.compile("#include <immintrin.h>\nvoid tl_first_use(void) {}\n", facts)  # waits
+    runtime.compile("#include <immintrin.h>\nvoid tl_first_use(void) {}\n", facts)
     return time.perf_counter() - start
 
 

@@ -120,8 +120,8 @@ def test_the_quick_build_shares_the_full_builds_precompiled_header(tmp_path):
         pytest.skip("precompiled headers are gcc's")
     source = "#include <immintrin.h>\nvoid k(float* a) { a[0] = 1.0f; }\n"
     facts = BuildFacts(intrinsics=True)  # as the C renderer says of such a source
-    full = runtime._header_flags(True, runtime.flags(facts))
-    assert full and runtime._header_flags(True, runtime.flags(facts, quick=True)) == full
+    full = runtime._header_flags(True, runtime.flags(facts), None)
+    assert full and runtime._header_flags(True, runtime.flags(facts, quick=True), None) == full
     assert "-O1" in runtime.flags(facts, quick=True) and "-O2" in runtime.flags(facts)
     assert "-fexpensive-optimizations" in runtime.flags(facts, quick=True)  # FMA contraction
     # tiles' accumulators in registers across the reduce loop, when the stores after it call a

@@ -73,8 +73,9 @@ class Runtime(ABC):
 
     def prepare(self, source: str, facts=None) -> bool:
         """Begin, on a thread of its own, making ready what compiling `source` needs (the CPU:
-        the precompiled header its facts say it includes), while the engine plans the next kernels; True once
-        that is done or under way (the engine stops asking). Default: nothing to make ready."""
+        a precompiled <immintrin.h> where its intrinsics need one), while the engine plans the
+        next kernels; True once that is done or under way (the engine stops asking). Default:
+        nothing to make ready."""
         return True
 
     def compile_unit(self, kernels: list[tuple]) -> list[tuple]:

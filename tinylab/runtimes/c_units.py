@@ -59,7 +59,7 @@ def unit_text(kernels: list[tuple[str, str]], prefix: str = "void") -> tuple[str
 class UnitCompiler:
     """compile_unit for a runtime that has `flags(facts, quick)`, `_key(text, flags)`,
     `compile(source, facts, flags)`, `_build(text, flags, out)`, `_header_flags(intrinsics,
-    flags)`, `cache_dir`,
+    flags, text)`, `_built_with_fallback` (x86_headers.py), `cache_dir`,
     `use_cache`, `_parallel` (whether each loaded kernel runs threads) and `_tiers`."""
 
     @property
@@ -133,8 +133,9 @@ class UnitCompiler:
 
     def compile_text(self, text: str, flags: tuple[str, ...], intrinsics: bool) -> Path:
         """The shared object of a translation unit `text` built with `flags` (cached);
-        `intrinsics`: a member includes <immintrin.h> (the precompiled header)."""
+        `intrinsics`: a member includes <immintrin.h> (x86_headers.py)."""
         def build(out: Path) -> None:
-            self._build(text, flags + self._header_flags(intrinsics, flags), out)
+            self._built_with_fallback(lambda given: self._build(text, given, out), text, flags,
+                                      self._header_flags(intrinsics, flags, text))
         return cached_build(self.cache_dir, self._key(text, flags), build, ".so")[0]
 

@@ -10,7 +10,6 @@ a missing compiler or a failed compile raises with the kernel source and the com
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import ctypes
 import os
 import subprocess
@@ -21,11 +20,12 @@ from pathlib import Path
 from .. import config
 from ..errors import CompileError, CompilerNotFoundError
 from ..target.build_facts import BuildFacts
-from ..target.cpu_target import INSTALL_HINT, CPUTarget, compiler_macros, detect, find_compiler
+from ..target.cpu_target import INSTALL_HINT, CPUTarget, detect, find_compiler
 from .base import Program, Runtime, c_scalar
 from .buffer import HostAllocator
 from .c_units import UnitCompiler
 from .compile_cache import cached_build, discard, key_of
+from .x86_headers import X86Headers
 
 # -fno-tree-loop-vectorize: gcc 12.2's loop vectorizer miscompiles an in-order float sum read
 # with a negative stride (x.flip((0, 1)).sum() of arange(12) gave 90, not 66, at plain -O2);
@@ -49,14 +49,9 @@ FLOAT16_FLAGS = ("-ffp-contract=off",)
 # with float16 computed through float32 conversions (same rounding after every op).
 FLOAT16_FALLBACK_FLAGS = ("-mno-avx512fp16",)
 
-# x86 vector kernels include <immintrin.h> (2 MB, ~0.15 s of gcc's CPU each time; a small kernel
-# costs ~0.04 s): a precompiled copy, built once per compiler and flags beside the kernels, loads
-# in a few ms; the source is unchanged (its #includes find their guards defined).
-PRECOMPILED_HEADER = "#include <math.h>\n#include <stdbool.h>\n#include <immintrin.h>\n"
-
 _FIRST_LOAD = threading.Lock()  # one first kernel load at a time sets libgomp's environment
 
-class CPURuntime(UnitCompiler, Runtime):
+class CPURuntime(X86Headers, UnitCompiler, Runtime):
     name = "CPU"
 
     def __init__(self, compiler: str = "", cache_dir: Path | None = None, use_cache: bool = True,
@@ -68,9 +63,7 @@ class CPURuntime(UnitCompiler, Runtime):
         self.allocator = HostAllocator()
         self._compiler: str | None = None
         self._version: str | None = None
-        self._is_gcc: bool | None = None
-        self._headers: dict[tuple[str, ...], Path | None] = {}  # flags -> precompiled header
-        self._headers_lock = threading.Lock()
+        self._init_headers()  # x86_headers.py: where kernels' intrinsics come from
         self._threads_started = False  # OpenMP's thread pool (_start_threads)
         self._parallel: dict[tuple[str, str], bool] = {}  # (library, symbol) -> runs threads
         self._tiers: dict[tuple[str, str], str] = {}      # (library, symbol) -> "quick"/"full"
@@ -120,8 +113,8 @@ class CPURuntime(UnitCompiler, Runtime):
         return f"{self.target.name} target ({self.target.isa})"
 
     def flags(self, facts: BuildFacts | None = None, quick: bool = False) -> tuple[str, ...]:
-        """Every kernel builds with OpenMP on (one flag set: one precompiled header, which costs
-        ~1.2 s of CPU to build on a Zen 3, and kernels of a schedule share units); whether a
+        """Every kernel builds with OpenMP on (one flag set: kernels of a schedule share units,
+        and at most one precompiled <immintrin.h>, x86_headers.py); whether a
         kernel runs threads is its facts' `openmp` (load). `quick`: the quick tier's
         optimization level (QUICK_LEVEL) in place of the full one."""
         base = tuple(f for flag in BASE_FLAGS
@@ -131,20 +124,9 @@ class CPURuntime(UnitCompiler, Runtime):
                 + (FLOAT16_FLAGS if facts is not None and facts.float16 else ())
                 + tuple(config.CPU_CFLAGS.value.split()))
 
-    def prepare(self, source: str, facts: BuildFacts | None = None) -> bool:
-        """Start building the precompiled header a kernel includes (facts.intrinsics), when
-        this process has not (the compiles that need it wait for it); False for one that
-        includes none."""
-        if facts is None or not facts.intrinsics:
-            return False
-        flags = self.flags(facts)
-        if flags not in self._headers:
-            threading.Thread(target=contextvars.copy_context().run,
-                             args=(self._header_flags, True, flags)).start()
-        return True
-
     def _key(self, text: str, flags: tuple[str, ...]) -> str:
-        return key_of(text, self.compiler, self.version(), " ".join(flags), self.target.key)
+        return key_of(text, self.compiler, self.version(), " ".join(flags), self.target.key,
+                      *self.intrinsics_key(text))
 
     def compile(self, source: str, facts: BuildFacts | None = None,
                 flags: tuple[str, ...] | None = None) -> tuple[Path, bool]:
@@ -157,7 +139,8 @@ class CPURuntime(UnitCompiler, Runtime):
 
         def build(out: Path) -> None:
             try:
-                self._build(source, flags + self._header_flags(intrinsics, flags), out)
+                self._built_with_fallback(lambda given: self._build(source, given, out), source,
+                                          flags, self._header_flags(intrinsics, flags, source))
             except CompileError as error:
                 if facts is None or not facts.float16 or "vmovsh" not in error.log:
                     raise
@@ -170,62 +153,17 @@ class CPURuntime(UnitCompiler, Runtime):
 
     compile_kernel = compile  # (source, facts): a rendered kernel reads its facts here
 
-    def is_gcc(self) -> bool:
-        """gcc itself (its precompiled headers are its own format; clang's differ)."""
-        if self._is_gcc is None:
-            macros = compiler_macros(self.compiler, ())
-            self._is_gcc = macros is not None and "__GNUC__" in macros \
-                and "__clang__" not in macros and "__INTEL_LLVM_COMPILER" not in macros
-        return self._is_gcc
-
-    def _header_flags(self, intrinsics: bool, flags: tuple[str, ...]) -> tuple[str, ...]:
-        """`-include` of the precompiled <immintrin.h> for a source that includes it (its facts'
-        `intrinsics`), when gcc compiles into the cache; () otherwise. A thread that finds
-        another building the header waits for it: reading it as text costs as much as building
-        it (~0.8 s against ~0.1 s, on a loaded Zen 3); a schedule's first kernels compile at once."""
-        if not intrinsics or not self.use_cache or not self.is_gcc():
-            return ()
-        # the quick tier uses the full one's header: gcc takes it at -O1 (-Winvalid-pch is
-        # silent, -H marks it used) and both levels define the same macros (__OPTIMIZE__)
-        if QUICK_LEVEL[0] in flags:
-            flags = _full_flags(flags)
-        if flags not in self._headers:
-            with self._headers_lock:
-                if flags not in self._headers:
-                    self._headers[flags] = self._precompile_header(flags)
-        header = self._headers[flags]
-        return ("-include", str(header)) if header is not None else ()
-
-    def _precompile_header(self, flags: tuple[str, ...]) -> Path | None:
-        """The header whose precompiled twin (`NAME.h.gch`, which gcc prefers to the text when
-        the flags match) lies beside it in the cache; None if gcc cannot build it."""
-        header_flags = tuple(f for f in flags if f != "-shared")
-        key = key_of(PRECOMPILED_HEADER, self.compiler, self.version(), " ".join(header_flags),
-                     self.target.key)
-
-        def build(out: Path) -> None:
-            text = out.with_suffix(".src.h")  # gcc names the language by the suffix
-            text.write_text(PRECOMPILED_HEADER)
-            try:
-                self._run([self.compiler, *header_flags, "-x", "c-header", str(text), "-o",
-                           str(out)], "")
-            finally:
-                text.unlink(missing_ok=True)
-
-        try:
-            compiled, _ = cached_build(self.cache_dir, key, build, ".h.gch")
-        except CompileError:
-            return None
-        header = compiled.with_suffix("")  # NAME.h beside NAME.h.gch
-        if not header.exists():  # written whole, then renamed: another process may read it
-            partial = header.with_suffix(f".{os.getpid()}.{threading.get_ident()}")
-            partial.write_text(PRECOMPILED_HEADER)
-            os.replace(partial, header)
-        return header
+    @staticmethod
+    def full_flags(flags: tuple[str, ...]) -> tuple[str, ...]:
+        """The full build's flags for a quick build's (QUICK_LEVEL back to FULL_LEVEL)."""
+        if QUICK_LEVEL[0] not in flags:
+            return flags
+        at = flags.index(QUICK_LEVEL[0])   # flags() put the quick level where the full one was
+        return flags[:at] + FULL_LEVEL + flags[at + len(QUICK_LEVEL):]
 
     def _build(self, source: str, flags: tuple[str, ...], out: Path) -> None:
-        """Compile `source` with `flags` into the shared object `out`."""
-        self._run([self.compiler, *flags, "-x", "c", "-", "-o", str(out), "-lm"], source)
+        """Compile `source` with `flags` into `out` (-pipe: ~4 ms less; keys omit it: same .so)."""
+        self._run([self.compiler, "-pipe", *flags, "-x", "c", "-", "-o", str(out), "-lm"], source)
         if not out.exists() or out.stat().st_size == 0:
             raise CompileError(f"the C compiler {self.compiler} succeeded but wrote no "
                                f"shared object", source)
@@ -280,12 +218,6 @@ class CPURuntime(UnitCompiler, Runtime):
         self._threads_started = True
         libc = ctypes.CDLL(None)
         _gomp_parallel(lib)(ctypes.cast(libc.free, ctypes.c_void_p), None, self.target.cores, 0)
-
-
-def _full_flags(quick: tuple[str, ...]) -> tuple[str, ...]:
-    """The full build's flags for a quick build's (QUICK_LEVEL back to FULL_LEVEL)."""
-    at = quick.index(QUICK_LEVEL[0])   # flags() put the quick level where the full one was
-    return quick[:at] + FULL_LEVEL + quick[at + len(QUICK_LEVEL):]
 
 
 def _gomp_parallel(lib):

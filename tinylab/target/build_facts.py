@@ -18,7 +18,7 @@ class BuildFacts:
     threads: int = 1                  # threads its parallel loop asks for (1: none)
     openmp: bool = False              # it opens an OpenMP parallel loop (the runtime binds threads)
     float16: bool = False             # it computes in float16 (built without a*b+c contraction)
-    intrinsics: bool = False          # it includes <immintrin.h> (the CPU's precompiled header)
+    intrinsics: bool = False          # it includes <immintrin.h> (runtimes/x86_headers.py)
 
     def as_entry(self) -> dict:
         """The facts of a kernel run without launch dimensions, as JSON values (planned_cache)."""
