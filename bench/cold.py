@@ -159,7 +159,7 @@ def rows(runs: dict) -> list:
             values["torch.compile first"] = _median(kinds["inductor"], lambda r: r["first"])
         out.append(Row(name, METRIC, values, WORKLOADS[name][3], notes=[verdict(name, values)]))
     device = runs["device"]
-    out.append(Row("first use of the CPU: calibration and precompiled header, empty cache",
+    out.append(Row("first use of the CPU: calibration and a first compile, empty cache",
                    METRIC, {"tinylab cold": _median(device, lambda r: r["first"])}, "reported"))
     return out
 
