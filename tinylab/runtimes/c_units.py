@@ -135,7 +135,7 @@ class UnitCompiler:
         """The shared object of a translation unit `text` built with `flags` (cached);
         `intrinsics`: a member includes <immintrin.h> (x86_headers.py)."""
         def build(out: Path) -> None:
-            self._built_with_fallback(lambda given: self._build(text, given, out), text, flags,
+            self._built_with_fallback(lambda given: self._build(text, given, out), flags,
                                       self._header_flags(intrinsics, flags, text))
         return cached_build(self.cache_dir, self._key(text, flags), build, ".so")[0]
 

@@ -139,8 +139,8 @@ class CPURuntime(X86Headers, UnitCompiler, Runtime):
 
         def build(out: Path) -> None:
             try:
-                self._built_with_fallback(lambda given: self._build(source, given, out), source,
-                                          flags, self._header_flags(intrinsics, flags, source))
+                self._built_with_fallback(lambda given: self._build(source, given, out), flags,
+                                          self._header_flags(intrinsics, flags, source))
             except CompileError as error:
                 if facts is None or not facts.float16 or "vmovsh" not in error.log:
                     raise

@@ -152,8 +152,7 @@ class X86Headers:
         header = self._precompiled(flags)
         return ("-include", str(header)) if header is not None else ()
 
-    def _built_with_fallback(self, run, source: str, flags: tuple[str, ...],
-                             header: tuple[str, ...]) -> None:
+    def _built_with_fallback(self, run, flags: tuple[str, ...], header: tuple[str, ...]) -> None:
         """run(flags + header); where TEXT's build fails (a gcc whose builtins differ, or an
         error of the kernel's own), once more with the precompiled <immintrin.h>."""
         try:
