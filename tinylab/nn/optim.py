@@ -92,9 +92,14 @@ class Optimizer:
         raise NotImplementedError
 
 
+def _filled(shape: tuple, dtype, device: str, value: float) -> Tensor:
+    """A realized buffer of optimizer state, every element `value` (copied in, no kernel: a
+    first step does not wait for a fill kernel's compile before its own batch)."""
+    return Tensor(np.full(shape, value, dtype=dtype.np), device=device, requires_grad=False)
+
+
 def _zeros_like(p: Tensor) -> Tensor:
-    """A realized zero buffer for optimizer state (copied in, no kernel)."""
-    return Tensor(np.zeros(p.shape, dtype=p.dtype.np), device=p.device, requires_grad=False)
+    return _filled(p.shape, p.dtype, p.device, 0)
 
 
 class SGD(Optimizer):
@@ -166,8 +171,8 @@ class LAMB(Optimizer):
         self.v = [_zeros_like(p) for p in self.params]
         # b1^t and b2^t under tinygrad's names (its state dicts carry them); the corrections
         # below are computed from the step count, accurate while b^t is close to 1
-        self.b1_t = Tensor.ones(1, dtype=dtypes.float32, device=self.device, requires_grad=False)
-        self.b2_t = Tensor.ones(1, dtype=dtypes.float32, device=self.device, requires_grad=False)
+        self.b1_t = _filled((1,), dtypes.float32, self.device, 1)
+        self.b2_t = _filled((1,), dtypes.float32, self.device, 1)
 
     def _gradient(self, p: Tensor) -> Tensor:
         return p.grad
