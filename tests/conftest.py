@@ -6,6 +6,7 @@ promises IEEE special values (WGSL lets a compiler assume finite math); `refuses
 Every kernel a session produced is rendered for CUDA and compiled by nvcc, and rendered as WGSL
 and validated by naga (wgsl_check.py): in batches as a worker makes them, the rest at its end."""
 import contextlib
+import gc
 import os
 import time
 from pathlib import Path
@@ -126,6 +127,22 @@ def _timed_check(what: str, config, produced: list):
         log.write(f"{time.strftime('%H:%M:%S')} {os.environ.get('PYTEST_XDIST_WORKER', 'main')}: "
                   f"{what}: {len(asts)} kernels (of {len(produced)} new here) in "
                   f"{time.perf_counter() - start:.1f} s\n")
+
+
+# Python's collector traverses every object a worker holds on each full collection: late in
+# `make test` (kernel runners and their ASTs, ~1.5 GB a worker) one took ~1.5 s. Every
+# FREEZE_EVERY tests a worker collects and freezes what it holds (gc.freeze), so later collections
+# traverse only what came after; garbage found later among frozen objects is freed by reference
+# counts alone (TINYLAB_TEST_GC_FREEZE=0: no freezing).
+FREEZE_EVERY = int(os.environ.get("TINYLAB_TEST_GC_FREEZE", "250"))
+_TESTS_RUN = [0]
+
+
+def pytest_runtest_teardown(item, nextitem):
+    _TESTS_RUN[0] += 1
+    if FREEZE_EVERY and _TESTS_RUN[0] % FREEZE_EVERY == 0:
+        gc.collect()
+        gc.freeze()
 
 
 @pytest.fixture
