@@ -6,7 +6,8 @@ from there would run their code); artifacts are written to a temp file and renam
 so two processes compiling the same kernel both succeed; a truncated entry (size 0 or failing
 its checksum) is rebuilt. Used by the CPU runtime (shared objects) and BEAM (winners).
 `write_reference` / `read_reference`: a kernel built inside a shared translation unit points at
-that unit's artifact and its symbol there.
+that unit's artifact and its symbol there. `write_once(path, text)`: a header a compile reads,
+written whole and renamed.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import hashlib
 import os
 import stat
 import tempfile
+import threading
 from pathlib import Path
 
 from ..errors import TinylabError
@@ -134,3 +136,12 @@ def cached_build(directory: Path, key: str, build, suffix: str,
         if use_cache and os.path.exists(tmp):
             os.unlink(tmp)
     return final, False
+
+
+def write_once(path: Path, text: str) -> Path:
+    """`path` holding `text`: written whole, then renamed (another process may read it)."""
+    if not path.exists():
+        partial = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}")
+        partial.write_text(text)
+        os.replace(partial, path)
+    return path

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import contextvars
 import hashlib
-import os
 import re
 import threading
 from pathlib import Path
 
 from ..errors import CompileError
 from ..target.cpu_target import compiler_macros
-from .compile_cache import cached_build, key_of, secure_dir
+from .compile_cache import cached_build, key_of, secure_dir, write_once
 
 # <immintrin.h> precompiled, for a source `TEXT` does not cover
 PRECOMPILED_HEADER = "#include <math.h>\n#include <stdbool.h>\n#include <immintrin.h>\n"
@@ -99,15 +98,6 @@ def covers(source: str) -> bool:
     return set(_NAME.findall(source)) <= NAMES
 
 
-def _write_once(path: Path, text: str) -> Path:
-    """`path` holding `text`: written whole, then renamed (another process may read it)."""
-    if not path.exists():
-        partial = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}")
-        partial.write_text(text)
-        os.replace(partial, path)
-    return path
-
-
 class X86Headers:
     """The CPU runtime's headers for gcc (it has `compiler`, `version()`, `target`, `cache_dir`,
     `use_cache`, `flags(facts)`, `_run(cmd, source)` and the quick tier's `full_flags`)."""
@@ -148,7 +138,7 @@ class X86Headers:
         if not intrinsics or not self.use_cache or not self.is_gcc():
             return ()
         if source is not None and covers(source):
-            return ("-include", str(_write_once(secure_dir(self.cache_dir) / FILE_NAME, TEXT)))
+            return ("-include", str(write_once(secure_dir(self.cache_dir) / FILE_NAME, TEXT)))
         header = self._precompiled(flags)
         return ("-include", str(header)) if header is not None else ()
 
@@ -195,4 +185,4 @@ class X86Headers:
             compiled, _ = cached_build(self.cache_dir, key, build, ".h.gch")
         except CompileError:
             return None
-        return _write_once(compiled.with_suffix(""), PRECOMPILED_HEADER)  # NAME.h beside it
+        return write_once(compiled.with_suffix(""), PRECOMPILED_HEADER)  # NAME.h beside it
