@@ -49,7 +49,7 @@ _NAMED = re.compile(r"\b(?:HUGE_VAL|FP_|M_|MATH_|float_t\b|double_t\b)")   # con
 _MORE_CALLS = _OTHER_LIBM | frozenset(_CALLED_MACROS)
 
 
-@cached("sources c_math_header covers", 64)   # a source's key and its build ask twice
+@cached("sources c_math_header covers", 16)   # a source's key and its build ask twice
 def covers(source: str) -> bool:
     """Whether `source` includes <math.h> and uses only what TEXT declares of it: it calls no
     other libm function or function-like macro of <math.h> and names none of its constants or
